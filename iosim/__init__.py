@@ -1,0 +1,23 @@
+"""iosim: count every byte attention moves between GPU memory levels.
+
+The pipeline, one module each: hardware profile (:mod:`iosim.hardware`) → problem and
+blocks (:mod:`iosim.problem`) → schedule (:mod:`iosim.schedules`, loop orders written
+against :class:`iosim.engine.context.Context`) → counting engine (:mod:`iosim.engine`)
+→ result (:mod:`iosim.result`) and report (:mod:`iosim.report`) → CLI (:mod:`iosim.cli`).
+"""
+
+from .errors import CapacityError, DependencyError, IosimError, ProblemError, ProfileError, ScheduleError
+from .hardware import HardwareProfile, list_profiles, load_profile
+from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
+from .reference import reference_attention
+from .result import Result
+from .schedules import SCHEDULES
+from .simulate import simulate
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "simulate", "Problem", "BlockSizes", "Result", "SCHEDULES", "load_profile", "list_profiles",
+    "HardwareProfile", "paper_block_sizes", "sram_elements", "reference_attention",
+    "IosimError", "ProfileError", "ProblemError", "ScheduleError", "CapacityError", "DependencyError",
+]

@@ -1,0 +1,41 @@
+"""``iosim simulate``: count one algorithm on one problem and report it."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..report import FORMATTERS
+from ..schedules import SCHEDULES
+from ..simulate import simulate
+from .common import add_problem_arguments, positive_int, problem_from_args
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate",
+        help="count the HBM traffic, SRAM use, FLOPs and time of one algorithm",
+        description="Run one loop order on one attention shape and count every byte it moves.",
+    )
+    add_problem_arguments(p)
+    p.add_argument("--algo", required=True, choices=list(SCHEDULES), help="loop order")
+    p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
+    p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")
+    p.add_argument("--format", choices=list(FORMATTERS), default="table")
+    p.add_argument("--tiles", choices=["exact", "padded"], default="exact",
+                   help="a ragged last tile moves its real rows (exact, default) or a whole block (padded)")
+    p.add_argument("--count-init", action="store_true", help="also count 'Initialize … in HBM' writes (FA1 line 2)")
+    p.add_argument("--residency", choices=["kernel", "sram"], default="kernel",
+                   help="where S, P and the O accumulator live: registers as in the real kernels (default) or SRAM")
+    p.add_argument("--gemm", choices=["idealised", "tiled"], default="idealised",
+                   help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    options = {"gemm": args.gemm} if args.algo == "standard" else None
+    result = simulate(
+        args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
+        tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
+    )
+    print(FORMATTERS[args.format](result))
+    return 0

@@ -1,0 +1,291 @@
+"""The API a schedule is written against.
+
+A schedule is ``def my_schedule(ctx): ...``. It walks blocks with :meth:`Context.q_blocks`
+and :meth:`Context.kv_blocks`, moves tiles with :meth:`Context.load` and
+:meth:`Context.store` (HBM ↔ chip, counted), declares what it keeps on chip with
+:meth:`Context.keep` and :meth:`Context.fill` (capacity-checked), and computes with
+:class:`~iosim.engine.tiles.Tile` arithmetic. The same code counts bytes (``count``,
+``trace``) and computes the attention output (``numeric``).
+
+Counting conventions (fa-io-spec.md §2): one access is one element moved between HBM and
+on-chip memory (C1); bytes = elements × the tensor's width (C2); a ragged last tile moves
+only its real rows, or B rows with ``tiles="padded"`` (C4); "Initialize … in HBM" is
+counted only with ``count_init=True`` (C5); reads of freshly initialised data count (C6);
+loads inside a skipped block are not made (C7); whole-tensor reads/writes model the
+paper's idealised kernels, each element once (C8); there is no cache (C9).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import numpy as np
+
+from ..dtypes import width
+from ..errors import ScheduleError
+from ..problem import BlockSizes, Problem
+from .blocks import Block, BlockMask
+from .ledger import Ledger
+from .residency import ResidencyTracker
+from .tensors import TensorSpec, TensorTable
+from .tiles import Tile, shape_size
+
+MODES = ("count", "trace", "numeric")
+
+
+class Context:
+    """One run of one schedule on one problem; what a schedule sees as ``ctx``.
+
+    Attributes a schedule may read: ``problem`` (N, d, dtype, causal...), ``blocks``
+    (B_r, B_c), ``softmax_scale`` (τ = 1/√d) and ``mode``.
+    """
+
+    def __init__(
+        self,
+        problem: Problem,
+        blocks: BlockSizes,
+        *,
+        mode: str,
+        residency: ResidencyTracker,
+        level_names: dict[str, str],
+        path_links=None,
+        inputs: dict[str, np.ndarray] | None = None,
+        tiles: str = "exact",
+        count_init: bool = False,
+    ):
+        if mode not in MODES:
+            raise ScheduleError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        if tiles not in ("exact", "padded"):
+            raise ScheduleError(f"tiles must be 'exact' or 'padded', got {tiles!r}")
+        self.problem, self.blocks, self.mode = problem, blocks, mode
+        self.softmax_scale = 1.0 / np.sqrt(problem.head_dim)
+        self.mask_info = BlockMask(problem, blocks)
+        self.tensors = TensorTable()
+        self.ledger = Ledger()
+        self.residency = residency
+        self.level_names = level_names
+        self._path_links = path_links or (lambda a, b: [])
+        self._padded = tiles == "padded"
+        self._count_init = count_init
+        self._grouped = mode == "count"
+        self._weights = [1]
+        self.hbm: dict[str, np.ndarray] = {}
+        self.watches: dict[str, list[np.ndarray]] = {}
+        if mode == "numeric":
+            self._bind_inputs(inputs or {})
+
+    # -- loops ------------------------------------------------------------------------
+    def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
+        """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
+        return self._loop(self.mask_info.q, visible_to)
+
+    def kv_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
+        """Key/value (column) blocks j = 0..T_c−1, or those active with query block ``visible_to``."""
+        return self._loop(self.mask_info.kv, visible_to)
+
+    def _loop(self, axis, visible_to):
+        if visible_to is None:
+            blocks = self.mask_info.all_blocks(axis, self._grouped)
+        else:
+            blocks = self.mask_info.visible_blocks(axis, visible_to, self._grouped)
+        for block in blocks:
+            # Each iteration is a residency scope and multiplies counts by its trip count.
+            self._weights.append(self._weights[-1] * block.count)
+            self.residency.push()
+            try:
+                yield block
+            finally:
+                self.residency.pop()
+                self._weights.pop()
+
+    @property
+    def weight(self) -> int:
+        """How many real iterations the current (grouped) loop body stands for."""
+        return self._weights[-1]
+
+    # -- HBM <-> chip -----------------------------------------------------------------
+    def load(self, tensor: str, block: Block | tuple[Block, Block]) -> Tile:
+        """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident)."""
+        spec = self.tensors[tensor]
+        rows_block, cols_block = self._split(spec, block)
+        shape, traffic = self._tile_extent(spec, rows_block, cols_block)
+        self.ledger.add_traffic(tensor, "read", traffic * self.weight)
+        level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
+        self._count_link(level, traffic * spec.width(self.problem))
+        name = f"{tensor}_{self._suffix(rows_block, cols_block)}"
+        self.residency.keep(name, level, shape_size(shape), dtype)
+        data = None
+        if self.mode == "numeric":
+            data = self._hbm_view(spec, rows_block, cols_block).copy()
+        return Tile(shape, data, self, home=(level, width(dtype)))
+
+    def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile) -> None:
+        """Write a tile of ``tensor`` from chip to HBM (counted)."""
+        spec = self.tensors[tensor]
+        rows_block, cols_block = self._split(spec, block)
+        shape, traffic = self._tile_extent(spec, rows_block, cols_block)
+        if tile.shape != shape:
+            raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
+        self.ledger.add_traffic(tensor, "write", traffic * self.weight)
+        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
+        self._count_link(level, traffic * spec.width(self.problem))
+        if self.mode == "numeric":
+            self._hbm_view(spec, rows_block, cols_block, create=True)[...] = tile.data
+
+    def read(self, tensor: str) -> Tile:
+        """Read a whole tensor, each element once: the paper's idealised kernel (C8)."""
+        spec = self.tensors[tensor]
+        n = spec.elements(self.problem)
+        self.ledger.add_traffic(tensor, "read", n * self.weight)
+        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
+        self._count_link(level, n * spec.width(self.problem))
+        data = None
+        if self.mode == "numeric":
+            data = self._hbm_array(spec).copy()
+        return Tile(self._full_shape(spec), data, self)
+
+    def write(self, tensor: str, tile: Tile) -> None:
+        """Write a whole tensor, each element once (idealised kernel, C8)."""
+        spec = self.tensors[tensor]
+        n = spec.elements(self.problem)
+        self.ledger.add_traffic(tensor, "write", n * self.weight)
+        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
+        self._count_link(level, n * spec.width(self.problem))
+        if self.mode == "numeric":
+            self._hbm_array(spec, create=True)[...] = tile.data
+
+    def init(self, tensor: str, value: float) -> None:
+        """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5)."""
+        spec = self.tensors[tensor]
+        if self._count_init:
+            axis = self.mask_info.q if spec.rows == "q" else self.mask_info.kv
+            rows = axis.num_blocks * axis.block if self._padded else axis.length
+            self.ledger.add_traffic(tensor, "write", rows * spec.num_cols(self.problem) * self.weight)
+            self.ledger.init_counted.add(tensor)
+        if self.mode == "numeric":
+            self._hbm_array(spec, create=True)[...] = value
+
+    # -- on-chip state ------------------------------------------------------------------
+    def keep(self, name: str, tile: Tile, role: str) -> Tile:
+        """Declare that ``tile`` stays on chip under ``name`` until this iteration ends.
+
+        ``role`` (``scores``, ``output``, ``stats`` or ``input``) decides the level and
+        width it occupies under the run's residency placement. Keeping a name that is
+        already resident replaces it in place.
+        """
+        level, dtype = self.residency.place(role, self.problem.dtype)
+        self.residency.keep(name, level, tile.size, dtype)
+        tile.home = (level, width(dtype))
+        return tile
+
+    def fill(self, name: str, block: Block, value: float, role: str, cols: int | None = None) -> Tile:
+        """A new on-chip tile of ``block.rows`` rows (× ``cols``) set to ``value``, kept."""
+        shape = (block.rows,) if cols is None else (block.rows, cols)
+        data = None
+        if self.mode == "numeric":
+            data = np.full((self.problem.heads_total,) + shape, value, dtype=np.float64)
+        return self.keep(name, Tile(shape, data, self), role)
+
+    def mask(self, scores: Tile, i: Block | None = None, j: Block | None = None) -> Tile:
+        """Apply the causal mask to a score tile (whole S when no blocks are given)."""
+        if self.mode != "numeric" or not self.problem.causal:
+            return scores
+        q0 = 0 if i is None else i.start
+        k0 = 0 if j is None else j.start
+        rows = np.arange(q0, q0 + scores.shape[0])
+        cols = np.arange(k0, k0 + scores.shape[1])
+        visible = self.mask_info.entry_visible(rows, cols)
+        return Tile(scores.shape, np.where(visible, scores.data, -np.inf), self, scores.home)
+
+    def watch(self, name: str, tile: Tile) -> None:
+        """Record a copy of an on-chip value (numeric mode only), e.g. the running ℓ_i."""
+        if self.mode == "numeric":
+            self.watches.setdefault(name, []).append(np.array(tile.data, copy=True))
+
+    def declare(self, name: str, rows: str, cols: str | None, role: str, dtype: str | None = None) -> None:
+        """Add an HBM tensor that is not built in (see :class:`TensorSpec`)."""
+        self.tensors.declare(TensorSpec(name, rows, cols, role, dtype))
+
+    # -- accounting hooks used by tiles -------------------------------------------------
+    def count_ops(self, kind: str, n: int) -> None:
+        self.ledger.ops[kind] += n * self.weight
+
+    def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
+        """FLOPs of a product, plus the bytes its scratchpad operands are read with."""
+        self.ledger.ops["matmul"] += flops * self.weight
+        scratch = self.level_names.get("scratchpad")
+        regs = self.level_names.get("registers")
+        for operand in (a, b):
+            if operand.home and operand.home[0] == "scratchpad" and regs:
+                key = tuple(sorted((scratch, regs)))
+                self.ledger.link_bytes[key] += operand.size * operand.home[1] * self.weight
+
+    def _count_link(self, level_role: str, nbytes: int) -> None:
+        """Bytes between HBM and ``level_role`` cross every link of the path between them."""
+        for link in self._path_links(self.level_names["dram"], self.level_names[level_role]):
+            self.ledger.link_bytes[tuple(sorted((link.a, link.b)))] += nbytes * self.weight
+
+    # -- helpers ------------------------------------------------------------------------
+    def _split(self, spec: TensorSpec, block) -> tuple[Block, Block | None]:
+        if spec.cols == "kv":
+            if not (isinstance(block, tuple) and len(block) == 2):
+                raise ScheduleError(f"tensor {spec.name} is N_q × N_kv: give a (query block, key block) pair")
+            rows_block, cols_block = block
+            if cols_block.axis != "kv":
+                raise ScheduleError(f"tensor {spec.name}: the second block must be a key block")
+        else:
+            rows_block, cols_block = block, None
+        if not isinstance(rows_block, Block):
+            raise ScheduleError(f"tensor {spec.name}: expected a block from ctx.q_blocks()/kv_blocks()")
+        if rows_block.axis != spec.rows:
+            want = "ctx.q_blocks()" if spec.rows == "q" else "ctx.kv_blocks()"
+            raise ScheduleError(f"tensor {spec.name} is tiled by {want}, got a {rows_block.axis} block")
+        return rows_block, cols_block
+
+    def _tile_extent(self, spec, rows_block, cols_block) -> tuple[tuple[int, ...], int]:
+        """(per-head shape of the tile on chip, elements it moves under C4)."""
+        rows = rows_block.rows
+        moved_rows = rows_block.block if self._padded else rows
+        if spec.cols is None:
+            return (rows,), moved_rows
+        if cols_block is not None:
+            cols = cols_block.rows
+            moved_cols = cols_block.block if self._padded else cols
+            return (rows, cols), moved_rows * moved_cols
+        cols = spec.num_cols(self.problem)
+        return (rows, cols), moved_rows * cols
+
+    @staticmethod
+    def _suffix(rows_block, cols_block) -> str:
+        r = "i" if rows_block.axis == "q" else "j"
+        return r if cols_block is None else r + "j"
+
+    def _full_shape(self, spec) -> tuple[int, ...]:
+        rows = spec.num_rows(self.problem)
+        return (rows,) if spec.cols is None else (rows, spec.num_cols(self.problem))
+
+    def _bind_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        bh = self.problem.heads_total
+        for name, array in inputs.items():
+            spec = self.tensors[name]
+            want = (self.problem.batch, self.problem.heads) + self._full_shape(spec)
+            array = np.asarray(array, dtype=np.float64)
+            if array.shape != want:
+                raise ScheduleError(f"input {name} has shape {array.shape}, expected (batch, heads, rows, cols) = {want}")
+            self.hbm[name] = array.reshape((bh,) + self._full_shape(spec))
+
+    def _hbm_array(self, spec: TensorSpec, create: bool = False) -> np.ndarray:
+        if spec.name not in self.hbm:
+            if not create:
+                raise ScheduleError(f"{spec.name} is read before anything was written to it in HBM")
+            shape = (self.problem.heads_total,) + self._full_shape(spec)
+            self.hbm[spec.name] = np.full(shape, np.nan)
+        return self.hbm[spec.name]
+
+    def _hbm_view(self, spec, rows_block, cols_block, create=False) -> np.ndarray:
+        array = self._hbm_array(spec, create)
+        rows = slice(rows_block.start, rows_block.start + rows_block.rows)
+        if cols_block is None:
+            return array[:, rows]
+        return array[:, rows, cols_block.start : cols_block.start + cols_block.rows]
+

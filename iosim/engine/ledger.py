@@ -1,0 +1,27 @@
+"""The run's accounts: HBM traffic per tensor, bytes per memory link, and operations.
+
+Every number is an exact integer *per head*; the report multiplies by B·H at the end,
+so the cost of counting never depends on batch × heads.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Ledger:
+    """Counts accumulated while a schedule runs (all per head)."""
+
+    #: (tensor, "read" | "write") -> elements moved between HBM and on-chip memory
+    traffic: dict = field(default_factory=lambda: defaultdict(int))
+    #: (level a, level b) -> bytes crossing that link of the hierarchy, either way
+    link_bytes: dict = field(default_factory=lambda: defaultdict(int))
+    #: "matmul" (FLOPs), "exp" (special-function ops), "elementwise" (other ops)
+    ops: dict = field(default_factory=lambda: defaultdict(int))
+    #: tensors whose HBM initialisation ("Initialize … in HBM") was counted
+    init_counted: set = field(default_factory=set)
+
+    def add_traffic(self, tensor: str, direction: str, elements: int) -> None:
+        self.traffic[(tensor, direction)] += elements

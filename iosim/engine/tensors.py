@@ -1,0 +1,84 @@
+"""The tensors that live in HBM, and where their tiles live on chip.
+
+Each HBM tensor has a row axis (query side ``q`` or key side ``kv``), a column extent
+(``d``, the key axis ``kv`` for S and P, or none for per-row vectors), a dtype, and a
+*role* that decides which on-chip level holds a tile of it (see :mod:`.residency`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dtypes import ACCUM_DTYPE, width
+from ..errors import ScheduleError
+from ..problem import Problem
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    """An HBM tensor of one head.
+
+    ``rows``: ``"q"`` (N_q rows) or ``"kv"`` (N_kv rows). ``cols``: ``"d"``, ``"kv"``
+    (N_kv columns, for the N×N score matrices) or ``None`` (a vector, one value per row).
+    ``dtype``: ``None`` means the problem's dtype. ``role``: ``input``, ``output``,
+    ``scores`` or ``stats``.
+    """
+
+    name: str
+    rows: str
+    cols: str | None
+    role: str
+    dtype: str | None = None
+    description: str = ""
+
+    def dtype_for(self, problem: Problem) -> str:
+        return self.dtype or problem.dtype
+
+    def width(self, problem: Problem) -> int:
+        return width(self.dtype_for(problem))
+
+    def num_cols(self, problem: Problem) -> int:
+        return {"d": problem.head_dim, "kv": problem.seq_len_kv, None: 1}[self.cols]
+
+    def num_rows(self, problem: Problem) -> int:
+        return problem.seq_len_q if self.rows == "q" else problem.seq_len_kv
+
+    def elements(self, problem: Problem) -> int:
+        """Elements of the whole tensor, per head."""
+        return self.num_rows(problem) * self.num_cols(problem)
+
+
+#: The forward-pass tensors, named as in the papers.
+FORWARD_TENSORS = (
+    TensorSpec("Q", "q", "d", "input", description="queries, N_q × d"),
+    TensorSpec("K", "kv", "d", "input", description="keys, N_kv × d"),
+    TensorSpec("V", "kv", "d", "input", description="values, N_kv × d"),
+    TensorSpec("O", "q", "d", "output", description="output, N_q × d"),
+    TensorSpec("S", "q", "kv", "scores", description="scores QKᵀ, N_q × N_kv (standard attention only)"),
+    TensorSpec("P", "q", "kv", "scores", description="softmax(S), N_q × N_kv (standard attention only)"),
+    TensorSpec("l", "q", None, "stats", ACCUM_DTYPE, "ℓ: running softmax denominators (FA1)"),
+    TensorSpec("m", "q", None, "stats", ACCUM_DTYPE, "m: running row maxima (FA1)"),
+    TensorSpec("L", "q", None, "stats", ACCUM_DTYPE, "L = m + log ℓ: logsumexp (FA2)"),
+)
+
+
+class TensorTable:
+    """The tensors a run knows about: the built-in ones plus any a schedule declares."""
+
+    def __init__(self, specs=FORWARD_TENSORS):
+        self._specs = {s.name: s for s in specs}
+
+    def __getitem__(self, name: str) -> TensorSpec:
+        try:
+            return self._specs[name]
+        except KeyError:
+            known = ", ".join(self._specs)
+            raise ScheduleError(f"unknown tensor {name!r}; known tensors: {known} (declare new ones with ctx.declare)") from None
+
+    def declare(self, spec: TensorSpec) -> None:
+        if spec.name in self._specs and self._specs[spec.name] != spec:
+            raise ScheduleError(f"tensor {spec.name!r} is already declared differently")
+        self._specs[spec.name] = spec
+
+    def __iter__(self):
+        return iter(self._specs.values())

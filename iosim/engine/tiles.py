@@ -1,0 +1,162 @@
+"""On-chip tiles: values a schedule computes with, in either counting or numeric mode.
+
+A :class:`Tile` carries the per-head shape of a value (``(rows, cols)`` or ``(rows,)``)
+and, in numeric mode, a NumPy array with one extra leading axis for the B·H heads. The
+arithmetic a schedule writes (``Q_i @ K_j.T``, ``(S - m.col()).exp()``, ``rowmax``...)
+works the same in both modes; each operation also reports its floating-point work to the
+run's ledger, so FLOPs come from the schedule itself rather than from a formula.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .context import Context
+
+
+def shape_size(shape: tuple[int, ...]) -> int:
+    """Number of elements of a per-head shape."""
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _shape_of(x: "Tile | float") -> tuple[int, ...]:
+    return x.shape if isinstance(x, Tile) else ()
+
+
+def _data_of(x: "Tile | float"):
+    return x.data if isinstance(x, Tile) else x
+
+
+class Tile:
+    """A value held on chip (per head), with its data in numeric mode.
+
+    ``home`` names the memory level the tile occupies when it was loaded or kept there
+    (``None`` for temporaries); the engine uses it to count reads of scratchpad operands
+    by the matrix products.
+    """
+
+    __slots__ = ("shape", "data", "ctx", "home")
+
+    def __init__(self, shape: tuple[int, ...], data, ctx: "Context", home: str | None = None):
+        self.shape = tuple(shape)
+        self.data = data
+        self.ctx = ctx
+        self.home = home
+
+    # -- construction helpers -------------------------------------------------------
+    def _new(self, shape, data, home=None) -> "Tile":
+        return Tile(shape, data, self.ctx, home)
+
+    @property
+    def size(self) -> int:
+        """Elements per head."""
+        return shape_size(self.shape)
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"Tile{self.shape}"
+
+    # -- element-wise arithmetic (1 op per output element) ---------------------------
+    def _elementwise(self, other, op, reverse=False) -> "Tile":
+        a, b = (other, self) if reverse else (self, other)
+        shape = np.broadcast_shapes(_shape_of(a), _shape_of(b))
+        out = self._new(shape, None)
+        self.ctx.count_ops("elementwise", out.size)
+        if self.data is not None:
+            # Data carries a leading heads axis; per-row vectors meet matrices through
+            # col() (shape (BH, r, 1)), so the per-head broadcast above also holds here.
+            out.data = op(_data_of(a), _data_of(b))
+        return out
+
+    def __add__(self, o): return self._elementwise(o, np.add)
+    def __radd__(self, o): return self._elementwise(o, np.add, reverse=True)
+    def __sub__(self, o): return self._elementwise(o, np.subtract)
+    def __rsub__(self, o): return self._elementwise(o, np.subtract, reverse=True)
+    def __mul__(self, o): return self._elementwise(o, np.multiply)
+    def __rmul__(self, o): return self._elementwise(o, np.multiply, reverse=True)
+    def __truediv__(self, o): return self._elementwise(o, np.divide)
+    def __rtruediv__(self, o): return self._elementwise(o, np.divide, reverse=True)
+    def __neg__(self): return self._elementwise(-1.0, np.multiply)
+
+    def exp(self) -> "Tile":
+        """Element-wise eˣ (counted as special-function work, the softmax's exponentials)."""
+        return self._special(np.exp)
+
+    def log(self) -> "Tile":
+        """Element-wise natural log (special-function work)."""
+        return self._special(np.log)
+
+    def _special(self, fn) -> "Tile":
+        out = self._new(self.shape, None)
+        self.ctx.count_ops("exp", out.size)
+        if self.data is not None:
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                out.data = fn(self.data)
+        return out
+
+    # -- reductions and layout --------------------------------------------------------
+    def rowmax(self) -> "Tile":
+        """rowmax(X) ∈ R^{rows}: maximum over the last axis."""
+        return self._reduce(np.max)
+
+    def rowsum(self) -> "Tile":
+        """rowsum(X) ∈ R^{rows}: sum over the last axis."""
+        return self._reduce(np.sum)
+
+    def _reduce(self, fn) -> "Tile":
+        out = self._new(self.shape[:-1], None)
+        self.ctx.count_ops("elementwise", self.size)
+        if self.data is not None:
+            out.data = fn(self.data, axis=-1)
+        return out
+
+    def inf_as_zero(self) -> "Tile":
+        """The same values with −∞ replaced by 0.
+
+        A row with no visible key yet has maximum −∞, and e^{S − m} would be
+        e^{−∞ − (−∞)} = NaN; subtracting 0 instead gives the correct 0. The real kernels
+        do the same (``Check_inf`` in flash-attn's softmax.h).
+        """
+        out = self._new(self.shape, None)
+        self.ctx.count_ops("elementwise", out.size)
+        if self.data is not None:
+            out.data = np.where(np.isneginf(self.data), 0.0, self.data)
+        return out
+
+    def col(self) -> "Tile":
+        """View a row vector (one value per row) as a column, to scale matrix rows.
+
+        ``diag(v) X`` of the paper is ``v.col() * X``.
+        """
+        if len(self.shape) != 1:
+            raise ValueError("col() applies to a per-row vector")
+        return self._new(self.shape + (1,), None if self.data is None else self.data[..., None])
+
+    @property
+    def T(self) -> "Tile":
+        """Transpose of a matrix tile (free: a change of indexing, not a data move)."""
+        if len(self.shape) != 2:
+            raise ValueError("T applies to a matrix tile")
+        data = None if self.data is None else np.swapaxes(self.data, -1, -2)
+        return self._new(self.shape[::-1], data, self.home)
+
+    def __matmul__(self, other: "Tile") -> "Tile":
+        """Matrix product; 2·m·k·n FLOPs, and reads of scratchpad-resident operands."""
+        (m, k), (k2, n) = self.shape, other.shape
+        if k != k2:
+            raise ValueError(f"matmul shapes {self.shape} @ {other.shape} do not match")
+        self.ctx.count_matmul(self, other, 2 * m * k * n)
+        out = self._new((m, n), None)
+        if self.data is not None:
+            out.data = self.data @ other.data
+        return out
+
+
+def maximum(a: Tile, b: Tile) -> Tile:
+    """Element-wise max(a, b), e.g. m_new = max(m_i, m̃_ij)."""
+    return a._elementwise(b, np.maximum)

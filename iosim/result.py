@@ -1,0 +1,142 @@
+"""What a simulation returns: immutable values with a JSON form other tools script against.
+
+JSON contract (``Result.to_dict()``; byte counts are integers summed over batch × heads):
+
+* ``hbm``: ``{read_bytes, write_bytes, total_bytes}`` — traffic between HBM and on-chip
+  memory as the paper counts it: every access goes to HBM, no cache (convention C9).
+* ``tensors``: ``{NAME: {read_bytes, write_bytes, read_elements, write_elements, dtype}}``.
+* ``sram``: ``{level, peak_bytes, capacity_bytes, fits, peak_tiles}`` (per thread block).
+* ``registers``: the same for the register file (reported, not enforced by default).
+* ``blocks``: ``{block_q, block_kv, num_q_blocks, num_kv_blocks, rule}``.
+* ``flops``: matrix-product FLOPs (2·m·k·n per product, the usual attention FLOP count);
+  ``ops`` has those plus ``exp`` and ``elementwise`` operation counts.
+* ``time``: ``{predicted_s, bound, per_resource_s}``.
+* ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
+* ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from .problem import BlockSizes, Problem
+from .theory import Theorem2
+from .timing import TimePrediction
+
+
+@dataclass(frozen=True)
+class TensorTraffic:
+    """HBM traffic of one tensor, summed over heads."""
+
+    dtype: str
+    read_elements: int
+    write_elements: int
+    read_bytes: int
+    write_bytes: int
+
+
+@dataclass(frozen=True)
+class HbmTraffic:
+    read_bytes: int
+    write_bytes: int
+    read_elements: int
+    write_elements: int
+
+    @property
+    def total_bytes(self) -> int:
+        return self.read_bytes + self.write_bytes
+
+    @property
+    def total_elements(self) -> int:
+        return self.read_elements + self.write_elements
+
+
+@dataclass(frozen=True)
+class LevelOccupancy:
+    """Peak bytes resident in one on-chip level during the run (per thread block)."""
+
+    level: str
+    peak_bytes: int
+    capacity_bytes: int | None
+    enforced: bool
+    peak_tiles: tuple = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.capacity_bytes is None or self.peak_bytes <= self.capacity_bytes
+
+
+@dataclass(frozen=True)
+class Result:
+    algorithm: str
+    profile: str
+    problem: Problem
+    blocks: BlockSizes
+    block_rule: str
+    mode: str
+    options: dict
+    tensors: dict
+    hbm: HbmTraffic
+    sram: LevelOccupancy
+    registers: LevelOccupancy
+    ops: dict
+    time: TimePrediction
+    theorem2: Theorem2
+    sram_elements: int
+    outputs: dict = field(default_factory=dict)
+    watches: dict = field(default_factory=dict)
+
+    @property
+    def flops(self) -> int:
+        """Matrix-product FLOPs, summed over heads."""
+        return self.ops.get("matmul", 0)
+
+    def to_dict(self) -> dict:
+        """The JSON contract described in this module's docstring."""
+        p = self.problem
+        return {
+            "algorithm": self.algorithm,
+            "profile": self.profile,
+            "problem": {
+                "batch": p.batch, "heads": p.heads, "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
+                "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal,
+            },
+            "options": dict(self.options),
+            "blocks": {
+                "block_q": self.blocks.block_q, "block_kv": self.blocks.block_kv,
+                "num_q_blocks": self.blocks.num_q_blocks(p), "num_kv_blocks": self.blocks.num_kv_blocks(p),
+                "rule": self.block_rule,
+            },
+            "hbm": {
+                "read_bytes": self.hbm.read_bytes, "write_bytes": self.hbm.write_bytes,
+                "total_bytes": self.hbm.total_bytes,
+                "read_elements": self.hbm.read_elements, "write_elements": self.hbm.write_elements,
+            },
+            "tensors": {name: asdict(t) for name, t in self.tensors.items()},
+            "sram": _level_dict(self.sram),
+            "registers": _level_dict(self.registers),
+            "flops": self.flops,
+            "ops": dict(self.ops),
+            "time": self.time.to_dict(),
+            "theorem2": {
+                "family": self.theorem2.family,
+                "expression": self.theorem2.expression,
+                "M_elements": self.sram_elements,
+                "value_elements": self.theorem2.value,
+                "count_elements": self.hbm.total_elements // self.problem.heads_total,
+                "ratio": self.theorem2.ratio(self.hbm.total_elements // self.problem.heads_total),
+                "in_regime": self.theorem2.in_regime,
+                "per": "head",
+            },
+        }
+
+
+def _level_dict(level: LevelOccupancy) -> dict:
+    return {
+        "level": level.level,
+        "peak_bytes": level.peak_bytes,
+        "capacity_bytes": level.capacity_bytes,
+        "fits": level.fits,
+        "enforced": level.enforced,
+        "peak_tiles": [{"name": n, "bytes": b, "shape": s} for n, b, s in level.peak_tiles],
+    }

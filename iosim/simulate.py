@@ -1,0 +1,151 @@
+"""Run a schedule on a problem and a hardware profile: the function the CLI calls.
+
+>>> from iosim import Problem, simulate
+>>> r = simulate("fa-paper-a100", "fa2", Problem(seq_len=8192, head_dim=128))
+>>> (r.blocks.block_q, r.blocks.block_kv)          # the paper's B_r = min(⌈M/4d⌉, d), B_c = ⌈M/4d⌉
+(128, 192)
+>>> r.hbm.total_elements                           # fa-io-spec.md §4.2: FA2 forward
+136323072
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable
+
+import numpy as np
+
+from .dtypes import width
+from .engine.context import Context
+from .engine.residency import ResidencyTracker
+from .errors import ProblemError
+from .hardware import HardwareProfile, load_profile
+from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
+from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic
+from .schedules import SCHEDULES, get_schedule
+from .theory import theorem2
+from .timing import predict_time
+
+
+def resolve_profile(hw: str | os.PathLike | HardwareProfile) -> HardwareProfile:
+    """A profile object from a built-in name, a YAML path, or a profile already loaded."""
+    return hw if isinstance(hw, HardwareProfile) else load_profile(hw)
+
+
+def choose_blocks(problem: Problem, M: int, block_q: int | None, block_kv: int | None) -> tuple[BlockSizes, str]:
+    """B_r × B_c: the user's where given, the paper's rule (Algorithm 1 line 1) elsewhere."""
+    if block_q is not None and block_kv is not None:
+        blocks, rule = BlockSizes(block_q, block_kv), "user"
+    else:
+        paper = paper_block_sizes(M, problem.head_dim)
+        blocks = BlockSizes(block_q if block_q is not None else paper.block_q,
+                            block_kv if block_kv is not None else paper.block_kv)
+        rule = "paper" if block_q is None and block_kv is None else "paper+user"
+    blocks.check(problem)
+    return blocks, rule
+
+
+def random_inputs(problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
+    """Standard-normal Q, K, V of shape (batch, heads, rows, d), float64."""
+    rng = np.random.default_rng(seed)
+    b, h, d = problem.batch, problem.heads, problem.head_dim
+    return {
+        "Q": rng.standard_normal((b, h, problem.seq_len_q, d)),
+        "K": rng.standard_normal((b, h, problem.seq_len_kv, d)),
+        "V": rng.standard_normal((b, h, problem.seq_len_kv, d)),
+    }
+
+
+def simulate(
+    hw: str | os.PathLike | HardwareProfile,
+    algorithm: str | Callable,
+    problem: Problem,
+    *,
+    block_q: int | None = None,
+    block_kv: int | None = None,
+    mode: str = "count",
+    inputs: dict[str, np.ndarray] | None = None,
+    seed: int = 0,
+    tiles: str = "exact",
+    count_init: bool = False,
+    residency: str = "kernel",
+    sram_bytes: int | None = None,
+    schedule_options: dict | None = None,
+) -> Result:
+    """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
+
+    ``mode``: ``"count"`` (fast, shapes only), ``"trace"`` (shapes only, every iteration
+    one by one) or ``"numeric"`` (float64 NumPy on ``inputs`` or random ones from
+    ``seed``; the result's ``outputs`` hold O and the statistics, shaped (B, H, N, ·)).
+    ``sram_bytes`` overrides the profile's per-block scratchpad (and so M).
+    ``tiles``, ``count_init``: conventions C4 and C5 of the spec. ``residency``:
+    ``"kernel"`` or ``"sram"`` (see :mod:`iosim.engine.residency`).
+    """
+    profile = resolve_profile(hw)
+    scratch = profile.scratchpad
+    capacity = scratch.per_block_bytes if sram_bytes is None else sram_bytes
+    if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
+        raise ProblemError(f"sram_bytes must be a positive integer, got {capacity!r}")
+    M = sram_elements(capacity, problem.dtype)
+    blocks, rule = choose_blocks(problem, M, block_q, block_kv)
+    schedule = get_schedule(algorithm) if isinstance(algorithm, str) else algorithm
+    name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
+
+    regs = profile.registers
+    level_names = {"dram": profile.dram.name, "scratchpad": scratch.name,
+                   "registers": regs.name if regs is not None else "registers"}
+    capacities = {"scratchpad": capacity, "registers": regs.per_block_bytes if regs is not None else None}
+    tracker = ResidencyTracker(residency, level_names={"scratchpad": scratch.name, "registers": level_names["registers"]},
+                               capacities=capacities, enforced={"scratchpad"})
+    if mode == "numeric" and inputs is None:
+        inputs = random_inputs(problem, seed)
+    ctx = Context(
+        problem, blocks, mode=mode, residency=tracker, level_names=level_names,
+        path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
+        inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init,
+    )
+    schedule(ctx, **(schedule_options or {}))
+    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, {
+        "tiles": tiles, "count_init": count_init, "residency": residency,
+        "sram_bytes": capacity, **(schedule_options or {}),
+    })
+
+
+def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, options) -> Result:
+    bh = problem.heads_total
+    tensors = {}
+    for spec in ctx.tensors:
+        r = ctx.ledger.traffic.get((spec.name, "read"), 0)
+        w = ctx.ledger.traffic.get((spec.name, "write"), 0)
+        if r or w:
+            wid = spec.width(problem)
+            tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r * bh, w * bh, r * bh * wid, w * bh * wid)
+    hbm = HbmTraffic(
+        read_bytes=sum(t.read_bytes for t in tensors.values()),
+        write_bytes=sum(t.write_bytes for t in tensors.values()),
+        read_elements=sum(t.read_elements for t in tensors.values()),
+        write_elements=sum(t.write_elements for t in tensors.values()),
+    )
+    ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
+    link_bytes = {k: v * bh for k, v in ctx.ledger.link_bytes.items()}
+    family = SCHEDULES[name][2] if name in SCHEDULES else "flash"
+    outputs = {}
+    if mode == "numeric":
+        shape = (problem.batch, problem.heads)
+        outputs = {k: v.reshape(shape + v.shape[1:]) for k, v in ctx.hbm.items() if k not in ("Q", "K", "V")}
+    return Result(
+        algorithm=name, profile=profile.name, problem=problem, blocks=blocks, block_rule=rule, mode=mode,
+        options=options, tensors=tensors, hbm=hbm,
+        sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
+        ops=ops, time=predict_time(profile, link_bytes, ops, problem.dtype),
+        theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M),
+        sram_elements=M, outputs=outputs, watches=ctx.watches,
+    )
+
+
+def _occupancy(tracker: ResidencyTracker, role: str) -> LevelOccupancy:
+    use = tracker.use[role]
+    return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles))
+
+
+__all__ = ["simulate", "choose_blocks", "random_inputs", "resolve_profile", "width"]

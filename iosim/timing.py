@@ -1,0 +1,45 @@
+"""Roofline time prediction: every resource works at its peak, the slowest sets the time.
+
+Resources: each link of the memory hierarchy (bytes that crossed it ÷ its bandwidth),
+the tensor cores (matrix-product FLOPs ÷ the dtype's dense tensor peak), the special
+function units (exponentials ÷ the profile's ``exp`` rate, when it has one) and the fp32
+ALUs (other element-wise operations ÷ the fp32 peak). They are assumed to overlap
+perfectly and to be spread evenly over all SMs, so the prediction is a lower bound on a
+real kernel's time; ``bound`` names the resource that sets it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class TimePrediction:
+    predicted_s: float
+    bound: str
+    per_resource_s: dict
+
+    def to_dict(self) -> dict:
+        return {"predicted_s": self.predicted_s, "bound": self.bound, "per_resource_s": dict(self.per_resource_s)}
+
+
+def predict_time(profile, link_bytes: dict, ops: dict, dtype: str) -> TimePrediction:
+    """Per-resource times and their maximum (all counts already summed over heads)."""
+    per: dict[str, float] = {}
+    bandwidth = {tuple(sorted((l.a, l.b))): l.bandwidth_bytes_per_s for l in profile.links}
+    for key, nbytes in sorted(link_bytes.items()):
+        if key in bandwidth and nbytes:
+            per[f"link {key[0]}–{key[1]}"] = nbytes / bandwidth[key]
+    tensor_rate = profile.tensor_flops_per_s(dtype)
+    if ops.get("matmul") and tensor_rate:
+        per["tensor cores"] = ops["matmul"] / tensor_rate
+    exp_rate = profile.compute.get("exp")
+    if ops.get("exp") and exp_rate is not None:
+        per["special functions (exp)"] = ops["exp"] / exp_rate.value
+    fp32 = profile.compute.get("fp32")
+    if ops.get("elementwise") and fp32 is not None:
+        per["fp32 ALUs"] = ops["elementwise"] / fp32.value
+    if not per:
+        return TimePrediction(0.0, "nothing", per)
+    bound = max(per, key=per.get)
+    return TimePrediction(per[bound], bound, per)
