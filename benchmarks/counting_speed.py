@@ -1,0 +1,59 @@
+"""Speed of iosim's counting and numeric modes (issue 2's targets).
+
+Targets: counting mode evaluates fa2 at N = 131,072, d = 128, B_r = 128, B_c = 64 in
+under 0.5 s, and the same with --batch 8 --heads 32 in about the same time; numeric mode
+runs N = 4,096, d = 64 in under 10 s.
+
+Run:  python benchmarks/counting_speed.py      (prints a Markdown table)
+Each case runs ``repeats`` times after one warm-up; the table shows the median.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+from iosim import Problem, load_profile, simulate
+
+
+def timed(fn, repeats: int = 5) -> float:
+    fn()  # warm-up: imports, first-call caches
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def cases(profile):
+    big = dict(seq_len=131_072, head_dim=128)
+    yield "count fa2 N=131072 d=128 128×64", "< 0.5 s", lambda: simulate(profile, "fa2", Problem(**big), block_q=128, block_kv=64)
+    yield "count fa2 same, batch 8 × heads 32", "≈ the above", lambda: simulate(
+        profile, "fa2", Problem(**big, batch=8, heads=32), block_q=128, block_kv=64)
+    yield "count fa2 same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), block_q=128, block_kv=64)
+    yield "count fa1 same, causal", "—", lambda: simulate(profile, "fa1", Problem(**big, causal=True), block_q=128, block_kv=64)
+    yield "count fa1 N=131072 paper blocks", "—", lambda: simulate(profile, "fa1", Problem(**big))
+    small = Problem(seq_len=4096, head_dim=64)
+    for algo in ("standard", "fa1", "fa2"):
+        yield f"numeric {algo} N=4096 d=64 (paper blocks)", "< 10 s", lambda a=algo: simulate(profile, a, small, mode="numeric")
+
+
+def main() -> None:
+    profile = load_profile("h100-sxm")
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, numpy {np.__version__}")
+    print()
+    print("| case | target | median time |")
+    print("|---|---|---|")
+    for name, target, fn in cases(profile):
+        repeats = 1 if name.startswith("numeric") else 5
+        print(f"| {name} | {target} | {timed(fn, repeats):.4f} s |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

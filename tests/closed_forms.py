@@ -1,0 +1,47 @@
+"""Closed forms of fa-io-spec.md §3.1–3.3 and §3.7, written independently of the engine.
+
+Elements per head. These are the spec's formulas, transcribed; the engine never sees them.
+"""
+
+from __future__ import annotations
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def tilde(n: int, b: int, padded: bool) -> int:
+    """Ñ = Σ tile rows: N exactly, or T·B padded (C4)."""
+    return ceil_div(n, b) * b if padded else n
+
+
+def causal_R(n: int, br: int, bc: int) -> int:
+    """R = Σ_{j=0}^{T_c−1} (N − ⌊j·B_c/B_r⌋·B_r)  (§3.7, square mask, exact tiles)."""
+    return sum(n - (j * bc // br) * br for j in range(ceil_div(n, bc)))
+
+
+def causal_C(n: int, br: int, bc: int) -> int:
+    """C = Σ_{i=0}^{T_r−1} min(n_i·B_c, N), n_i = ⌈min((i+1)B_r, N)/B_c⌉  (§3.7)."""
+    return sum(min(ceil_div(min((i + 1) * br, n), bc) * bc, n) for i in range(ceil_div(n, br)))
+
+
+def standard_forward(n: int, d: int) -> dict:
+    """§3.1: per tensor (read, write)."""
+    return {"Q": (n * d, 0), "K": (n * d, 0), "V": (n * d, 0), "S": (n * n, n * n), "P": (n * n, n * n), "O": (0, n * d)}
+
+
+def fa1_forward(n: int, d: int, br: int, bc: int, causal: bool, padded: bool = False, init: bool = False) -> dict:
+    """§3.2 and §3.7: K, V read Ñ_c·d; Q, O read and O written R·d; ℓ, m read and written R."""
+    nr, nc = tilde(n, br, padded), tilde(n, bc, padded)
+    R = causal_R(n, br, bc) if causal else ceil_div(n, bc) * nr
+    out = {"Q": (R * d, 0), "K": (nc * d, 0), "V": (nc * d, 0), "O": (R * d, R * d), "l": (R, R), "m": (R, R)}
+    if init:  # + init: O w Ñ_r·d, ℓ w Ñ_r, m w Ñ_r
+        out = {k: (r, w + {"O": nr * d, "l": nr, "m": nr}.get(k, 0)) for k, (r, w) in out.items()}
+    return out
+
+
+def fa2_forward(n: int, d: int, br: int, bc: int, causal: bool, padded: bool = False) -> dict:
+    """§3.3 and §3.7: Q read Ñ_r·d; K, V read C·d; O written Ñ_r·d; L written Ñ_r."""
+    nr, nc = tilde(n, br, padded), tilde(n, bc, padded)
+    C = causal_C(n, br, bc) if causal else ceil_div(n, br) * nc
+    return {"Q": (nr * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, nr * d), "L": (0, nr)}

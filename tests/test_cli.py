@@ -1,0 +1,132 @@
+"""The CLI: every subcommand runs, the JSON contract holds, bad input exits 2 with a message."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from iosim.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_exit(capsys, *argv):
+    """Like run, for errors argparse reports by raising SystemExit."""
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    out, err = capsys.readouterr()
+    return info.value.code, out, err
+
+
+def test_profiles_lists_builtins(capsys):
+    code, out, _ = run(capsys, "profiles")
+    assert code == 0
+    for name in ("a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "mi300x", "fa-paper-a100", "toy"):
+        assert name in out
+
+
+def test_simulate_table(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "h100-sxm", "--algo", "fa2", "-N", "8192", "-d", "128")
+    assert code == 0
+    assert "HBM read" in out and "Theorem 2" in out and "bound by" in out
+
+
+def test_simulate_json_contract(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "fa-paper-a100", "--algo", "fa1", "-N", "8192", "-d", "128",
+                       "--batch", "2", "--heads", "4", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert set(data["hbm"]) >= {"read_bytes", "write_bytes"}
+    assert set(data["sram"]) >= {"peak_bytes", "capacity_bytes"}
+    assert data["blocks"]["block_q"] == 128 and data["blocks"]["block_kv"] == 192
+    assert isinstance(data["flops"], int) and "predicted_s" in data["time"]
+    assert set(data["tensors"]) == {"Q", "K", "V", "O", "l", "m"}
+    for t in data["tensors"].values():
+        assert isinstance(t["read_bytes"], int) and isinstance(t["write_bytes"], int)
+    # 8 heads × the spec's 280,363,008 bytes per head (ℓ, m in fp32).
+    assert data["hbm"]["read_bytes"] + data["hbm"]["write_bytes"] == 8 * 280_363_008
+
+
+def test_simulate_csv(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "h200", "--algo", "standard", "-N", "1024", "-d", "64",
+                       "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    total = [r for r in rows if r["tensor"] == "total"][0]
+    assert int(total["read_bytes"]) + int(total["write_bytes"]) == 2 * (4 * 1024 * 64 + 4 * 1024 * 1024)
+
+
+def test_python_dash_m(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "iosim", "simulate", "--hw", "toy", "--algo", "fa2",
+                          "-N", "256", "-d", "16", "--format", "json"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["algorithm"] == "fa2"
+
+
+# -- bad input: message, exit code 2, no traceback ------------------------------------
+
+def assert_clean_error(code, err, *fragments):
+    assert code == 2
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err, err
+
+
+def test_unknown_profile(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "h999", "--algo", "fa2", "-N", "64", "-d", "16")
+    assert_clean_error(code, err, "h999", "h100-sxm")
+
+
+def test_profile_file_with_typo_and_duplicate(capsys, tmp_path):
+    from iosim.hardware import load_profile
+
+    good = load_profile("toy").source_path
+    text = open(good).read().replace("sm_count:", "sm_cuont:", 1)
+    text += "\nvendor: twice\n"
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    code, _, err = run(capsys, "simulate", "--hw", str(path), "--algo", "fa2", "-N", "64", "-d", "16")
+    assert_clean_error(code, err, "sm_cuont", "vendor")
+
+
+def test_missing_profile_file(capsys, tmp_path):
+    code, _, err = run(capsys, "simulate", "--hw", str(tmp_path / "nope.yaml"), "--algo", "fa2", "-N", "64", "-d", "16")
+    assert_clean_error(code, err, "nope.yaml")
+
+
+def test_sram_overflow(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "a100-40gb", "--algo", "fa2", "-N", "4096", "-d", "128",
+                       "--block-q", "256", "--block-kv", "256")
+    assert_clean_error(code, err, "do not fit", "Q_i", "K_j", "166,912")
+
+
+@pytest.mark.parametrize("argv,fragment", [
+    (["--seq-len", "-5"], "positive integer"),
+    (["--seq-len", "0"], "positive integer"),
+    (["--seq-len", "abc"], "positive integer"),
+    (["--block-q", "0"], "positive integer"),
+])
+def test_impossible_sizes(capsys, argv, fragment):
+    base = ["simulate", "--hw", "toy", "--algo", "fa2", "-N", "64", "-d", "16"]
+    code, _, err = run_exit(capsys, *(base + argv))
+    assert_clean_error(code, err, fragment)
+
+
+def test_unknown_algorithm(capsys):
+    code, _, err = run_exit(capsys, "simulate", "--hw", "toy", "--algo", "fa3", "-N", "64", "-d", "16")
+    assert_clean_error(code, err, "fa3")
+
+
+def test_ragged_n_is_fine(capsys):
+    """N not divisible by a block size is not an error: the last tile is ragged."""
+    code, out, _ = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "1000", "-d", "16",
+                       "--block-q", "64", "--block-kv", "48", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["blocks"]["num_q_blocks"] == 16
