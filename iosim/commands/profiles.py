@@ -21,8 +21,9 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2))
         return 0
-    columns = list(rows[0]) if rows else []
-    print(render_table([[_cell(r[c]) for c in columns] for r in rows], columns, "l" * 2 + "r" * (len(columns) - 2)))
+    # Descriptions are long; the table keeps to the figures (the JSON has everything).
+    columns = [c for c in (rows[0] if rows else []) if c != "description"]
+    print(render_table([[_cell(r[c]) for c in columns] for r in rows], columns, "l" + "r" * (len(columns) - 1)))
     return 0
 
 

@@ -1,0 +1,27 @@
+"""`pip install .` ships every subpackage and the YAML profiles."""
+
+import pathlib
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+tomllib = pytest.importorskip("tomllib") if sys.version_info >= (3, 11) else pytest.importorskip("tomli")
+
+
+def test_every_subpackage_is_listed():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(config["packages"])
+    on_disk = {
+        ".".join(path.parent.relative_to(ROOT).parts)
+        for path in (ROOT / "iosim").rglob("__init__.py")
+    }
+    assert on_disk <= listed, f"add to pyproject's packages: {sorted(on_disk - listed)}"
+    assert config["package-dir"]["iosim.hardware_profiles"] == "hardware_profiles"
+    assert "*.yaml" in config["package-data"]["iosim.hardware_profiles"]
+
+
+def test_builtin_profiles_are_found():
+    from iosim import list_profiles
+
+    assert {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "mi300x", "fa-paper-a100", "toy"} <= set(list_profiles())
