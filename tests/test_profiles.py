@@ -125,8 +125,8 @@ def test_fa_paper_a100_is_the_papers_sram():
     assert p.sm_count == 108
     assert p.scratchpad.per_block_bytes == 196_608  # 192 KB, usable whole by one block
     assert p.scratchpad.per_block_bytes // 2 == 98_304  # M in fp16 elements
-    assert p.cache is None  # the paper models no cache
-    hbm, sram = p.path("hbm", "registers")
+    assert p.cache.capacity_bytes == 40 * 10**6  # the A100's L2 (the paper models none; counts ignore it)
+    hbm, l2, sram = p.path("hbm", "registers")
     assert hbm.bandwidth_bytes_per_s == pytest.approx(1.5e12)
     assert sram.bandwidth_bytes_per_s == pytest.approx(19e12)
     assert p.dram.capacity_bytes == 40 * 10**9
