@@ -130,3 +130,30 @@ def test_ragged_n_is_fine(capsys):
                        "--block-q", "64", "--block-kv", "48", "--format", "json")
     assert code == 0
     assert json.loads(out)["blocks"]["num_q_blocks"] == 16
+
+
+TOY_EDITS = {
+    "unknown key": (("sm_count:", "sm_cuont:"), "sm_cuont"),
+    "missing field": (("sm_count:", "# sm_count:"), "sm_count"),
+    "wrong type": (("{value: 8, unit: KiB, source: \"illustrative, not a real GPU\"}",
+                    "{value: eight, unit: KiB, source: \"illustrative, not a real GPU\"}"), "capacity_per_sm"),
+    "non-positive": (("{value: 100, unit: GB/s", "{value: -4, unit: GB/s"), "links[0].bandwidth"),
+    "unit-less": (("{value: 1, unit: GiB, ", "{value: 1, "), "levels.hbm.capacity"),
+    "inconsistent": (("capacity_per_block: {value: 8, unit: KiB", "capacity_per_block: {value: 300, unit: KiB"),
+                     "capacity_per_block"),
+    "duplicate key": (("vendor:", "vendor: one\nvendor:"), "vendor"),
+    "yaml syntax": (("levels:", "levels: [unclosed"), "line"),
+}
+
+
+@pytest.mark.parametrize("kind", list(TOY_EDITS))
+def test_bad_profile_yaml_exits_2_naming_the_field(capsys, tmp_path, kind):
+    from iosim.hardware import load_profile
+
+    (old, new), fragment = TOY_EDITS[kind]
+    text = open(load_profile("toy").source_path).read()
+    assert old in text, f"test edit for {kind!r} no longer applies to toy.yaml"
+    path = tmp_path / "edited.yaml"
+    path.write_text(text.replace(old, new, 1))
+    code, _, err = run(capsys, "simulate", "--hw", str(path), "--algo", "fa2", "-N", "64", "-d", "16")
+    assert_clean_error(code, err, fragment)
