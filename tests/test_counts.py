@@ -122,7 +122,7 @@ def test_tiled_standard_gemm(paper_a100):
                                 "P": (n * n, n * n), "V": (t_r * n * d, 0), "O": (0, n * d)}
 
 
-@pytest.mark.parametrize("algo,causal", itertools.product(["standard", "fa1", "fa2"], [False, True]))
+@pytest.mark.parametrize("algo,causal", list(itertools.product(["standard", "fa1", "fa2"], [False, True])))
 def test_three_modes_count_identically(paper_a100, algo, causal):
     """Grouped counting, iteration-by-iteration tracing and numeric runs agree exactly."""
     problem = Problem(seq_len=333, head_dim=16, causal=causal, batch=2, heads=2)
