@@ -9,7 +9,7 @@ against :class:`iosim.engine.context.Context`) → counting engine (:mod:`iosim.
 from .errors import CapacityError, DependencyError, IosimError, ProblemError, ProfileError, ScheduleError
 from .hardware import HardwareProfile, list_profiles, load_profile
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
-from .reference import reference_attention
+from .reference import reference_attention, reference_gradients
 from .result import Result
 from .schedules import SCHEDULES
 from .simulate import simulate
@@ -18,6 +18,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "simulate", "Problem", "BlockSizes", "Result", "SCHEDULES", "load_profile", "list_profiles",
-    "HardwareProfile", "paper_block_sizes", "sram_elements", "reference_attention",
+    "HardwareProfile", "paper_block_sizes", "sram_elements", "reference_attention", "reference_gradients",
     "IosimError", "ProfileError", "ProblemError", "ScheduleError", "CapacityError", "DependencyError",
 ]

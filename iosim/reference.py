@@ -9,14 +9,31 @@ from __future__ import annotations
 import numpy as np
 
 
-def reference_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool = False) -> np.ndarray:
-    """O for arrays shaped (..., N_q, d), (..., N_kv, d), (..., N_kv, d), in float64."""
-    Q, K, V = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
+def _probabilities(Q, K, causal):
     n_q, n_kv, d = Q.shape[-2], K.shape[-2], Q.shape[-1]
     S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)
     if causal:
         visible = np.arange(n_kv)[None, :] <= np.arange(n_q)[:, None] + (n_kv - n_q)
         S = np.where(visible, S, -np.inf)
-    S = S - S.max(axis=-1, keepdims=True)
-    P = np.exp(S)
-    return (P / P.sum(axis=-1, keepdims=True)) @ V
+    P = np.exp(S - S.max(axis=-1, keepdims=True))
+    return P / P.sum(axis=-1, keepdims=True)
+
+
+def reference_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool = False) -> np.ndarray:
+    """O for arrays shaped (..., N_q, d), (..., N_kv, d), (..., N_kv, d), in float64."""
+    Q, K, V = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
+    return _probabilities(Q, K, causal) @ V
+
+
+def reference_gradients(Q, K, V, dO, causal: bool = False) -> dict[str, np.ndarray]:
+    """dQ, dK, dV of O = softmax(QKᵀ/√d)V for the upstream gradient dO, in float64.
+
+    The textbook chain rule on whole matrices: dV = Pᵀ dO, dP = dO Vᵀ,
+    dS = P ∘ (dP − rowsum(P ∘ dP)), dQ = dS K / √d, dK = dSᵀ Q / √d.
+    """
+    Q, K, V, dO = (np.asarray(x, dtype=np.float64) for x in (Q, K, V, dO))
+    P = _probabilities(Q, K, causal)
+    dP = dO @ np.swapaxes(V, -1, -2)
+    dS = P * (dP - (P * dP).sum(axis=-1, keepdims=True))
+    scale = 1.0 / np.sqrt(Q.shape[-1])
+    return {"dQ": dS @ K * scale, "dK": np.swapaxes(dS, -1, -2) @ Q * scale, "dV": np.swapaxes(P, -1, -2) @ dO}

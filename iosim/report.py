@@ -42,7 +42,7 @@ def result_table(r: Result) -> str:
     p = r.problem
     shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
     head = (
-        f"{r.algorithm} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
+        f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
         f"{p.dtype}{' causal' if p.causal else ''}\n"
         f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
         f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"
@@ -65,7 +65,7 @@ def result_table(r: Result) -> str:
     th = r.theorem2
     per_head = r.hbm.total_elements // p.heads_total
     theory = (
-        f"Theorem 2 ({th.family}): count {per_head:,} elements per head vs {th.expression} = {th.value:,.0f}; "
+        f"{th.name} ({th.family}): count {per_head:,} elements per head vs {th.expression} = {th.value:,.0f}; "
         f"ratio {th.ratio(per_head):.3f}" + ("" if th.in_regime else "  [outside d ≤ M ≤ N·d]")
     )
     summary = (

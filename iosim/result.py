@@ -83,6 +83,7 @@ class Result:
     time: TimePrediction
     theorem2: Theorem2
     sram_elements: int
+    passes: str = "forward"
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
 
@@ -96,6 +97,7 @@ class Result:
         p = self.problem
         return {
             "algorithm": self.algorithm,
+            "passes": self.passes,
             "profile": self.profile,
             "problem": {
                 "batch": p.batch, "heads": p.heads, "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
@@ -119,6 +121,7 @@ class Result:
             "ops": dict(self.ops),
             "time": self.time.to_dict(),
             "theorem2": {
+                "theorem": self.theorem2.name,
                 "family": self.theorem2.family,
                 "expression": self.theorem2.expression,
                 "M_elements": self.sram_elements,

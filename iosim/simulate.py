@@ -18,7 +18,7 @@ import numpy as np
 from .dtypes import width
 from .engine.context import Context
 from .engine.residency import ResidencyTracker
-from .errors import ProblemError
+from .errors import CapacityError, ProblemError
 from .hardware import HardwareProfile, load_profile
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
 from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic
@@ -45,15 +45,18 @@ def choose_blocks(problem: Problem, M: int, block_q: int | None, block_kv: int |
     return blocks, rule
 
 
-def random_inputs(problem: Problem, seed: int = 0) -> dict[str, np.ndarray]:
-    """Standard-normal Q, K, V of shape (batch, heads, rows, d), float64."""
+def random_inputs(problem: Problem, seed: int = 0, gradient: bool = False) -> dict[str, np.ndarray]:
+    """Standard-normal Q, K, V (and dO with ``gradient``) of shape (batch, heads, rows, d), float64."""
     rng = np.random.default_rng(seed)
     b, h, d = problem.batch, problem.heads, problem.head_dim
-    return {
+    inputs = {
         "Q": rng.standard_normal((b, h, problem.seq_len_q, d)),
         "K": rng.standard_normal((b, h, problem.seq_len_kv, d)),
         "V": rng.standard_normal((b, h, problem.seq_len_kv, d)),
     }
+    if gradient:
+        inputs["dO"] = rng.standard_normal((b, h, problem.seq_len_q, d))
+    return inputs
 
 
 def simulate(
@@ -71,13 +74,16 @@ def simulate(
     residency: str = "kernel",
     sram_bytes: int | None = None,
     schedule_options: dict | None = None,
+    passes: str = "forward",
 ) -> Result:
     """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
 
     ``mode``: ``"count"`` (fast, shapes only), ``"trace"`` (shapes only, every iteration
     one by one) or ``"numeric"`` (float64 NumPy on ``inputs`` or random ones from
     ``seed``; the result's ``outputs`` hold O and the statistics, shaped (B, H, N, ·)).
-    ``sram_bytes`` overrides the profile's per-block scratchpad (and so M).
+    ``passes``: ``"forward"``, ``"backward"`` or ``"forward+backward"`` (built-in
+    algorithms; a backward-only numeric run first computes the forward outputs it needs,
+    uncounted). ``sram_bytes`` overrides the profile's per-block scratchpad (and so M).
     ``tiles``, ``count_init``: conventions C4 and C5 of the spec. ``residency``:
     ``"kernel"`` or ``"sram"`` (see :mod:`iosim.engine.residency`).
     """
@@ -88,7 +94,7 @@ def simulate(
         raise ProblemError(f"sram_bytes must be a positive integer, got {capacity!r}")
     M = sram_elements(capacity, problem.dtype)
     blocks, rule = choose_blocks(problem, M, block_q, block_kv)
-    schedule = get_schedule(algorithm) if isinstance(algorithm, str) else algorithm
+    schedule = get_schedule(algorithm, passes) if isinstance(algorithm, str) else algorithm
     name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
 
     regs = profile.registers
@@ -97,21 +103,31 @@ def simulate(
     capacities = {"scratchpad": capacity, "registers": regs.per_block_bytes if regs is not None else None}
     tracker = ResidencyTracker(residency, level_names={"scratchpad": scratch.name, "registers": level_names["registers"]},
                                capacities=capacities, enforced={"scratchpad"})
-    if mode == "numeric" and inputs is None:
-        inputs = random_inputs(problem, seed)
+    if mode == "numeric":
+        if inputs is None:
+            inputs = random_inputs(problem, seed, gradient="backward" in passes)
+        if passes == "backward" and isinstance(algorithm, str):
+            # The backward pass reads what the forward pass left in HBM (O, L or ℓ, m, P).
+            forward = simulate(profile, algorithm, problem, block_q=blocks.block_q, block_kv=blocks.block_kv,
+                               mode="numeric", inputs=inputs, sram_bytes=capacity, residency=residency,
+                               schedule_options={k: v for k, v in (schedule_options or {}).items() if k == "gemm"})
+            inputs = {**inputs, **forward.outputs}
     ctx = Context(
         problem, blocks, mode=mode, residency=tracker, level_names=level_names,
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init,
     )
-    schedule(ctx, **(schedule_options or {}))
-    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, {
+    try:
+        schedule(ctx, **(schedule_options or {}))
+    except CapacityError as exc:
+        raise CapacityError(f"{exc} (B_r={blocks.block_q}, B_c={blocks.block_kv}, {rule} rule, {passes})") from None
+    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, {
         "tiles": tiles, "count_init": count_init, "residency": residency,
         "sram_bytes": capacity, **(schedule_options or {}),
     })
 
 
-def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, options) -> Result:
+def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options) -> Result:
     bh = problem.heads_total
     tensors = {}
     for spec in ctx.tensors:
@@ -128,17 +144,19 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, option
     )
     ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
     link_bytes = {k: v * bh for k, v in ctx.ledger.link_bytes.items()}
-    family = SCHEDULES[name][2] if name in SCHEDULES else "flash"
+    family = SCHEDULES[name].family if name in SCHEDULES else "flash"
+    theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
     outputs = {}
     if mode == "numeric":
         shape = (problem.batch, problem.heads)
-        outputs = {k: v.reshape(shape + v.shape[1:]) for k, v in ctx.hbm.items() if k not in ("Q", "K", "V")}
+        outputs = {k: v.reshape(shape + v.shape[1:]) for k, v in ctx.hbm.items() if k not in ctx.input_names}
     return Result(
         algorithm=name, profile=profile.name, problem=problem, blocks=blocks, block_rule=rule, mode=mode,
         options=options, tensors=tensors, hbm=hbm,
         sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
         ops=ops, time=predict_time(profile, link_bytes, ops, problem.dtype),
-        theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M),
+        theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M, theorem),
+        passes=passes,
         sram_elements=M, outputs=outputs, watches=ctx.watches,
     )
 

@@ -1,8 +1,9 @@
-"""The closed-form IO expressions of the FlashAttention paper (Theorem 2).
+"""The closed-form IO expressions of the FlashAttention paper (Theorems 2 and 5).
 
 Theorem 2 (arXiv 2205.14135 §3.2): with d ≤ M ≤ N·d, standard attention (Algorithm 0)
 needs Θ(N·d + N²) HBM accesses and FlashAttention (Algorithm 1) Θ(N²·d²/M). Accesses are
-elements (convention C1), M is the SRAM size in elements.
+elements (convention C1), M is the SRAM size in elements. Theorem 5 states the same two
+bounds for the backward passes (Algorithms 3 and 4).
 
 These expressions are for *comparison* (ratios, fitted exponents); the counts themselves
 always come from running a schedule.
@@ -21,13 +22,15 @@ class Theorem2:
     expression: str      # human-readable form
     value: float         # the expression evaluated, in elements
     in_regime: bool      # whether d ≤ M ≤ N·d holds
+    name: str = "Theorem 2"  # Theorem 5 states the same bounds for the backward pass
 
     def ratio(self, count_elements: int) -> float:
         """count / expression: the constant hidden in the Θ."""
         return count_elements / self.value
 
 
-def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_elements: int) -> Theorem2:
+def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_elements: int,
+             name: str = "Theorem 2") -> Theorem2:
     """Theorem 2's expression for ``family`` ("standard" or "flash").
 
     For N_q ≠ N_kv, N² becomes N_q·N_kv and N·d becomes N_q·d (the theorem itself is
@@ -37,5 +40,5 @@ def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_e
     d, M = head_dim, sram_elements
     in_regime = d <= M <= seq_len_q * d
     if family == "standard":
-        return Theorem2(family, "N·d + N²", seq_len_q * d + n2, in_regime)
-    return Theorem2(family, "N²·d²/M", n2 * d * d / M, in_regime)
+        return Theorem2(family, "N·d + N²", seq_len_q * d + n2, in_regime, name)
+    return Theorem2(family, "N²·d²/M", n2 * d * d / M, in_regime, name)

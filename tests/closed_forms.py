@@ -45,3 +45,25 @@ def fa2_forward(n: int, d: int, br: int, bc: int, causal: bool, padded: bool = F
     nr, nc = tilde(n, br, padded), tilde(n, bc, padded)
     C = causal_C(n, br, bc) if causal else ceil_div(n, br) * nc
     return {"Q": (nr * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, nr * d), "L": (0, nr)}
+
+
+def standard_backward(n: int, d: int) -> dict:
+    """§3.4: 8·N·d + 7·N²."""
+    nd, n2 = n * d, n * n
+    return {"Q": (nd, 0), "K": (nd, 0), "V": (nd, 0), "P": (2 * n2, 0), "dO": (2 * nd, 0),
+            "dQ": (0, nd), "dK": (0, nd), "dV": (0, nd), "dP": (n2, n2), "dS": (2 * n2, n2)}
+
+
+def fa1_backward(n: int, d: int, br: int, bc: int, causal: bool) -> dict:
+    """§3.5 and §3.7: K, V read Ñ_c·d; Q, O, dO, dQ read R·d; dQ written R·d; ℓ, m read R."""
+    R = causal_R(n, br, bc) if causal else ceil_div(n, bc) * n
+    return {"Q": (R * d, 0), "K": (n * d, 0), "V": (n * d, 0), "O": (R * d, 0), "l": (R, 0), "m": (R, 0),
+            "dO": (R * d, 0), "dQ": (R * d, R * d), "dK": (0, n * d), "dV": (0, n * d)}
+
+
+def fa2_backward(n: int, d: int, br: int, bc: int, causal: bool, dq_twice: bool = False) -> dict:
+    """§3.6 and §3.7: as FA1 plus D = rowsum(dO ∘ O) (dO, O read once more, D written N, read R)."""
+    R = causal_R(n, br, bc) if causal else ceil_div(n, bc) * n
+    dq_reads = 2 * R * d if dq_twice else R * d
+    return {"Q": (R * d, 0), "K": (n * d, 0), "V": (n * d, 0), "O": (n * d + R * d, 0), "L": (R, 0),
+            "dO": (n * d + R * d, 0), "dQ": (dq_reads, R * d), "dK": (0, n * d), "dV": (0, n * d), "D": (R, n)}

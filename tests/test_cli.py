@@ -157,3 +157,24 @@ def test_bad_profile_yaml_exits_2_naming_the_field(capsys, tmp_path, kind):
     path.write_text(text.replace(old, new, 1))
     code, _, err = run(capsys, "simulate", "--hw", str(path), "--algo", "fa2", "-N", "64", "-d", "16")
     assert_clean_error(code, err, fragment)
+
+
+def test_backward_pass_json(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "fa-paper-a100", "--algo", "fa2", "-N", "8192", "-d", "128",
+                       "--pass", "backward", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["passes"] == "backward" and data["theorem2"]["theorem"] == "Theorem 5"
+    assert data["hbm"]["total_bytes"] == 466_321_408  # fa-io-spec.md §4.2, stats in fp32
+
+
+def test_standard_backward_rejects_tiled_gemm(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "standard", "-N", "64", "-d", "16",
+                       "--pass", "backward", "--gemm", "tiled")
+    assert_clean_error(code, err, "idealised")
+
+
+def test_dq_read_twice_only_for_fa2(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "64", "-d", "16",
+                       "--pass", "backward", "--dq-read-twice")
+    assert_clean_error(code, err, "dq_read_twice")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..report import FORMATTERS
-from ..schedules import SCHEDULES
+from ..schedules import PASSES, SCHEDULES
 from ..simulate import simulate
 from .common import add_problem_arguments, positive_int, problem_from_args
 
@@ -18,6 +18,8 @@ def register(subparsers) -> None:
     )
     add_problem_arguments(p)
     p.add_argument("--algo", required=True, choices=list(SCHEDULES), help="loop order")
+    p.add_argument("--pass", dest="passes", choices=list(PASSES), default="forward",
+                   help="forward (default), backward, or forward+backward")
     p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
     p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")
     p.add_argument("--format", choices=list(FORMATTERS), default="table")
@@ -28,14 +30,21 @@ def register(subparsers) -> None:
                    help="where S, P and the O accumulator live: registers as in the real kernels (default) or SRAM")
     p.add_argument("--gemm", choices=["idealised", "tiled"], default="idealised",
                    help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
+    p.add_argument("--dq-read-twice", action="store_true",
+                   help="fa2 backward: read dQ_i in both line 9 and line 15 (the literal reading)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    options = {"gemm": args.gemm} if args.algo == "standard" else None
+    options = {}
+    if args.algo == "standard":
+        options["gemm"] = args.gemm
+    if args.dq_read_twice:
+        options["dq_read_twice"] = True
     result = simulate(
         args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
+        passes=args.passes,
     )
     print(FORMATTERS[args.format](result))
     return 0

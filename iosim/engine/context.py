@@ -71,6 +71,7 @@ class Context:
         self._weights = [1]
         self.hbm: dict[str, np.ndarray] = {}
         self.watches: dict[str, list[np.ndarray]] = {}
+        self.input_names: set[str] = set()
         if mode == "numeric":
             self._bind_inputs(inputs or {})
 
@@ -273,6 +274,7 @@ class Context:
             if array.shape != want:
                 raise ScheduleError(f"input {name} has shape {array.shape}, expected (batch, heads, rows, cols) = {want}")
             self.hbm[name] = array.reshape((bh,) + self._full_shape(spec))
+            self.input_names.add(name)
 
     def _hbm_array(self, spec: TensorSpec, create: bool = False) -> np.ndarray:
         if spec.name not in self.hbm:

@@ -61,11 +61,22 @@ FORWARD_TENSORS = (
     TensorSpec("L", "q", None, "stats", ACCUM_DTYPE, "L = m + log ℓ: logsumexp (FA2)"),
 )
 
+#: The backward-pass tensors (FA1 Algorithms 3–4, FA2 Algorithm 2).
+BACKWARD_TENSORS = (
+    TensorSpec("dO", "q", "d", "input", description="gradient of the output, N_q × d"),
+    TensorSpec("dQ", "q", "d", "output", description="gradient of Q, N_q × d (accumulated)"),
+    TensorSpec("dK", "kv", "d", "output", description="gradient of K, N_kv × d"),
+    TensorSpec("dV", "kv", "d", "output", description="gradient of V, N_kv × d"),
+    TensorSpec("dP", "q", "kv", "scores", description="dO Vᵀ, N_q × N_kv (standard attention only)"),
+    TensorSpec("dS", "q", "kv", "scores", description="P ∘ (dP − D), N_q × N_kv (standard attention only)"),
+    TensorSpec("D", "q", None, "stats", ACCUM_DTYPE, "D = rowsum(dO ∘ O) (FA2)"),
+)
+
 
 class TensorTable:
     """The tensors a run knows about: the built-in ones plus any a schedule declares."""
 
-    def __init__(self, specs=FORWARD_TENSORS):
+    def __init__(self, specs=FORWARD_TENSORS + BACKWARD_TENSORS):
         self._specs = {s.name: s for s in specs}
 
     def __getitem__(self, name: str) -> TensorSpec:

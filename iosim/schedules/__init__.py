@@ -1,4 +1,4 @@
-"""Built-in loop orders. Each is a plain function ``schedule(ctx, **options)``.
+"""Built-in loop orders. Each pass is a plain function ``schedule(ctx, **options)``.
 
 A user schedule is any function with that signature; pass it to
 :func:`iosim.simulate` in place of a name.
@@ -6,24 +6,67 @@ A user schedule is any function with that signature; pass it to
 
 from __future__ import annotations
 
+import inspect
+from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ScheduleError
 from .fa1 import fa1_forward
+from .fa1_backward import fa1_backward
 from .fa2 import fa2_forward
+from .fa2_backward import fa2_backward
 from .standard import standard_forward
+from .standard_backward import standard_backward
 
-#: name -> (schedule function, one-line description, family for Theorem 2)
-SCHEDULES: dict[str, tuple[Callable, str, str]] = {
-    "standard": (standard_forward, "Algorithm 0: S and P written to and read back from HBM", "standard"),
-    "fa1": (fa1_forward, "FlashAttention Algorithm 1: K/V outer loop, O, ℓ, m read and written per step", "flash"),
-    "fa2": (fa2_forward, "FlashAttention-2 Algorithm 1: Q outer loop, O, ℓ, m on chip, O and L written once", "flash"),
+PASSES = ("forward", "backward", "forward+backward")
+
+
+@dataclass(frozen=True)
+class Algorithm:
+    """A built-in algorithm: its forward and backward schedules and its IO family."""
+
+    forward: Callable
+    backward: Callable
+    description: str
+    family: str  # "standard" (Θ(Nd + N²)) or "flash" (Θ(N²d²/M)), Theorems 2 and 5
+
+
+SCHEDULES: dict[str, Algorithm] = {
+    "standard": Algorithm(standard_forward, standard_backward,
+                          "Algorithms 0 and 3: S, P (and dP, dS) written to and read back from HBM", "standard"),
+    "fa1": Algorithm(fa1_forward, fa1_backward,
+                     "FlashAttention Algorithms 1 and 4: K/V outer loop, O, ℓ, m (dQ) read and written per step", "flash"),
+    "fa2": Algorithm(fa2_forward, fa2_backward,
+                     "FlashAttention-2 Algorithms 1 and 2: Q outer loop forward, K/V outer loop backward", "flash"),
 }
 
 
-def get_schedule(name: str) -> Callable:
-    """The schedule function called ``name``; a clear error for an unknown one."""
+def get_algorithm(name: str) -> Algorithm:
     try:
-        return SCHEDULES[name][0]
+        return SCHEDULES[name]
     except KeyError:
         raise ScheduleError(f"unknown algorithm {name!r}; choose one of {', '.join(SCHEDULES)}") from None
+
+
+def get_schedule(name: str, passes: str = "forward") -> Callable:
+    """One function running the requested passes of algorithm ``name``.
+
+    Options are routed to the pass that takes them (``gemm`` to standard attention,
+    ``dq_read_twice`` to FA2's backward); an option no pass takes is an error.
+    """
+    algorithm = get_algorithm(name)
+    if passes not in PASSES:
+        raise ScheduleError(f"unknown pass {passes!r}; choose one of {', '.join(PASSES)}")
+    steps = [getattr(algorithm, p) for p in passes.split("+")]
+
+    def run(ctx, **options):
+        accepted = set().union(*(inspect.signature(s).parameters for s in steps)) - {"ctx"}
+        unknown = set(options) - accepted
+        if unknown:
+            raise ScheduleError(f"{name} ({passes}) takes no option {', '.join(sorted(unknown))}")
+        for step in steps:
+            params = inspect.signature(step).parameters
+            step(ctx, **{k: v for k, v in options.items() if k in params})
+
+    run.__name__ = name
+    return run

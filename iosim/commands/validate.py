@@ -1,0 +1,156 @@
+"""``iosim validate``: run the loop orders as CUDA kernels on a real GPU and hold the
+simulator to what they do.
+
+For each algorithm it reports: the output against a float64 NumPy reference; the bytes each
+tensor moved to and from global memory, counted by the instrumented kernels, beside the
+simulator's count, and whether they are equal (they must be, to the byte); the kernel time
+(CUDA events, median after warm-up) beside the simulator's predicted time; and with
+``--ncu`` what Nsight Compute measured. The simulator is run with the kernels' tiles
+(``--block-q``, ``--block-kv``), exact ragged tiles, no init writes, and for ``standard``
+the tiled GEMM model (``gemm="tiled"``) that matches a real tiled kernel.
+
+Exit status: 0 when every count is equal and every output within tolerance, 1 otherwise,
+2 for a usage problem (no CuPy, no GPU, a shape the kernels do not implement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from .common import add_problem_arguments, positive_int, problem_from_args
+
+ALGORITHMS = ("standard", "fa1", "fa2")
+
+
+def _algo_list(text: str) -> list[str]:
+    names = [a.strip() for a in text.split(",") if a.strip()]
+    bad = [a for a in names if a not in ALGORITHMS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"choose from {', '.join(ALGORITHMS)} (comma-separated), got {text!r}")
+    return names
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "validate",
+        help="run standard/FA1/FA2 as CUDA kernels (CuPy) and compare their bytes with the simulator's",
+        description="Run the loop orders on the GPU with the simulator's tiles, count every byte each "
+        "kernel loads and stores per tensor, and check the counts against the simulator.",
+    )
+    add_problem_arguments(p)
+    p.add_argument("--algo", type=_algo_list, default=list(ALGORITHMS),
+                   help="comma-separated algorithms (default standard,fa1,fa2)")
+    p.add_argument("--block-q", type=positive_int, default=64, help="B_r, query rows per tile (default 64)")
+    p.add_argument("--block-kv", type=positive_int, default=64, help="B_c, key/value rows per tile (default 64)")
+    p.add_argument("--impl", choices=["auto", "mma", "generic"], default="auto",
+                   help="kernel implementation: tensor cores (fp16 fa2/standard), CUDA cores, or auto (default)")
+    p.add_argument("--ncu", action="store_true",
+                   help="also measure global-load, L2 and DRAM bytes with Nsight Compute (--clock-control none)")
+    p.add_argument("--warmup", type=positive_int, default=5, help="untimed launches before timing (default 5)")
+    p.add_argument("--repeats", type=positive_int, default=20, help="timed launches; the median is reported (default 20)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the N(0,1) inputs (default 0)")
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(run=run)
+
+
+def validate_one(algo: str, args: argparse.Namespace, problem) -> dict:
+    """Run one algorithm on the GPU and in the simulator; the comparison as a JSON-able dict."""
+    from ..simulate import simulate
+    from ..gpu import runner
+    from ..gpu.kernels import make_config
+
+    cfg = make_config(algo, seq_len=problem.seq_len_q, head_dim=problem.head_dim,
+                      heads_total=problem.heads_total, dtype=problem.dtype, causal=problem.causal,
+                      block_q=args.block_q, block_kv=args.block_kv, impl=args.impl)
+    sim = simulate(args.hw, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
+                   schedule_options={"gemm": "tiled"} if algo == "standard" else None)
+    gpu = runner.run(cfg, seed=args.seed, warmup=args.warmup, repeats=args.repeats)
+    rows = []
+    for name in sorted(set(sim.tensors) | {n for n, (r, w) in gpu.counts.items() if r or w}, key=_tensor_order):
+        s = sim.tensors.get(name)
+        sr, sw = (s.read_bytes, s.write_bytes) if s is not None else (0, 0)
+        gr, gw = gpu.counts.get(name, (0, 0))
+        rows.append({"tensor": name, "gpu_read_bytes": gr, "sim_read_bytes": sr, "gpu_write_bytes": gw,
+                     "sim_write_bytes": sw, "equal": gr == sr and gw == sw})
+    out = {
+        "algo": algo, "impl": cfg.impl, "kernels": list(gpu.kernels),
+        "output": {"max_abs_err": gpu.max_abs_err, "tolerance": gpu.tolerance, "lse_max_abs_err": gpu.lse_err,
+                   "lse_tolerance": gpu.lse_tolerance, "checked_rows": gpu.checked_rows,
+                   "total_rows": gpu.total_rows, "timed_build_identical": gpu.timed_matches_counted,
+                   "ok": gpu.output_ok},
+        "tensors": rows,
+        "counts_equal": all(r["equal"] for r in rows),
+        "gpu_total": {"read_bytes": sum(r["gpu_read_bytes"] for r in rows),
+                      "write_bytes": sum(r["gpu_write_bytes"] for r in rows)},
+        "sim_total": {"read_bytes": sim.hbm.read_bytes, "write_bytes": sim.hbm.write_bytes},
+        "time": {"measured_s": gpu.time_s, "predicted_s": sim.time.predicted_s, "warmup": gpu.warmup,
+                 "repeats": gpu.repeats, "tflops": gpu.tflops},
+    }
+    if args.ncu:
+        from ..gpu import ncu
+
+        out["ncu"] = ncu.measure(cfg, seed=args.seed)
+    return out
+
+
+def _tensor_order(name: str) -> int:
+    order = ("Q", "K", "V", "O", "S", "P", "l", "m", "L")
+    return order.index(name) if name in order else len(order)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..gpu import require
+
+    require()  # DependencyError (exit 2) without CuPy or a GPU, before any other work
+    from ..gpu import runner
+
+    problem = problem_from_args(args)
+    report = {
+        "device": runner.device_info(),
+        "hw_profile": args.hw,
+        "problem": {"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
+                    "heads": problem.heads, "dtype": problem.dtype, "causal": problem.causal,
+                    "block_q": args.block_q, "block_kv": args.block_kv},
+        "results": [validate_one(algo, args, problem) for algo in args.algo],
+    }
+    report["ok"] = all(r["counts_equal"] and r["output"]["ok"] for r in report["results"])
+    print(json.dumps(report, indent=2) if args.format == "json" else format_table(report))
+    return 0 if report["ok"] else 1
+
+
+def _ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1e3:.4g} ms"
+
+
+def format_table(report: dict) -> str:
+    dev, p = report["device"], report["problem"]
+    lines = [
+        f"iosim validate on {dev.get('gpu')} (cc {dev.get('compute_capability')}, driver {dev.get('driver', '?')}, "
+        f"CUDA {dev.get('cuda_runtime')}, CuPy {dev.get('cupy')}); simulator profile {report['hw_profile']}",
+        f"N={p['seq_len']} d={p['head_dim']} B={p['batch']} H={p['heads']} {p['dtype']}"
+        f"{' causal' if p['causal'] else ''}  B_r={p['block_q']} B_c={p['block_kv']}",
+    ]
+    for r in report["results"]:
+        o, t = r["output"], r["time"]
+        lines += ["", f"{r['algo']}  [{r['impl']}: {', '.join(r['kernels'])}]"]
+        lse = "" if o["lse_max_abs_err"] is None else f"; max |L-L_ref| = {o['lse_max_abs_err']:.2e} (tol {o['lse_tolerance']:.0e})"
+        rows = "" if o["checked_rows"] == o["total_rows"] else f" over {o['checked_rows']} of {o['total_rows']} rows"
+        lines.append(f"  output: max |O-O_ref| = {o['max_abs_err']:.2e} (tol {o['tolerance']:.0e}){lse}{rows}"
+                     f"  -> {'ok' if o['ok'] else 'FAIL'}")
+        header = f"  {'tensor':<6} {'gpu read B':>15} {'sim read B':>15} {'gpu write B':>15} {'sim write B':>15}  equal"
+        lines += [header, "  " + "-" * (len(header) - 2)]
+        for row in r["tensors"]:
+            lines.append(f"  {row['tensor']:<6} {row['gpu_read_bytes']:>15,} {row['sim_read_bytes']:>15,} "
+                         f"{row['gpu_write_bytes']:>15,} {row['sim_write_bytes']:>15,}  {'yes' if row['equal'] else 'NO'}")
+        g, s = r["gpu_total"], r["sim_total"]
+        lines.append(f"  {'total':<6} {g['read_bytes']:>15,} {s['read_bytes']:>15,} {g['write_bytes']:>15,} "
+                     f"{s['write_bytes']:>15,}  {'yes' if r['counts_equal'] else 'NO'}")
+        tf = "" if t["tflops"] is None else f", {t['tflops']:.1f} TFLOP/s"
+        lines.append(f"  time: measured {_ms(t['measured_s'])} (median of {t['repeats']} after {t['warmup']} warm-up"
+                     f"{tf}); simulator predicts {_ms(t['predicted_s'])}")
+        if "ncu" in r:
+            for key, value in r["ncu"].items():
+                lines.append(f"  ncu {key:<28} {value:>18,.0f} B")
+    lines += ["", "all counts equal and outputs within tolerance" if report["ok"] else "MISMATCH: see above"]
+    return "\n".join(lines)
