@@ -15,7 +15,6 @@ from typing import Callable
 
 import numpy as np
 
-from .dtypes import width
 from .engine.context import Context
 from .engine.residency import ResidencyTracker
 from .errors import CapacityError, ProblemError
@@ -97,12 +96,7 @@ def simulate(
     schedule = get_schedule(algorithm, passes) if isinstance(algorithm, str) else algorithm
     name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
 
-    regs = profile.registers
-    level_names = {"dram": profile.dram.name, "scratchpad": scratch.name,
-                   "registers": regs.name if regs is not None else "registers"}
-    capacities = {"scratchpad": capacity, "registers": regs.per_block_bytes if regs is not None else None}
-    tracker = ResidencyTracker(residency, level_names={"scratchpad": scratch.name, "registers": level_names["registers"]},
-                               capacities=capacities, enforced={"scratchpad"})
+    level_names, tracker = _on_chip_levels(profile, capacity, residency)
     if mode == "numeric":
         if inputs is None:
             inputs = random_inputs(problem, seed, gradient="backward" in passes)
@@ -125,6 +119,20 @@ def simulate(
         "tiles": tiles, "count_init": count_init, "residency": residency,
         "sram_bytes": capacity, **(schedule_options or {}),
     })
+
+
+def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):
+    """Level names by role, and a tracker that enforces the per-block shared memory only."""
+    regs = profile.registers
+    regs_name = regs.name if regs is not None else "registers"
+    level_names = {"dram": profile.dram.name, "scratchpad": profile.scratchpad.name, "registers": regs_name}
+    tracker = ResidencyTracker(
+        residency,
+        level_names={"scratchpad": profile.scratchpad.name, "registers": regs_name},
+        capacities={"scratchpad": sram_bytes, "registers": regs.per_block_bytes if regs is not None else None},
+        enforced={"scratchpad"},
+    )
+    return level_names, tracker
 
 
 def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options) -> Result:
@@ -166,4 +174,4 @@ def _occupancy(tracker: ResidencyTracker, role: str) -> LevelOccupancy:
     return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles))
 
 
-__all__ = ["simulate", "choose_blocks", "random_inputs", "resolve_profile", "width"]
+__all__ = ["simulate", "choose_blocks", "random_inputs", "resolve_profile"]
