@@ -178,3 +178,17 @@ def test_dq_read_twice_only_for_fa2(capsys):
     code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "64", "-d", "16",
                        "--pass", "backward", "--dq-read-twice")
     assert_clean_error(code, err, "dq_read_twice")
+
+
+def test_unequal_lengths(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "toy", "--algo", "fa2", "--seq-len-q", "1", "--seq-len-kv", "4096",
+                       "-d", "16", "--block-q", "1", "--block-kv", "64", "--causal", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["problem"]["seq_len_q"], data["problem"]["seq_len_kv"]) == (1, 4096)
+    assert data["tensors"]["K"]["read_elements"] == 4096 * 16  # one query row sees every key
+
+
+def test_sequence_length_missing(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa2", "--seq-len-q", "64", "-d", "16")
+    assert_clean_error(code, err, "--seq-len")

@@ -131,3 +131,39 @@ def test_three_modes_count_identically(paper_a100, algo, causal):
         assert other.tensors == runs[0].tensors
         assert other.ops == runs[0].ops
         assert other.sram == runs[0].sram and other.registers == runs[0].registers
+
+
+def brute_force_active(n_q, n_kv, br, bc):
+    """Active blocks by checking every entry: k ≤ q + (N_kv − N_q) somewhere in the block."""
+    t_r, t_c = cf.ceil_div(n_q, br), cf.ceil_div(n_kv, bc)
+    active = []
+    for i in range(t_r):
+        for j in range(t_c):
+            rows = range(i * br, min((i + 1) * br, n_q))
+            cols = range(j * bc, min((j + 1) * bc, n_kv))
+            if any(k <= q + n_kv - n_q for q in rows for k in cols):
+                active.append((i, j, len(rows), len(cols)))
+    return active
+
+
+@pytest.mark.parametrize("n_q,n_kv,br,bc", [(70, 150, 32, 32), (150, 70, 16, 48), (1, 4000, 64, 128),
+                                            (64, 1000, 64, 256), (333, 333, 48, 32)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal):
+    """C3/§3.7: count query and key rows separately; causal aligned bottom-right."""
+    if causal:
+        active = brute_force_active(n_q, n_kv, br, bc)
+    else:
+        active = [(i, j, min(br, n_q - i * br), min(bc, n_kv - j * bc))
+                  for i in range(cf.ceil_div(n_q, br)) for j in range(cf.ceil_div(n_kv, bc))]
+    R = sum(r for _, _, r, _ in active)
+    C = sum(c for _, _, _, c in active)
+    kv_rows = sum(min(bc, n_kv - j * bc) for j in range(cf.ceil_div(n_kv, bc)))
+    d = 16
+    problem = Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=d, causal=causal)
+    fa2 = simulate(paper_a100, "fa2", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
+    assert per_tensor(fa2, 1) == {"Q": (n_q * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, n_q * d), "L": (0, n_q)}
+    fa1 = simulate(paper_a100, "fa1", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
+    # Algorithm 1 loads K_j, V_j for every j, even a column with no active block.
+    assert per_tensor(fa1, 1) == {"Q": (R * d, 0), "K": (kv_rows * d, 0), "V": (kv_rows * d, 0),
+                                  "O": (R * d, R * d), "l": (R, R), "m": (R, R)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..dtypes import WIDTH_BYTES
+from ..errors import ProblemError
 from ..problem import Problem
 
 
@@ -19,9 +20,11 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_problem_arguments(p: argparse.ArgumentParser, seq_len_required: bool = True) -> None:
+def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hw", required=True, help="built-in profile name (see `iosim profiles`) or path to a YAML profile")
-    p.add_argument("--seq-len", "-N", type=positive_int, required=seq_len_required, help="sequence length N")
+    p.add_argument("--seq-len", "-N", type=positive_int, help="sequence length N (queries and keys)")
+    p.add_argument("--seq-len-q", type=positive_int, help="query length N_q, if it differs from the key length")
+    p.add_argument("--seq-len-kv", type=positive_int, help="key/value length N_kv (causal masks align bottom-right)")
     p.add_argument("--head-dim", "-d", type=positive_int, required=True, help="head dimension d")
     p.add_argument("--batch", "-B", type=positive_int, default=1, help="batch size B (default 1)")
     p.add_argument("--heads", "-H", type=positive_int, default=1, help="number of heads H (default 1)")
@@ -30,5 +33,9 @@ def add_problem_arguments(p: argparse.ArgumentParser, seq_len_required: bool = T
 
 
 def problem_from_args(args: argparse.Namespace) -> Problem:
-    return Problem(seq_len=args.seq_len, head_dim=args.head_dim, batch=args.batch, heads=args.heads,
+    n_q = args.seq_len_q or args.seq_len
+    n_kv = args.seq_len_kv or args.seq_len
+    if not (n_q and n_kv):
+        raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
+    return Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=args.head_dim, batch=args.batch, heads=args.heads,
                    dtype=args.dtype, causal=args.causal)

@@ -1,0 +1,73 @@
+"""`iosim validate` without CuPy or without a GPU: a DependencyError naming what is missing
+(the CLI turns it into exit code 2). Runs on any machine: CuPy's absence, or a CuPy that sees
+no device, is simulated, so these tests also pass where a GPU is present."""
+
+import argparse
+import sys
+import types
+
+import pytest
+
+import iosim.gpu  # must not import cupy
+from iosim.commands import validate
+from iosim.errors import DependencyError
+
+
+def parse(*argv):
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    validate.register(sub)
+    return parser.parse_args(["validate", *argv])
+
+
+ARGS = ("--hw", "h200", "--seq-len", "256", "--head-dim", "64")
+
+
+def test_importing_iosim_gpu_does_not_import_cupy():
+    assert "cupy" not in vars(iosim.gpu)
+
+
+def test_without_cupy_validate_raises_dependency_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # `import cupy` now raises ImportError
+    with pytest.raises(DependencyError) as info:
+        validate.run(parse(*ARGS))
+    msg = str(info.value)
+    assert "CuPy is not installed" in msg
+    assert 'pip install "iosim[gpu]"' in msg
+    assert "NVIDIA GPU" in msg
+
+
+def test_without_a_gpu_validate_raises_dependency_error(monkeypatch):
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=lambda: 0))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with pytest.raises(DependencyError) as info:
+        validate.run(parse(*ARGS))
+    assert "no NVIDIA GPU is visible" in str(info.value)
+
+
+def test_a_driver_error_is_reported_as_a_missing_gpu(monkeypatch):
+    def no_driver():
+        raise RuntimeError("cudaErrorInsufficientDriver")
+
+    fake = types.ModuleType("cupy")
+    fake.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDeviceCount=no_driver))
+    monkeypatch.setitem(sys.modules, "cupy", fake)
+    with pytest.raises(DependencyError) as info:
+        validate.run(parse(*ARGS))
+    assert "no usable NVIDIA GPU" in str(info.value) and "cudaErrorInsufficientDriver" in str(info.value)
+
+
+def test_cli_exits_2_with_the_message(monkeypatch, capsys):
+    cli = pytest.importorskip("iosim.cli")
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    code = cli.main(["validate", *ARGS])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "iosim: error:" in err and "CuPy is not installed" in err and "pip install" in err
+
+
+def test_algo_list_is_checked():
+    assert parse(*ARGS, "--algo", "fa2,standard").algo == ["fa2", "standard"]
+    with pytest.raises(SystemExit):
+        parse(*ARGS, "--algo", "fa3")
