@@ -241,20 +241,35 @@ def _set_worker_profile(profile: HardwareProfile) -> None:
 
 
 def count_point(task: tuple) -> Point:
-    """Simulate one point; ``task`` = (algorithm, N, d, M, block rule, dtype).
-
-    Module-level so that :func:`~iosim.progress.progress_map` can run it in workers.
-    """
+    """Simulate one point; ``task`` = (algorithm, N, d, M, block rule, dtype)."""
     algorithm, N, d, M, rule, dtype = task
     blocks, capped = rule_blocks(rule, algorithm, M, d)
+    run = run_blocks((algorithm, N, d, blocks.block_q, blocks.block_kv, dtype))
+    return _point(algorithm, N, d, M, blocks, capped, dtype, run)
+
+
+def run_blocks(key: tuple) -> tuple:
+    """Run the schedule once; ``key`` = (algorithm, N, d, B_r, B_c, dtype).
+
+    Returns (elements per head, reads per tensor, writes per tensor, peak shared-memory
+    bytes). Shared memory is unlimited here: the peak is compared with each M afterwards,
+    so every M that gives the same blocks shares one run. Module-level so that
+    :func:`~iosim.progress.progress_map` can run it in worker processes.
+    """
+    algorithm, N, d, block_q, block_kv, dtype = key
     problem = Problem(seq_len=N, head_dim=d, dtype=dtype)
-    r = simulate(_WORKER_PROFILE, algorithm.schedule, problem, block_q=blocks.block_q, block_kv=blocks.block_kv,
+    r = simulate(_WORKER_PROFILE, algorithm.schedule, problem, block_q=block_q, block_kv=block_kv,
                  sram_bytes=_UNLIMITED_BYTES, schedule_options=dict(algorithm.options) or None)
     bh = problem.heads_total
     reads = {n: t.read_elements // bh for n, t in r.tensors.items()}
     writes = {n: t.write_elements // bh for n, t in r.tensors.items()}
-    return Point(algorithm.name, N, d, M, blocks.block_q, blocks.block_kv, capped, r.hbm.total_elements // bh,
-                 reads, writes, r.sram.peak_bytes, M * width(dtype))
+    return r.hbm.total_elements // bh, reads, writes, r.sram.peak_bytes
+
+
+def _point(algorithm, N, d, M, blocks, capped, dtype, run) -> Point:
+    count, reads, writes, peak = run
+    return Point(algorithm.name, N, d, M, blocks.block_q, blocks.block_kv, capped, count, reads, writes, peak,
+                 M * width(dtype))
 
 
 # --------------------------------------------------------------------------------------
@@ -435,10 +450,12 @@ class BoundsReport:
     seq_lens: list
     head_dims: list
     sram: list | None               # the M values asked for (None: the default grid)
+    sram_steps: int | None
     points: list                    # every simulated Point (feasible or not)
     verdicts: list                  # Verdict, in (algorithm, claim) order
     excluded: list                  # {"N", "d", "M", "algorithm", "reason"}
     algorithms: list
+    runs: int = 0                   # distinct simulations (points with the same blocks share one)
 
     @property
     def holds(self) -> bool:
@@ -466,14 +483,21 @@ class BoundsReport:
             })
         return rows
 
+    def sram_rule(self) -> str:
+        if self.sram is not None:
+            return "the listed values, where d ≤ M ≤ N·d"
+        if self.sram_steps is not None:
+            return f"{self.sram_steps} values evenly spaced in log M over [d, N·d] at each (N, d), and the profile's M"
+        return "d·2^k in [d, N·d] at each (N, d), and the profile's M"
+
     def to_dict(self) -> dict:
         return {
             "claims": [v.to_dict() for v in self.verdicts],
             "holds": self.holds,
             "profile": self.profile, "profile_M_elements": self.profile_M, "dtype": self.dtype,
             "block_rule": self.block_rule, "block_rule_text": BLOCK_RULES[self.block_rule],
-            "algorithms": self.algorithms,
-            "sweep": {"N": self.seq_lens, "d": self.head_dims, "M": self.sram or "powers of two × d in [d, N·d]"},
+            "algorithms": self.algorithms, "simulations": self.runs,
+            "sweep": {"N": self.seq_lens, "d": self.head_dims, "M": self.sram, "M_rule": self.sram_rule()},
             "verdict_rules": {"band_limit": BAND_LIMIT, "exponent_tolerance": EXPONENT_TOLERANCE,
                               "lower_constant": LOWER_CONSTANT},
             "excluded": self.excluded,
@@ -550,11 +574,15 @@ def check_bounds(
         raise ProblemError("no point of the sweep lies in Theorem 2's regime d ≤ M ≤ N·d; "
                            "widen --sram or --seq-len")
 
-    tasks = [(a, N, d, M, block_rule, dtype) for a in algos for (N, d, M) in coords]
+    planned = [(a, N, d, M, *rule_blocks(block_rule, a, M, d)) for a in algos for (N, d, M) in coords]
+    keys = list(dict.fromkeys((a, N, d, b.block_q, b.block_kv, dtype) for a, N, d, M, b, _ in planned))
     parallel_ok = all(a.name in ALGORITHMS and ALGORITHMS[a.name] == a for a in algos)
-    points = progress_map(count_point, tasks, label="iosim bounds", jobs=jobs if parallel_ok else 1,
-                          initializer=_set_worker_profile, initargs=(profile,), progress=progress)
+    runs = progress_map(run_blocks, keys, label="iosim bounds", jobs=jobs if parallel_ok else 1,
+                        initializer=_set_worker_profile, initargs=(profile,), progress=progress)
     _set_worker_profile(None)
+    by_key = dict(zip(keys, runs))
+    points = [_point(a, N, d, M, b, capped, dtype, by_key[a, N, d, b.block_q, b.block_kv, dtype])
+              for a, N, d, M, b, capped in planned]
     for p in points:
         if not p.feasible:
             excluded.append({"N": p.N, "d": p.d, "M": p.M, "algorithm": p.algorithm,
@@ -567,8 +595,8 @@ def check_bounds(
         for cid in (claims or default_claims(a)):
             verdicts.append(judge(CLAIMS[cid], a.name, feasible))
     return BoundsReport(profile.name, profile_M, dtype, block_rule, sorted(set(seq_lens)), sorted(set(head_dims)),
-                        None if sram is None else sorted(set(sram)), points, verdicts, excluded,
-                        [a.name for a in algos])
+                        None if sram is None else sorted(set(sram)), sram_steps, points, verdicts, excluded,
+                        [a.name for a in algos], len(keys))
 
 
 def _check_positive(name: str, values: Sequence[int]) -> None:
@@ -585,7 +613,7 @@ def _check_positive(name: str, values: Sequence[int]) -> None:
 def _fmt_exp(got, want) -> str:
     if got is None:
         return "—"
-    return f"{got:+.2f} ({want:+.2f})"
+    return f"{round(got, 2) + 0.0:+.2f} ({round(want, 2) + 0.0:+.2f})"
 
 
 def render_bounds(report: BoundsReport) -> str:
@@ -619,7 +647,9 @@ def render_bounds(report: BoundsReport) -> str:
         if v.uncapped is not None:
             u = v.uncapped
             lines.append(f"    without the capped points ({u.points} points): {'holds' if u.holds else 'fails'}; "
-                         f"{u.reason}; exp N {u.exponents['N']}, d {u.exponents['d']}, M {u.exponents['M']}")
+                         f"{u.reason}; exponents N {_fmt_exp(u.exponents['N'], u.claim_exponents['N'])}, "
+                         f"d {_fmt_exp(u.exponents['d'], u.claim_exponents['d'])}, "
+                         f"M {_fmt_exp(u.exponents['M'], u.claim_exponents['M'])}")
     lines.append("")
     lines.append("verdict rules:")
     for cid in dict.fromkeys(v.claim.id for v in report.verdicts):
@@ -636,9 +666,10 @@ def _sweep_line(report: BoundsReport) -> str:
     def vals(xs):
         return ", ".join(f"{x:,}" for x in xs) if len(xs) <= 6 else f"{xs[0]:,} … {xs[-1]:,} ({len(xs)} values)"
 
-    M = vals(report.sram) if report.sram else "d·2^k in [d, N·d] and the profile's M"
+    M = vals(report.sram) if report.sram else report.sram_rule()
     judged = len({(p.N, p.d, p.M) for p in report.points})
-    return f"sweep: N = {vals(report.seq_lens)}; d = {vals(report.head_dims)}; M = {M}: {judged} (N, d, M) points"
+    return (f"sweep: N = {vals(report.seq_lens)}; d = {vals(report.head_dims)}; M = {M}: {judged:,} (N, d, M) "
+            f"points, {report.runs:,} distinct simulations")
 
 
 def _profile_table(report: BoundsReport) -> str:
@@ -686,5 +717,6 @@ def _excluded_summary(report: BoundsReport) -> str:
 
 
 __all__ = ["check_bounds", "render_bounds", "BoundsReport", "Verdict", "Claim", "CLAIMS", "ALGORITHMS",
-           "Algorithm", "BLOCK_RULES", "rule_blocks", "fit_exponents", "judge", "count_point", "row_by_row",
+           "Algorithm", "BLOCK_RULES", "rule_blocks", "fit_exponents", "judge", "count_point", "run_blocks",
+           "row_by_row",
            "BAND_LIMIT", "EXPONENT_TOLERANCE", "LOWER_CONSTANT"]

@@ -29,7 +29,8 @@ class Problem:
     """One attention call: B·H independent heads of softmax(QKᵀ/√d)V.
 
     ``seq_len`` is a shorthand that sets both sequence lengths (square attention, the
-    paper's case). With ``causal`` and unequal lengths the mask is aligned bottom-right,
+    paper's case). ``kv_heads`` (H_k, default H) < ``heads`` is grouped-query attention:
+    each K/V head serves H/H_k query heads (MQA when H_k = 1). With ``causal`` and unequal lengths the mask is aligned bottom-right,
     as flash-attn ≥ 2.1 does (spec §3.7): key k is visible to query q iff
     k ≤ q + seq_len_kv − seq_len_q.
     """
@@ -42,22 +43,37 @@ class Problem:
     dtype: str = "fp16"
     causal: bool = False
     seq_len: int | None = None
+    kv_heads: int | None = None
 
     def __post_init__(self) -> None:
         if self.seq_len is not None:
             object.__setattr__(self, "seq_len_q", self.seq_len_q or self.seq_len)
             object.__setattr__(self, "seq_len_kv", self.seq_len_kv or self.seq_len)
             object.__setattr__(self, "seq_len", None)
-        for name in ("head_dim", "seq_len_q", "seq_len_kv", "batch", "heads"):
+        if self.kv_heads is None:
+            object.__setattr__(self, "kv_heads", self.heads)
+        for name in ("head_dim", "seq_len_q", "seq_len_kv", "batch", "heads", "kv_heads"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ProblemError(f"{name} must be a positive integer, got {value!r}")
         width(self.dtype)  # validates the name
+        if self.heads % self.kv_heads:
+            raise ProblemError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
 
     @property
     def heads_total(self) -> int:
         """B·H: every per-head count is multiplied by this."""
         return self.batch * self.heads
+
+    @property
+    def kv_heads_total(self) -> int:
+        """B·H_k: how many K/V heads exist (B·H without grouped-query attention)."""
+        return self.batch * self.kv_heads
+
+    @property
+    def group_size(self) -> int:
+        """Query heads per K/V head (1 for plain multi-head attention)."""
+        return self.heads // self.kv_heads
 
     @property
     def width(self) -> int:

@@ -43,6 +43,7 @@ def result_table(r: Result) -> str:
     shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
     head = (
         f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
+        + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
         f"{p.dtype}{' causal' if p.causal else ''}\n"
         f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
         f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"

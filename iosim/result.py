@@ -100,7 +100,7 @@ class Result:
             "passes": self.passes,
             "profile": self.profile,
             "problem": {
-                "batch": p.batch, "heads": p.heads, "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
+                "batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads, "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
                 "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal,
             },
             "options": dict(self.options),

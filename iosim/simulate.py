@@ -45,13 +45,14 @@ def choose_blocks(problem: Problem, M: int, block_q: int | None, block_kv: int |
 
 
 def random_inputs(problem: Problem, seed: int = 0, gradient: bool = False) -> dict[str, np.ndarray]:
-    """Standard-normal Q, K, V (and dO with ``gradient``) of shape (batch, heads, rows, d), float64."""
+    """Standard-normal Q, K, V (and dO with ``gradient``), float64, shaped (batch, heads, rows, d);
+    K and V have ``kv_heads`` heads."""
     rng = np.random.default_rng(seed)
-    b, h, d = problem.batch, problem.heads, problem.head_dim
+    b, h, hk, d = problem.batch, problem.heads, problem.kv_heads, problem.head_dim
     inputs = {
         "Q": rng.standard_normal((b, h, problem.seq_len_q, d)),
-        "K": rng.standard_normal((b, h, problem.seq_len_kv, d)),
-        "V": rng.standard_normal((b, h, problem.seq_len_kv, d)),
+        "K": rng.standard_normal((b, hk, problem.seq_len_kv, d)),
+        "V": rng.standard_normal((b, hk, problem.seq_len_kv, d)),
     }
     if gradient:
         inputs["dO"] = rng.standard_normal((b, h, problem.seq_len_q, d))
@@ -136,14 +137,19 @@ def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):
 
 
 def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options) -> Result:
-    bh = problem.heads_total
+    bh, bhk = problem.heads_total, problem.kv_heads_total
+    ledger = ctx.ledger
+
+    def total(table_q, table_kv, key):
+        return table_q.get(key, 0) * bh + table_kv.get(key, 0) * bhk
+
     tensors = {}
     for spec in ctx.tensors:
-        r = ctx.ledger.traffic.get((spec.name, "read"), 0)
-        w = ctx.ledger.traffic.get((spec.name, "write"), 0)
+        r = total(ledger.traffic, ledger.traffic_per_kv_head, (spec.name, "read"))
+        w = total(ledger.traffic, ledger.traffic_per_kv_head, (spec.name, "write"))
         if r or w:
             wid = spec.width(problem)
-            tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r * bh, w * bh, r * bh * wid, w * bh * wid)
+            tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r, w, r * wid, w * wid)
     hbm = HbmTraffic(
         read_bytes=sum(t.read_bytes for t in tensors.values()),
         write_bytes=sum(t.write_bytes for t in tensors.values()),
@@ -151,13 +157,14 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         write_elements=sum(t.write_elements for t in tensors.values()),
     )
     ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
-    link_bytes = {k: v * bh for k, v in ctx.ledger.link_bytes.items()}
+    link_bytes = {k: total(ledger.link_bytes, ledger.link_bytes_per_kv_head, k)
+                  for k in set(ledger.link_bytes) | set(ledger.link_bytes_per_kv_head)}
     family = SCHEDULES[name].family if name in SCHEDULES else "flash"
     theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
     outputs = {}
     if mode == "numeric":
-        shape = (problem.batch, problem.heads)
-        outputs = {k: v.reshape(shape + v.shape[1:]) for k, v in ctx.hbm.items() if k not in ctx.input_names}
+        outputs = {k: v.reshape((problem.batch, -1) + v.shape[1:])
+                   for k, v in ctx.hbm.items() if k not in ctx.input_names}
     return Result(
         algorithm=name, profile=profile.name, problem=problem, blocks=blocks, block_rule=rule, mode=mode,
         options=options, tensors=tensors, hbm=hbm,

@@ -28,6 +28,7 @@ def add_problem_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--head-dim", "-d", type=positive_int, required=True, help="head dimension d")
     p.add_argument("--batch", "-B", type=positive_int, default=1, help="batch size B (default 1)")
     p.add_argument("--heads", "-H", type=positive_int, default=1, help="number of heads H (default 1)")
+    p.add_argument("--kv-heads", type=positive_int, help="K/V heads H_k for GQA/MQA (default: H)")
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16", help="dtype of Q, K, V, O, S, P (default fp16)")
     p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")
 
@@ -38,4 +39,4 @@ def problem_from_args(args: argparse.Namespace) -> Problem:
     if not (n_q and n_kv):
         raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
     return Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=args.head_dim, batch=args.batch, heads=args.heads,
-                   dtype=args.dtype, causal=args.causal)
+                   kv_heads=getattr(args, "kv_heads", None), dtype=args.dtype, causal=args.causal)

@@ -123,6 +123,29 @@ def _ms(seconds: float | None) -> str:
     return "-" if seconds is None else f"{seconds * 1e3:.4g} ms"
 
 
+def _ncu_lines(r: dict) -> list[str]:
+    """Nsight Compute's bytes beside the kernels' counters and the simulator's counts."""
+    m, g, s = r["ncu"], r["gpu_total"], r["sim_total"]
+    out = ["  ncu (one launch, --clock-control none)      measured B        compare with"]
+
+    def line(label, value, other_label, other):
+        note = "" if other is None else f"{other_label} {other:,}" + (
+            "  (equal)" if value is not None and round(value) == other else "")
+        shown = "n/a" if value is None else f"{value:,.0f}"
+        out.append(f"    {label:<40} {shown:>16}  {note}")
+
+    reads = None
+    if "sass_ld_bytes" in m or "sass_ldgsts_bytes" in m:
+        reads = m.get("sass_ld_bytes", 0.0) + m.get("sass_ldgsts_bytes", 0.0)
+    line("instructions' global reads (LD+LDGSTS)", reads, "counted reads", g["read_bytes"])
+    line("instructions' global writes (ST)", m.get("sass_st_bytes"), "counted writes", g["write_bytes"])
+    line("l1tex global-load bytes (LD only)", m.get("global_load_bytes"), "", None)
+    line("L2 reads from SMs (sectors x 32)", m.get("l2_read_bytes_from_sm"), "sim reads", s["read_bytes"])
+    line("DRAM read", m.get("dram_read_bytes"), "sim reads", s["read_bytes"])
+    line("DRAM write", m.get("dram_write_bytes"), "sim writes", s["write_bytes"])
+    return out
+
+
 def format_table(report: dict) -> str:
     dev, p = report["device"], report["problem"]
     lines = [
@@ -150,7 +173,6 @@ def format_table(report: dict) -> str:
         lines.append(f"  time: measured {_ms(t['measured_s'])} (median of {t['repeats']} after {t['warmup']} warm-up"
                      f"{tf}); simulator predicts {_ms(t['predicted_s'])}")
         if "ncu" in r:
-            for key, value in r["ncu"].items():
-                lines.append(f"  ncu {key:<28} {value:>18,.0f} B")
+            lines += _ncu_lines(r)
     lines += ["", "all counts equal and outputs within tolerance" if report["ok"] else "MISMATCH: see above"]
     return "\n".join(lines)

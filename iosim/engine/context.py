@@ -106,54 +106,67 @@ class Context:
 
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block]) -> Tile:
-        """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident)."""
+        """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
+
+        A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
+        """
         spec = self.tensors[tensor]
         rows_block, cols_block = self._split(spec, block)
         shape, traffic = self._tile_extent(spec, rows_block, cols_block)
-        self.ledger.add_traffic(tensor, "read", traffic * self.weight)
-        level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
-        self._count_link(level, traffic * spec.width(self.problem))
-        name = f"{tensor}_{self._suffix(rows_block, cols_block)}"
-        self.residency.keep(name, level, shape_size(shape), dtype)
-        data = None
-        if self.mode == "numeric":
-            data = self._hbm_view(spec, rows_block, cols_block).copy()
+        level, dtype = self._account(spec, "read", traffic)
+        self.residency.keep(f"{tensor}_{self._suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
+        data = self._read_data(spec, rows_block, cols_block) if self.mode == "numeric" else None
         return Tile(shape, data, self, home=(level, width(dtype)))
 
-    def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile) -> None:
-        """Write a tile of ``tensor`` from chip to HBM (counted)."""
+    def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False) -> None:
+        """Write a tile of ``tensor`` from chip to HBM (counted).
+
+        ``sum_over_group=True`` writes a K/V-head tensor as the sum of its query heads'
+        tiles (the GQA gradient reduction): counted once per K/V head.
+        """
         spec = self.tensors[tensor]
         rows_block, cols_block = self._split(spec, block)
         shape, traffic = self._tile_extent(spec, rows_block, cols_block)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
-        self.ledger.add_traffic(tensor, "write", traffic * self.weight)
-        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
-        self._count_link(level, traffic * spec.width(self.problem))
+        self._check_group_write(spec, sum_over_group)
+        self._account(spec, "write", traffic, per_kv_head=sum_over_group)
         if self.mode == "numeric":
-            self._hbm_view(spec, rows_block, cols_block, create=True)[...] = tile.data
+            self._write_data(spec, rows_block, cols_block, tile.data, sum_over_group)
 
     def read(self, tensor: str) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8)."""
         spec = self.tensors[tensor]
-        n = spec.elements(self.problem)
-        self.ledger.add_traffic(tensor, "read", n * self.weight)
-        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
-        self._count_link(level, n * spec.width(self.problem))
-        data = None
-        if self.mode == "numeric":
-            data = self._hbm_array(spec).copy()
+        self._account(spec, "read", spec.elements(self.problem))
+        data = self._read_data(spec, None, None) if self.mode == "numeric" else None
         return Tile(self._full_shape(spec), data, self)
 
-    def write(self, tensor: str, tile: Tile) -> None:
-        """Write a whole tensor, each element once (idealised kernel, C8)."""
+    def write(self, tensor: str, tile: Tile, sum_over_group: bool = False) -> None:
+        """Write a whole tensor, each element once (idealised kernel, C8); see :meth:`store`."""
         spec = self.tensors[tensor]
-        n = spec.elements(self.problem)
-        self.ledger.add_traffic(tensor, "write", n * self.weight)
-        level, _ = self.residency.place(spec.role, spec.dtype_for(self.problem))
-        self._count_link(level, n * spec.width(self.problem))
+        self._check_group_write(spec, sum_over_group)
+        self._account(spec, "write", spec.elements(self.problem), per_kv_head=sum_over_group)
         if self.mode == "numeric":
-            self._hbm_array(spec, create=True)[...] = tile.data
+            self._write_data(spec, None, None, tile.data, sum_over_group)
+
+    def _account(self, spec: TensorSpec, direction: str, elements: int, per_kv_head: bool = False):
+        """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place."""
+        self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
+        level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
+        nbytes = elements * spec.width(self.problem) * self.weight
+        links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes
+        for link in self._path_links(self.level_names["dram"], self.level_names[level]):
+            links[tuple(sorted((link.a, link.b)))] += nbytes
+        return level, dtype
+
+    def _check_group_write(self, spec: TensorSpec, sum_over_group: bool) -> None:
+        if sum_over_group and spec.heads != "kv":
+            raise ScheduleError(f"sum_over_group applies to K/V-head tensors, not {spec.name}")
+        if not sum_over_group and spec.heads == "kv" and self.problem.group_size > 1:
+            raise ScheduleError(
+                f"{spec.name} has one copy per K/V head, shared by {self.problem.group_size} query heads: "
+                "write it with sum_over_group=True (or write a per-query-head tensor)"
+            )
 
     def init(self, tensor: str, value: float) -> None:
         """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5)."""
@@ -221,11 +234,6 @@ class Context:
                 key = tuple(sorted((scratch, regs)))
                 self.ledger.link_bytes[key] += operand.size * operand.home[1] * self.weight
 
-    def _count_link(self, level_role: str, nbytes: int) -> None:
-        """Bytes between HBM and ``level_role`` cross every link of the path between them."""
-        for link in self._path_links(self.level_names["dram"], self.level_names[level_role]):
-            self.ledger.link_bytes[tuple(sorted((link.a, link.b)))] += nbytes * self.weight
-
     # -- helpers ------------------------------------------------------------------------
     def _split(self, spec: TensorSpec, block) -> tuple[Block, Block | None]:
         if spec.cols == "kv":
@@ -265,29 +273,49 @@ class Context:
         rows = spec.num_rows(self.problem)
         return (rows,) if spec.cols is None else (rows, spec.num_cols(self.problem))
 
+    def _heads(self, spec: TensorSpec) -> int:
+        """How many copies of ``spec`` the HBM holds: B·H, or B·H_k for K/V-head tensors."""
+        return self.problem.kv_heads_total if spec.heads == "kv" else self.problem.heads_total
+
     def _bind_inputs(self, inputs: dict[str, np.ndarray]) -> None:
-        bh = self.problem.heads_total
+        p = self.problem
         for name, array in inputs.items():
             spec = self.tensors[name]
-            want = (self.problem.batch, self.problem.heads) + self._full_shape(spec)
+            heads = p.kv_heads if spec.heads == "kv" else p.heads
+            want = (p.batch, heads) + self._full_shape(spec)
             array = np.asarray(array, dtype=np.float64)
             if array.shape != want:
                 raise ScheduleError(f"input {name} has shape {array.shape}, expected (batch, heads, rows, cols) = {want}")
-            self.hbm[name] = array.reshape((bh,) + self._full_shape(spec))
+            self.hbm[name] = array.reshape((self._heads(spec),) + self._full_shape(spec))
             self.input_names.add(name)
+        # Query head b·H + h reads K/V head b·H_k + h // (H/H_k).
+        q_heads = np.arange(p.heads_total)
+        self._kv_of_q = (q_heads // p.heads) * p.kv_heads + (q_heads % p.heads) // p.group_size
 
     def _hbm_array(self, spec: TensorSpec, create: bool = False) -> np.ndarray:
         if spec.name not in self.hbm:
             if not create:
                 raise ScheduleError(f"{spec.name} is read before anything was written to it in HBM")
-            shape = (self.problem.heads_total,) + self._full_shape(spec)
-            self.hbm[spec.name] = np.full(shape, np.nan)
+            self.hbm[spec.name] = np.full((self._heads(spec),) + self._full_shape(spec), np.nan)
         return self.hbm[spec.name]
 
-    def _hbm_view(self, spec, rows_block, cols_block, create=False) -> np.ndarray:
-        array = self._hbm_array(spec, create)
+    def _window(self, rows_block, cols_block) -> tuple:
+        """Index of a tile (or of the whole tensor when ``rows_block`` is None), after the heads axis."""
+        if rows_block is None:
+            return ()
         rows = slice(rows_block.start, rows_block.start + rows_block.rows)
         if cols_block is None:
-            return array[:, rows]
-        return array[:, rows, cols_block.start : cols_block.start + cols_block.rows]
+            return (rows,)
+        return (rows, slice(cols_block.start, cols_block.start + cols_block.rows))
 
+    def _read_data(self, spec: TensorSpec, rows_block, cols_block) -> np.ndarray:
+        """A copy of the tile for every query head (K/V-head tensors gathered per group)."""
+        array = self._hbm_array(spec)[(slice(None),) + self._window(rows_block, cols_block)]
+        return array[self._kv_of_q] if spec.heads == "kv" else array.copy()
+
+    def _write_data(self, spec: TensorSpec, rows_block, cols_block, data, sum_over_group: bool) -> None:
+        target = self._hbm_array(spec, create=True)
+        if sum_over_group:
+            p = self.problem
+            data = data.reshape((p.kv_heads_total, p.group_size) + data.shape[1:]).sum(axis=1)
+        target[(slice(None),) + self._window(rows_block, cols_block)] = data

@@ -1,7 +1,8 @@
 """The run's accounts: HBM traffic per tensor, bytes per memory link, and operations.
 
-Every number is an exact integer *per head*; the report multiplies by B·H at the end,
-so the cost of counting never depends on batch × heads.
+Every number is an exact integer *per head*; the report multiplies by B·H (or by B·H_k
+for the once-per-K/V-head accesses of grouped-query attention) at the end, so the cost of
+counting never depends on batch × heads.
 """
 
 from __future__ import annotations
@@ -14,14 +15,18 @@ from dataclasses import dataclass, field
 class Ledger:
     """Counts accumulated while a schedule runs (all per head)."""
 
-    #: (tensor, "read" | "write") -> elements moved between HBM and on-chip memory
+    #: (tensor, "read" | "write") -> elements moved between HBM and on-chip memory, per query head
     traffic: dict = field(default_factory=lambda: defaultdict(int))
+    #: the same, for accesses made once per K/V head (GQA group reductions), per K/V head
+    traffic_per_kv_head: dict = field(default_factory=lambda: defaultdict(int))
     #: (level a, level b) -> bytes crossing that link of the hierarchy, either way
     link_bytes: dict = field(default_factory=lambda: defaultdict(int))
+    link_bytes_per_kv_head: dict = field(default_factory=lambda: defaultdict(int))
     #: "matmul" (FLOPs), "exp" (special-function ops), "elementwise" (other ops)
     ops: dict = field(default_factory=lambda: defaultdict(int))
     #: tensors whose HBM initialisation ("Initialize … in HBM") was counted
     init_counted: set = field(default_factory=set)
 
-    def add_traffic(self, tensor: str, direction: str, elements: int) -> None:
-        self.traffic[(tensor, direction)] += elements
+    def add_traffic(self, tensor: str, direction: str, elements: int, per_kv_head: bool = False) -> None:
+        table = self.traffic_per_kv_head if per_kv_head else self.traffic
+        table[(tensor, direction)] += elements

@@ -21,7 +21,8 @@ class TensorSpec:
     ``rows``: ``"q"`` (N_q rows) or ``"kv"`` (N_kv rows). ``cols``: ``"d"``, ``"kv"``
     (N_kv columns, for the N×N score matrices) or ``None`` (a vector, one value per row).
     ``dtype``: ``None`` means the problem's dtype. ``role``: ``input``, ``output``,
-    ``scores`` or ``stats``.
+    ``scores`` or ``stats``. ``heads``: ``"kv"`` for tensors that exist once per K/V
+    head (K, V and their gradients); a query head reads its group's copy.
     """
 
     name: str
@@ -30,6 +31,7 @@ class TensorSpec:
     role: str
     dtype: str | None = None
     description: str = ""
+    heads: str = "q"  # "q": one per query head; "kv": one per K/V head (K, V, dK, dV under GQA)
 
     def dtype_for(self, problem: Problem) -> str:
         return self.dtype or problem.dtype
@@ -51,8 +53,8 @@ class TensorSpec:
 #: The forward-pass tensors, named as in the papers.
 FORWARD_TENSORS = (
     TensorSpec("Q", "q", "d", "input", description="queries, N_q × d"),
-    TensorSpec("K", "kv", "d", "input", description="keys, N_kv × d"),
-    TensorSpec("V", "kv", "d", "input", description="values, N_kv × d"),
+    TensorSpec("K", "kv", "d", "input", description="keys, N_kv × d", heads="kv"),
+    TensorSpec("V", "kv", "d", "input", description="values, N_kv × d", heads="kv"),
     TensorSpec("O", "q", "d", "output", description="output, N_q × d"),
     TensorSpec("S", "q", "kv", "scores", description="scores QKᵀ, N_q × N_kv (standard attention only)"),
     TensorSpec("P", "q", "kv", "scores", description="softmax(S), N_q × N_kv (standard attention only)"),
@@ -65,8 +67,12 @@ FORWARD_TENSORS = (
 BACKWARD_TENSORS = (
     TensorSpec("dO", "q", "d", "input", description="gradient of the output, N_q × d"),
     TensorSpec("dQ", "q", "d", "output", description="gradient of Q, N_q × d (accumulated)"),
-    TensorSpec("dK", "kv", "d", "output", description="gradient of K, N_kv × d"),
-    TensorSpec("dV", "kv", "d", "output", description="gradient of V, N_kv × d"),
+    TensorSpec("dK", "kv", "d", "output", description="gradient of K, N_kv × d", heads="kv"),
+    TensorSpec("dV", "kv", "d", "output", description="gradient of V, N_kv × d", heads="kv"),
+    TensorSpec("dK_expanded", "kv", "d", "output",
+               description="GQA: per-query-head dK, summed over each group into dK afterwards"),
+    TensorSpec("dV_expanded", "kv", "d", "output",
+               description="GQA: per-query-head dV, summed over each group into dV afterwards"),
     TensorSpec("dP", "q", "kv", "scores", description="dO Vᵀ, N_q × N_kv (standard attention only)"),
     TensorSpec("dS", "q", "kv", "scores", description="P ∘ (dP − D), N_q × N_kv (standard attention only)"),
     TensorSpec("D", "q", None, "stats", ACCUM_DTYPE, "D = rowsum(dO ∘ O) (FA2)"),

@@ -15,13 +15,16 @@ Paper symbol → code name: τ → ``ctx.softmax_scale``; d̃K_j, d̃V_j → ``d
 
 from __future__ import annotations
 
+from .gqa import kv_gradient_targets, reduce_kv_gradients
+
 
 def fa1_backward(ctx) -> None:
     """Run Algorithm 4 (lines 5–25); line numbers in the comments."""
     d = ctx.problem.head_dim
+    dK, dV = kv_gradient_targets(ctx)                           # per-query-head buffers under GQA
     ctx.init("dQ", 0.0)                                         # 5: initialise dQ, dK, dV in HBM
-    ctx.init("dK", 0.0)
-    ctx.init("dV", 0.0)
+    ctx.init(dK, 0.0)
+    ctx.init(dV, 0.0)
     for j in ctx.kv_blocks():                                   # 6: for 1 ≤ j ≤ T_c
         K_j, V_j = ctx.load("K", j), ctx.load("V", j)           # 7: load K_j, V_j
         dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)  # 8: d̃K_j = 0, d̃V_j = 0 on chip
@@ -38,5 +41,6 @@ def fa1_backward(ctx) -> None:
             dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")          # 20
             ctx.store("dQ", i, dQ_i + (dS_ij @ K_j) * ctx.softmax_scale)                # 21: write dQ_i
             dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")  # 22
-        ctx.store("dK", j, dK_j)                                # 24: write dK_j, dV_j
-        ctx.store("dV", j, dV_j)
+        ctx.store(dK, j, dK_j)                                  # 24: write dK_j, dV_j
+        ctx.store(dV, j, dV_j)
+    reduce_kv_gradients(ctx)                                    # GQA: sum each group into dK, dV

@@ -17,10 +17,13 @@ accumulators of the same names.
 
 from __future__ import annotations
 
+from .gqa import kv_gradient_targets, reduce_kv_gradients
+
 
 def fa2_backward(ctx, dq_read_twice: bool = False) -> None:
     """Run Algorithm 2 (lines 3–19); line numbers in the comments."""
     d = ctx.problem.head_dim
+    dK, dV = kv_gradient_targets(ctx)                           # per-query-head buffers under GQA
     ctx.init("dQ", 0.0)                                         # 3: initialise dQ in HBM
     for i in ctx.q_blocks():                                    # 4: D = rowsum(dO ∘ O), write D
         dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
@@ -41,5 +44,6 @@ def fa2_backward(ctx, dq_read_twice: bool = False) -> None:
                 dQ_i = ctx.load("dQ", i)
             ctx.store("dQ", i, dQ_i + (dS_ij @ K_j) * ctx.softmax_scale)      # 15: update and write back
             dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")  # 16
-        ctx.store("dK", j, dK_j)                                # 18: write dK_j, dV_j
-        ctx.store("dV", j, dV_j)
+        ctx.store(dK, j, dK_j)                                  # 18: write dK_j, dV_j
+        ctx.store(dV, j, dV_j)
+    reduce_kv_gradients(ctx)                                    # GQA: sum each group into dK, dV

@@ -13,14 +13,16 @@ dO, dP, dS, dQ, dK, dV → tensors of the same names.
 from __future__ import annotations
 
 from ..errors import ScheduleError
+from .gqa import kv_gradient_targets, reduce_kv_gradients
 
 
 def standard_backward(ctx, gemm: str = "idealised") -> None:
     """Run Algorithm 3 (lines 1–5); only the paper's idealised count is modelled."""
     if gemm != "idealised":
         raise ScheduleError("standard backward: only gemm='idealised' is modelled")
+    dK_name, dV_name = kv_gradient_targets(ctx)                 # per-query-head buffers under GQA
     P, dO = ctx.read("P"), ctx.read("dO")                       # 1: dV = Pᵀ dO
-    ctx.write("dV", P.T @ dO)
+    ctx.write(dV_name, P.T @ dO)
     dO, V = ctx.read("dO"), ctx.read("V")                       # 2: dP = dO Vᵀ
     ctx.write("dP", dO @ V.T)
     P, dP = ctx.read("P"), ctx.read("dP")                       # 3: dS = P ∘ (dP − Σ_l P_il dP_il)
@@ -28,4 +30,5 @@ def standard_backward(ctx, gemm: str = "idealised") -> None:
     dS, K = ctx.read("dS"), ctx.read("K")                       # 4: dQ = τ dS K
     ctx.write("dQ", (dS @ K) * ctx.softmax_scale)
     dS, Q = ctx.read("dS"), ctx.read("Q")                       # 5: dK = τ dSᵀ Q
-    ctx.write("dK", (dS.T @ Q) * ctx.softmax_scale)
+    ctx.write(dK_name, (dS.T @ Q) * ctx.softmax_scale)
+    reduce_kv_gradients(ctx)                                    # GQA: sum each group into dK, dV
