@@ -19,6 +19,7 @@ from .engine.context import Context
 from .engine.residency import ResidencyTracker
 from .errors import CapacityError, ProblemError
 from .hardware import HardwareProfile, load_profile
+from .masks import density, parse_block_mask
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
 from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic
 from .schedules import SCHEDULES, get_schedule
@@ -75,6 +76,7 @@ def simulate(
     sram_bytes: int | None = None,
     schedule_options: dict | None = None,
     passes: str = "forward",
+    block_mask: str | np.ndarray | None = None,
 ) -> Result:
     """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
 
@@ -85,7 +87,8 @@ def simulate(
     algorithms; a backward-only numeric run first computes the forward outputs it needs,
     uncounted). ``sram_bytes`` overrides the profile's per-block scratchpad (and so M).
     ``tiles``, ``count_init``: conventions C4 and C5 of the spec. ``residency``:
-    ``"kernel"`` or ``"sram"`` (see :mod:`iosim.engine.residency`).
+    ``"kernel"`` or ``"sram"`` (see :mod:`iosim.engine.residency`). ``block_mask``: a
+    block-sparsity mask (a T_r × T_c array or a spec for :func:`iosim.masks.parse_block_mask`).
     """
     profile = resolve_profile(hw)
     scratch = profile.scratchpad
@@ -94,6 +97,10 @@ def simulate(
         raise ProblemError(f"sram_bytes must be a positive integer, got {capacity!r}")
     M = sram_elements(capacity, problem.dtype)
     blocks, rule = choose_blocks(problem, M, block_q, block_kv)
+    mask = None
+    if block_mask is not None:
+        mask = parse_block_mask(block_mask, blocks.num_q_blocks(problem), blocks.num_kv_blocks(problem),
+                                blocks.block_q, blocks.block_kv)
     schedule = get_schedule(algorithm, passes) if isinstance(algorithm, str) else algorithm
     name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
 
@@ -105,21 +112,24 @@ def simulate(
             # The backward pass reads what the forward pass left in HBM (O, L or ℓ, m, P).
             forward = simulate(profile, algorithm, problem, block_q=blocks.block_q, block_kv=blocks.block_kv,
                                mode="numeric", inputs=inputs, sram_bytes=capacity, residency=residency,
+                               block_mask=mask,
                                schedule_options={k: v for k, v in (schedule_options or {}).items() if k == "gemm"})
             inputs = {**inputs, **forward.outputs}
     ctx = Context(
         problem, blocks, mode=mode, residency=tracker, level_names=level_names,
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
-        inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init,
+        inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init, block_mask=mask,
     )
     try:
         schedule(ctx, **(schedule_options or {}))
     except CapacityError as exc:
         raise CapacityError(f"{exc} (B_r={blocks.block_q}, B_c={blocks.block_kv}, {rule} rule, {passes})") from None
-    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, {
-        "tiles": tiles, "count_init": count_init, "residency": residency,
-        "sram_bytes": capacity, **(schedule_options or {}),
-    })
+    options = {"tiles": tiles, "count_init": count_init, "residency": residency, "sram_bytes": capacity,
+               **(schedule_options or {})}
+    if mask is not None:
+        options.update(block_mask=block_mask if isinstance(block_mask, str) else "array",
+                       block_density=density(mask), block_density_active=float(ctx.mask_info.sparse.mean()))
+    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
 
 
 def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):

@@ -192,3 +192,18 @@ def test_unequal_lengths(capsys):
 def test_sequence_length_missing(capsys):
     code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa2", "--seq-len-q", "64", "-d", "16")
     assert_clean_error(code, err, "--seq-len")
+
+
+def test_block_mask_option(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "1024", "-d", "16",
+                       "--block-q", "64", "--block-kv", "64", "--block-mask", "local:1", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["options"]["block_density"] == 1 / 16
+    assert data["tensors"]["Q"]["read_elements"] == 16 * 64 * 16  # one block per block-row
+
+
+def test_block_mask_bad_spec(capsys):
+    code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "1024", "-d", "16",
+                       "--block-mask", "nonsense")
+    assert_clean_error(code, err, "block mask", "local:W")

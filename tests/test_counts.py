@@ -164,6 +164,8 @@ def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal
     fa2 = simulate(paper_a100, "fa2", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
     assert per_tensor(fa2, 1) == {"Q": (n_q * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, n_q * d), "L": (0, n_q)}
     fa1 = simulate(paper_a100, "fa1", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
-    # Algorithm 1 loads K_j, V_j for every j, even a column with no active block.
+    # Algorithm 1 loads K_j, V_j for every j, even a column with no active block. A query
+    # block with no visible key keeps O's initial value, so the initialisation counts (§3.8).
+    init = n_q if {i for i, _, _, _ in active} != set(range(cf.ceil_div(n_q, br))) else 0
     assert per_tensor(fa1, 1) == {"Q": (R * d, 0), "K": (kv_rows * d, 0), "V": (kv_rows * d, 0),
-                                  "O": (R * d, R * d), "l": (R, R), "m": (R, R)}
+                                  "O": (R * d, R * d + init * d), "l": (R, R + init), "m": (R, R + init)}

@@ -30,6 +30,8 @@ def register(subparsers) -> None:
                    help="where S, P and the O accumulator live: registers as in the real kernels (default) or SRAM")
     p.add_argument("--gemm", choices=["idealised", "tiled"], default="idealised",
                    help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
+    p.add_argument("--block-mask", metavar="SPEC",
+                   help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
     p.add_argument("--dq-read-twice", action="store_true",
                    help="fa2 backward: read dQ_i in both line 9 and line 15 (the literal reading)")
     p.set_defaults(run=run)
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     result = simulate(
         args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
-        passes=args.passes,
+        passes=args.passes, block_mask=args.block_mask,
     )
     print(FORMATTERS[args.format](result))
     return 0

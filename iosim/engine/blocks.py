@@ -61,21 +61,22 @@ class Axis:
     def make(self, index: int, count: int = 1, mask_key: object = None) -> Block:
         return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key)
 
-    def group_range(self, lo: int, hi: int) -> list[Block]:
-        """Blocks lo..hi−1 grouped by size: the full ones, then the ragged last one.
+    def group_set(self, members) -> list[Block]:
+        """Blocks ``members`` (a range or sorted index array) grouped by size: the full
+        ones, then the ragged last one.
 
         Members of a group of several share no mask key (``mask_key=None``); a single
         block keeps its identity so deeper loops may still ask for its mask.
         """
-        if hi <= lo:
+        if len(members) == 0:
             return []
         last = self.num_blocks - 1
-        ragged_last = hi - 1 == last and self.last_rows != self.block
-        full_hi = hi - 1 if ragged_last else hi
+        ragged_last = self.last_rows != self.block and int(members[-1]) == last
+        n_full = len(members) - (1 if ragged_last else 0)
         groups = []
-        if full_hi > lo:
-            n = full_hi - lo
-            groups.append(self.make(lo, count=n, mask_key=None if n > 1 else ("single", lo)))
+        if n_full:
+            first = int(members[0])
+            groups.append(self.make(first, count=n_full, mask_key=None if n_full > 1 else ("single", first)))
         if ragged_last:
             groups.append(self.make(last, mask_key=("single", last)))
         return groups
@@ -85,57 +86,94 @@ class BlockMask:
     """Which (query block i, key block j) pairs a schedule visits.
 
     Dense attention visits all of them; causal attention skips every block with no
-    unmasked entry, exactly as the real kernels' ``n_block_max`` does (spec §3.7).
-    Active sets are contiguous ranges: [0, n_i) for row i and [m_j, T_r) for column j.
+    unmasked entry, exactly as the real kernels' ``n_block_max`` does (spec §3.7), so
+    active sets are contiguous ranges: [0, n_i) for row i and [m_j, T_r) for column j.
+    A block-sparse mask (FlashAttention Algorithm 5, a T_r × T_c boolean matrix) visits
+    only its nonzero blocks, intersected with the causal set when both apply.
     """
 
-    def __init__(self, problem: Problem, blocks: BlockSizes):
+    def __init__(self, problem: Problem, blocks: BlockSizes, sparse: np.ndarray | None = None):
         self.q = Axis("q", problem.seq_len_q, blocks.block_q)
         self.kv = Axis("kv", problem.seq_len_kv, blocks.block_kv)
         self.causal = problem.causal
         # Bottom-right alignment: key k is visible to query q iff k <= q + offset.
         self.offset = problem.seq_len_kv - problem.seq_len_q
+        self.sparse = None
+        if sparse is not None:
+            shape = (self.q.num_blocks, self.kv.num_blocks)
+            if sparse.shape != shape:
+                raise ScheduleError(f"block mask has shape {sparse.shape}, expected T_r × T_c = {shape}")
+            causal = np.zeros(shape, dtype=bool)
+            for i in range(shape[0]):
+                lo, hi = self._causal_kv_range(i)
+                causal[i, lo:hi] = True
+            self.sparse = sparse.astype(bool) & causal
 
-    # -- active ranges ----------------------------------------------------------------
-    def kv_range(self, i: int) -> tuple[int, int]:
-        """Active key blocks of query block i: [0, n_i)."""
+    # -- active sets --------------------------------------------------------------------
+    def _causal_kv_range(self, i: int) -> tuple[int, int]:
         if not self.causal:
             return 0, self.kv.num_blocks
         last_row = min((i + 1) * self.q.block, self.q.length) - 1
         n = (last_row + self.offset) // self.kv.block + 1
         return 0, max(0, min(self.kv.num_blocks, n))
 
-    def q_range(self, j: int) -> tuple[int, int]:
-        """Active query blocks of key block j: [m_j, T_r)."""
+    def _causal_q_range(self, j: int) -> tuple[int, int]:
         if not self.causal:
             return 0, self.q.num_blocks
-        first_key = j * self.kv.block
-        m = max(0, (first_key - self.offset) // self.q.block)
+        m = max(0, (j * self.kv.block - self.offset) // self.q.block)
         # A column may have no visible row when N_q > N_k; the formula then exceeds T_r.
         return min(m, self.q.num_blocks), self.q.num_blocks
 
+    def active_kv(self, i: int):
+        """Active key blocks of query block i (a range, or an index array with a block mask)."""
+        if self.sparse is not None:
+            return np.flatnonzero(self.sparse[i])
+        return range(*self._causal_kv_range(i))
+
+    def active_q(self, j: int):
+        """Active query blocks of key block j."""
+        if self.sparse is not None:
+            return np.flatnonzero(self.sparse[:, j])
+        return range(*self._causal_q_range(j))
+
     def n_active(self) -> int:
         """|A|: the number of (i, j) blocks the schedules visit."""
-        return sum(hi - lo for lo, hi in map(self.kv_range, range(self.q.num_blocks)))
+        return sum(len(self.active_kv(i)) for i in range(self.q.num_blocks))
+
+    def has_empty_row(self) -> bool:
+        """Whether some query block visits no key block (its O_i is never computed)."""
+        return any(len(self.active_kv(i)) == 0 for i in range(self.q.num_blocks))
 
     def entry_visible(self, q_rows: np.ndarray, k_cols: np.ndarray) -> np.ndarray:
         """Element mask of a tile: True where key k is visible to query q."""
-        if not self.causal:
-            return np.ones((len(q_rows), len(k_cols)), dtype=bool)
-        return k_cols[None, :] <= q_rows[:, None] + self.offset
+        visible = np.ones((len(q_rows), len(k_cols)), dtype=bool)
+        if self.causal:
+            visible &= k_cols[None, :] <= q_rows[:, None] + self.offset
+        if self.sparse is not None:
+            visible &= self.sparse[q_rows[:, None] // self.q.block, k_cols[None, :] // self.kv.block]
+        return visible
 
     # -- grouped iteration ------------------------------------------------------------
+    def _keys(self, axis: Axis) -> np.ndarray:
+        """An integer per block of ``axis``; equal keys ⇔ equal active sets."""
+        n = axis.num_blocks
+        if self.sparse is not None:
+            matrix = self.sparse if axis is self.q else self.sparse.T
+            return np.unique(matrix, axis=0, return_inverse=True)[1].reshape(n)
+        ranges = self._causal_kv_range if axis is self.q else self._causal_q_range
+        lo_hi = [ranges(k) for k in range(n)] if self.causal else [ranges(0)] * n
+        return np.unique(np.array(lo_hi).reshape(n, 2), axis=0, return_inverse=True)[1].reshape(n)
+
     def all_blocks(self, axis: Axis, grouped: bool) -> list[Block]:
-        """Every block of ``axis``; grouped by (rows, active range) when ``grouped``."""
-        key_of = self.kv_range if axis is self.q else self.q_range
+        """Every block of ``axis``; grouped by (rows, active set) when ``grouped``."""
         if not grouped:
-            return [axis.make(k, mask_key=key_of(k)) for k in range(axis.num_blocks)]
+            return [axis.make(k, mask_key=("single", k)) for k in range(axis.num_blocks)]
+        keys = self._keys(axis)
         groups: dict[tuple, list[int]] = {}
         for k in range(axis.num_blocks):
-            key = (axis.rows(k), key_of(k))
-            entry = groups.setdefault(key, [k, 0])
+            entry = groups.setdefault((axis.rows(k), int(keys[k])), [k, 0])
             entry[1] += 1
-        return [axis.make(first, count=n, mask_key=key[1]) for key, (first, n) in groups.items()]
+        return [axis.make(first, count=n, mask_key=key) for key, (first, n) in groups.items()]
 
     def visible_blocks(self, axis: Axis, of: Block, grouped: bool) -> list[Block]:
         """The blocks of ``axis`` active together with block ``of`` of the other axis."""
@@ -146,8 +184,7 @@ class BlockMask:
                 f"block {of.label} stands for several blocks with different masks, so its "
                 "visible blocks are not defined; run this schedule with mode='trace'"
             )
-        lo, hi = self.kv_range(of.index) if axis is self.kv else self.q_range(of.index)
+        members = self.active_kv(of.index) if axis is self.kv else self.active_q(of.index)
         if grouped:
-            return axis.group_range(lo, hi)
-        key_of = self.kv_range if axis is self.q else self.q_range
-        return [axis.make(k, mask_key=key_of(k)) for k in range(lo, hi)]
+            return axis.group_set(members)
+        return [axis.make(int(k), mask_key=("single", int(k))) for k in members]

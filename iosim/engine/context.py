@@ -52,6 +52,7 @@ class Context:
         inputs: dict[str, np.ndarray] | None = None,
         tiles: str = "exact",
         count_init: bool = False,
+        block_mask: np.ndarray | None = None,
     ):
         if mode not in MODES:
             raise ScheduleError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
@@ -59,7 +60,7 @@ class Context:
             raise ScheduleError(f"tiles must be 'exact' or 'padded', got {tiles!r}")
         self.problem, self.blocks, self.mode = problem, blocks, mode
         self.softmax_scale = 1.0 / np.sqrt(problem.head_dim)
-        self.mask_info = BlockMask(problem, blocks)
+        self.mask_info = BlockMask(problem, blocks, block_mask)
         self.tensors = TensorTable()
         self.ledger = Ledger()
         self.residency = residency
@@ -168,10 +169,11 @@ class Context:
                 "write it with sum_over_group=True (or write a per-query-head tensor)"
             )
 
-    def init(self, tensor: str, value: float) -> None:
-        """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5)."""
+    def init(self, tensor: str, value: float, force_count: bool = False) -> None:
+        """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5),
+        or when ``force_count`` says the initial value is part of the result."""
         spec = self.tensors[tensor]
-        if self._count_init:
+        if self._count_init or force_count:
             axis = self.mask_info.q if spec.rows == "q" else self.mask_info.kv
             rows = axis.num_blocks * axis.block if self._padded else axis.length
             self.ledger.add_traffic(tensor, "write", rows * spec.num_cols(self.problem) * self.weight)
@@ -201,8 +203,8 @@ class Context:
         return self.keep(name, Tile(shape, data, self), role)
 
     def mask(self, scores: Tile, i: Block | None = None, j: Block | None = None) -> Tile:
-        """Apply the causal mask to a score tile (whole S when no blocks are given)."""
-        if self.mode != "numeric" or not self.problem.causal:
+        """Apply the causal and block-sparse masks to a score tile (whole S when no blocks are given)."""
+        if self.mode != "numeric" or not (self.problem.causal or self.mask_info.sparse is not None):
             return scores
         q0 = 0 if i is None else i.start
         k0 = 0 if j is None else j.start

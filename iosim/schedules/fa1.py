@@ -8,7 +8,9 @@ passes), which is the Θ(N²d²/M) of Theorem 2.
 Exact count (fa-io-spec.md §3.2): 2·N·d + T_c·(3·N·d + 4·N) elements per head (the
 first pass still reads the freshly initialised O, ℓ, m: convention C6). Causal (§3.7):
 2·N·d + R·(3d + 4), R = Σ over active blocks of r_i. The initialisation of line 2 is
-counted only with ``count_init``.
+counted only with ``count_init``. With a block-sparsity mask this is Algorithm 5 (§3.8):
+K_j, V_j are still loaded for every j (the load is outside the mask test), only nonzero
+blocks are visited, and the initialisation counts when a query block has no nonzero block.
 
 Paper symbol → code name:
   N → ``ctx.problem.seq_len_q`` / ``seq_len_kv``;  d → ``ctx.problem.head_dim``;
@@ -27,9 +29,13 @@ from ..engine.tiles import maximum
 
 def fa1_forward(ctx) -> None:
     """Run FA1 Algorithm 1 (lines 2–15); line numbers in the comments."""
-    ctx.init("O", 0.0)                                             # 2: initialise O, ℓ, m in HBM
-    ctx.init("l", 0.0)
-    ctx.init("m", -math.inf)
+    # 2: initialise O, ℓ, m in HBM. Counted with count_init, and always when a block mask
+    #    leaves some query block with no key block: its O_i is then the initial value
+    #    (fa-io-spec.md §3.8, Proposition 4's "we would still need to write the result O").
+    empty_row = ctx.mask_info.has_empty_row()
+    ctx.init("O", 0.0, force_count=empty_row)
+    ctx.init("l", 0.0, force_count=empty_row)
+    ctx.init("m", -math.inf, force_count=empty_row)
     for j in ctx.kv_blocks():                                      # 5: for 1 ≤ j ≤ T_c
         K_j = ctx.load("K", j)                                     # 6: load K_j, V_j (shared memory)
         V_j = ctx.load("V", j)
