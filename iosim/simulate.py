@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Callable
 
@@ -91,6 +92,12 @@ def simulate(
     block-sparsity mask (a T_r × T_c array or a spec for :func:`iosim.masks.parse_block_mask`).
     """
     profile = resolve_profile(hw)
+    layout = SCHEDULES[algorithm].layout if isinstance(algorithm, str) and algorithm in SCHEDULES else None
+    if layout is not None and layout(problem) != problem:
+        return _run_in_layout(layout(problem), problem, profile, algorithm, mode=mode, inputs=inputs, seed=seed,
+                              block_q=block_q, block_kv=block_kv, tiles=tiles, count_init=count_init,
+                              residency=residency, sram_bytes=sram_bytes, schedule_options=schedule_options,
+                              passes=passes, block_mask=block_mask)
     scratch = profile.scratchpad
     capacity = scratch.per_block_bytes if sram_bytes is None else sram_bytes
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
@@ -120,16 +127,42 @@ def simulate(
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init, block_mask=mask,
     )
+    ctx.sm_count = profile.sm_count
     try:
         schedule(ctx, **(schedule_options or {}))
     except CapacityError as exc:
         raise CapacityError(f"{exc} (B_r={blocks.block_q}, B_c={blocks.block_kv}, {rule} rule, {passes})") from None
     options = {"tiles": tiles, "count_init": count_init, "residency": residency, "sram_bytes": capacity,
                **(schedule_options or {})}
+    if ctx.num_splits is not None:
+        options["num_splits"] = ctx.num_splits
     if mask is not None:
         options.update(block_mask=block_mask if isinstance(block_mask, str) else "array",
                        block_density=density(mask), block_density_active=float(ctx.mask_info.sparse.mean()))
     return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
+
+
+def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm, *, mode, inputs, seed,
+                   **kwargs) -> Result:
+    """Run the problem the kernel really runs (e.g. decode's GQA swap), reporting the user's.
+
+    Query-side arrays (B, H, N_q, ·) are the kernel's (B, H', N_q', ·) with H·N_q = H'·N_q'
+    in the same order, so inputs and outputs convert by reshaping; counts are totals over
+    heads and need no conversion.
+    """
+    if mode == "numeric":
+        inputs = inputs if inputs is not None else random_inputs(problem, seed)
+        kp = kernel_problem
+        inputs = {k: (v.reshape((kp.batch, kp.heads, kp.seq_len_q) + v.shape[3:]) if k in ("Q", "dO") else v)
+                  for k, v in inputs.items()}
+    result = simulate(profile, algorithm, kernel_problem, mode=mode, inputs=inputs, seed=seed, **kwargs)
+    outputs = {k: v.reshape((problem.batch, -1, problem.seq_len_q) + v.shape[3:])
+               if v.shape[1] * v.shape[2] == problem.heads * problem.seq_len_q else v
+               for k, v in result.outputs.items()}
+    options = {**result.options, "kernel_problem": {"heads": kernel_problem.heads,
+                                                    "seq_len_q": kernel_problem.seq_len_q,
+                                                    "causal": kernel_problem.causal}}
+    return dataclasses.replace(result, problem=problem, outputs=outputs, options=options)
 
 
 def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):

@@ -207,3 +207,20 @@ def test_block_mask_bad_spec(capsys):
     code, _, err = run(capsys, "simulate", "--hw", "toy", "--algo", "fa1", "-N", "1024", "-d", "16",
                        "--block-mask", "nonsense")
     assert_clean_error(code, err, "block mask", "local:W")
+
+
+def test_decode_split_kv(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "h100-sxm", "--algo", "fa2-splitkv", "--seq-len-q", "1",
+                       "--seq-len-kv", "8192", "-d", "128", "--heads", "32", "--block-q", "64", "--block-kv", "128",
+                       "--format", "json")
+    assert code == 0
+    assert json.loads(out)["options"]["num_splits"] == 7  # fa-io-spec.md §4.4, H100 SXM
+
+
+def test_num_splits_option(capsys):
+    code, out, _ = run(capsys, "simulate", "--hw", "toy", "--algo", "fa2-splitkv", "--seq-len-q", "1",
+                       "--seq-len-kv", "1024", "-d", "16", "--num-splits", "4", "--block-q", "64",
+                       "--block-kv", "64", "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["tensors"]["Oaccum"]["write_elements"] == 4 * 16

@@ -32,6 +32,8 @@ def register(subparsers) -> None:
                    help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
     p.add_argument("--block-mask", metavar="SPEC",
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
+    p.add_argument("--num-splits", type=positive_int,
+                   help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
                    help="fa2 backward: read dQ_i in both line 9 and line 15 (the literal reading)")
     p.set_defaults(run=run)
@@ -43,6 +45,8 @@ def run(args: argparse.Namespace) -> int:
         options["gemm"] = args.gemm
     if args.dq_read_twice:
         options["dq_read_twice"] = True
+    if args.num_splits is not None:
+        options["num_splits"] = args.num_splits
     result = simulate(
         args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,

@@ -46,6 +46,21 @@ class Block:
         return f"{letter}={self.index}" if self.count == 1 else f"{letter}∈group of {self.count}"
 
 
+@dataclass(frozen=True)
+class Split:
+    """A split of the key/value blocks (Flash-Decoding), as seen by one query block.
+
+    Split ``index`` covers key blocks [lo, hi); ``members`` are those of them active for
+    the query block; ``count`` is how many splits this one stands for when grouped.
+    """
+
+    index: int
+    lo: int
+    hi: int
+    members: tuple
+    count: int = 1
+
+
 class Axis:
     """A sequence axis of ``length`` rows cut into blocks of ``block`` rows."""
 
@@ -152,6 +167,34 @@ class BlockMask:
         if self.sparse is not None:
             visible &= self.sparse[q_rows[:, None] // self.q.block, k_cols[None, :] // self.kv.block]
         return visible
+
+    def splits(self, of: Block, num_splits: int, grouped: bool) -> list[Split]:
+        """The ``num_splits`` splits of the key blocks, each with its blocks active for ``of``.
+
+        Split s covers ⌈n_b/S⌉ consecutive key blocks (flash-attn's n_blocks_per_split); a
+        split beyond the last block is empty. Grouped, splits with the same number of
+        active blocks and the same ragged-last status are counted once.
+        """
+        n_b = self.kv.num_blocks
+        per_split = -(-n_b // num_splits)
+        active = set(int(j) for j in self.active_kv(of.index))
+        out: dict[tuple, list] = {}
+        result = []
+        for s in range(num_splits):
+            lo, hi = min(s * per_split, n_b), min((s + 1) * per_split, n_b)
+            members = tuple(j for j in range(lo, hi) if j in active)
+            split = Split(s, lo, hi, members)
+            if not grouped:
+                result.append(split)
+                continue
+            key = (len(members), bool(members) and members[-1] == n_b - 1 and self.kv.last_rows != self.kv.block)
+            if key in out:
+                out[key][1] += 1
+            else:
+                out[key] = [split, 1]
+        if grouped:
+            result = [Split(sp.index, sp.lo, sp.hi, sp.members, n) for sp, n in out.values()]
+        return result
 
     # -- grouped iteration ------------------------------------------------------------
     def _keys(self, axis: Axis) -> np.ndarray:

@@ -17,6 +17,7 @@ paper's idealised kernels, each element once (C8); there is no cache (C9).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Iterator
 
 import numpy as np
@@ -24,7 +25,7 @@ import numpy as np
 from ..dtypes import width
 from ..errors import ScheduleError
 from ..problem import BlockSizes, Problem
-from .blocks import Block, BlockMask
+from .blocks import Block, BlockMask, Split
 from .ledger import Ledger
 from .residency import ResidencyTracker
 from .tensors import TensorSpec, TensorTable
@@ -73,6 +74,8 @@ class Context:
         self.hbm: dict[str, np.ndarray] = {}
         self.watches: dict[str, list[np.ndarray]] = {}
         self.input_names: set[str] = set()
+        self.num_splits: int | None = None
+        self.sm_count: int | None = None  # set by simulate from the profile (split heuristics)
         if mode == "numeric":
             self._bind_inputs(inputs or {})
 
@@ -81,15 +84,37 @@ class Context:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
         return self._loop(self.mask_info.q, visible_to)
 
-    def kv_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
-        """Key/value (column) blocks j = 0..T_c−1, or those active with query block ``visible_to``."""
+    def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None) -> Iterator[Block]:
+        """Key/value (column) blocks j = 0..T_c−1, or those active with query block
+        ``visible_to`` (and inside ``split``, from :meth:`splits`)."""
+        if split is not None:
+            axis = self.mask_info.kv
+            members = split.members
+            blocks = axis.group_set(members) if self._grouped else [axis.make(j, mask_key=("single", j)) for j in members]
+            return self._iterate(blocks)
         return self._loop(self.mask_info.kv, visible_to)
+
+    def splits(self, visible_to: Block) -> Iterator[Split]:
+        """The key/value splits of Flash-Decoding for query block ``visible_to``
+        (``set_num_splits`` first); each carries the key blocks it covers."""
+        if self.num_splits is None:
+            raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
+        return self._iterate(self.mask_info.splits(visible_to, self.num_splits, self._grouped))
+
+    def set_num_splits(self, num_splits: int) -> None:
+        """S: how many splits per-split tensors (Oaccum, LSEaccum) have."""
+        if num_splits < 1:
+            raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
+        self.num_splits = num_splits
 
     def _loop(self, axis, visible_to):
         if visible_to is None:
             blocks = self.mask_info.all_blocks(axis, self._grouped)
         else:
             blocks = self.mask_info.visible_blocks(axis, visible_to, self._grouped)
+        return self._iterate(blocks)
+
+    def _iterate(self, blocks):
         for block in blocks:
             # Each iteration is a residency scope and multiplies counts by its trip count.
             self._weights.append(self._weights[-1] * block.count)
@@ -106,7 +131,7 @@ class Context:
         return self._weights[-1]
 
     # -- HBM <-> chip -----------------------------------------------------------------
-    def load(self, tensor: str, block: Block | tuple[Block, Block]) -> Tile:
+    def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
 
         A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
@@ -116,10 +141,11 @@ class Context:
         shape, traffic = self._tile_extent(spec, rows_block, cols_block)
         level, dtype = self._account(spec, "read", traffic)
         self.residency.keep(f"{tensor}_{self._suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
-        data = self._read_data(spec, rows_block, cols_block) if self.mode == "numeric" else None
+        data = self._read_data(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
         return Tile(shape, data, self, home=(level, width(dtype)))
 
-    def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False) -> None:
+    def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
+              split: Split | None = None) -> None:
         """Write a tile of ``tensor`` from chip to HBM (counted).
 
         ``sum_over_group=True`` writes a K/V-head tensor as the sum of its query heads'
@@ -133,7 +159,7 @@ class Context:
         self._check_group_write(spec, sum_over_group)
         self._account(spec, "write", traffic, per_kv_head=sum_over_group)
         if self.mode == "numeric":
-            self._write_data(spec, rows_block, cols_block, tile.data, sum_over_group)
+            self._write_data(spec, rows_block, cols_block, tile.data, sum_over_group, split)
 
     def read(self, tensor: str) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8)."""
@@ -298,11 +324,16 @@ class Context:
         if spec.name not in self.hbm:
             if not create:
                 raise ScheduleError(f"{spec.name} is read before anything was written to it in HBM")
-            self.hbm[spec.name] = np.full((self._heads(spec),) + self._full_shape(spec), np.nan)
+            copies = (self.num_splits,) if spec.per_split else ()
+            self.hbm[spec.name] = np.full((self._heads(spec),) + copies + self._full_shape(spec), np.nan)
         return self.hbm[spec.name]
 
-    def _window(self, rows_block, cols_block) -> tuple:
+    def _window(self, spec, rows_block, cols_block, split=None) -> tuple:
         """Index of a tile (or of the whole tensor when ``rows_block`` is None), after the heads axis."""
+        if spec.per_split:
+            if split is None:
+                raise ScheduleError(f"{spec.name} has one copy per split: pass split=")
+            return (split.index,) + self._window(replace_split(spec), rows_block, cols_block)
         if rows_block is None:
             return ()
         rows = slice(rows_block.start, rows_block.start + rows_block.rows)
@@ -310,14 +341,19 @@ class Context:
             return (rows,)
         return (rows, slice(cols_block.start, cols_block.start + cols_block.rows))
 
-    def _read_data(self, spec: TensorSpec, rows_block, cols_block) -> np.ndarray:
+    def _read_data(self, spec: TensorSpec, rows_block, cols_block, split=None) -> np.ndarray:
         """A copy of the tile for every query head (K/V-head tensors gathered per group)."""
-        array = self._hbm_array(spec)[(slice(None),) + self._window(rows_block, cols_block)]
+        array = self._hbm_array(spec)[(slice(None),) + self._window(spec, rows_block, cols_block, split)]
         return array[self._kv_of_q] if spec.heads == "kv" else array.copy()
 
-    def _write_data(self, spec: TensorSpec, rows_block, cols_block, data, sum_over_group: bool) -> None:
+    def _write_data(self, spec: TensorSpec, rows_block, cols_block, data, sum_over_group: bool, split=None) -> None:
         target = self._hbm_array(spec, create=True)
         if sum_over_group:
             p = self.problem
             data = data.reshape((p.kv_heads_total, p.group_size) + data.shape[1:]).sum(axis=1)
-        target[(slice(None),) + self._window(rows_block, cols_block)] = data
+        target[(slice(None),) + self._window(spec, rows_block, cols_block, split)] = data
+
+
+def replace_split(spec: TensorSpec) -> TensorSpec:
+    """The same tensor seen as one copy (to index inside a split)."""
+    return dataclasses.replace(spec, per_split=False)

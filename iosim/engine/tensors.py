@@ -32,6 +32,7 @@ class TensorSpec:
     dtype: str | None = None
     description: str = ""
     heads: str = "q"  # "q": one per query head; "kv": one per K/V head (K, V, dK, dV under GQA)
+    per_split: bool = False  # one copy per split of the keys (Flash-Decoding's Oaccum, LSEaccum)
 
     def dtype_for(self, problem: Problem) -> str:
         return self.dtype or problem.dtype
@@ -63,6 +64,14 @@ FORWARD_TENSORS = (
     TensorSpec("L", "q", None, "stats", ACCUM_DTYPE, "L = m + log ℓ: logsumexp (FA2)"),
 )
 
+#: Flash-Decoding's per-split partial results (fp32, one copy per split).
+SPLIT_TENSORS = (
+    TensorSpec("Oaccum", "q", "d", "output", ACCUM_DTYPE, "split-KV: each split's normalised O, fp32",
+               per_split=True),
+    TensorSpec("LSEaccum", "q", None, "stats", ACCUM_DTYPE, "split-KV: each split's logsumexp, fp32",
+               per_split=True),
+)
+
 #: The backward-pass tensors (FA1 Algorithms 3–4, FA2 Algorithm 2).
 BACKWARD_TENSORS = (
     TensorSpec("dO", "q", "d", "input", description="gradient of the output, N_q × d"),
@@ -82,7 +91,7 @@ BACKWARD_TENSORS = (
 class TensorTable:
     """The tensors a run knows about: the built-in ones plus any a schedule declares."""
 
-    def __init__(self, specs=FORWARD_TENSORS + BACKWARD_TENSORS):
+    def __init__(self, specs=FORWARD_TENSORS + SPLIT_TENSORS + BACKWARD_TENSORS):
         self._specs = {s.name: s for s in specs}
 
     def __getitem__(self, name: str) -> TensorSpec:

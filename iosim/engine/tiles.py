@@ -128,6 +128,19 @@ class Tile:
             out.data = np.where(np.isneginf(self.data), 0.0, self.data)
         return out
 
+    def reciprocal(self) -> "Tile":
+        """1/x, taking 1 where x = 0.
+
+        Used for diag(ℓ)^−1: a row that has seen no visible key has ℓ = 0 and an all-zero
+        accumulator, and keeps output 0 instead of 0/0 — as the kernels' softmax
+        normalisation does (``inv_sum = sum == 0 ? 1 : 1/sum``).
+        """
+        out = self._new(self.shape, None)
+        self.ctx.count_ops("elementwise", out.size)
+        if self.data is not None:
+            out.data = 1.0 / np.where(self.data == 0.0, 1.0, self.data)
+        return out
+
     def col(self) -> "Tile":
         """View a row vector (one value per row) as a column, to scale matrix rows.
 

@@ -11,10 +11,12 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ScheduleError
+from ..splitkv import decode_layout
 from .fa1 import fa1_forward
 from .fa1_backward import fa1_backward
 from .fa2 import fa2_forward
 from .fa2_backward import fa2_backward
+from .fa2_splitkv import fa2_splitkv_forward
 from .standard import standard_forward
 from .standard_backward import standard_backward
 
@@ -26,9 +28,11 @@ class Algorithm:
     """A built-in algorithm: its forward and backward schedules and its IO family."""
 
     forward: Callable
-    backward: Callable
+    backward: Callable | None
     description: str
     family: str  # "standard" (Θ(Nd + N²)) or "flash" (Θ(N²d²/M)), Theorems 2 and 5
+    #: the problem the kernel really runs, if it reshapes the user's (decode's GQA swap)
+    layout: Callable | None = None
 
 
 SCHEDULES: dict[str, Algorithm] = {
@@ -38,6 +42,9 @@ SCHEDULES: dict[str, Algorithm] = {
                      "FlashAttention Algorithms 1 and 4: K/V outer loop, O, ℓ, m (dQ) read and written per step", "flash"),
     "fa2": Algorithm(fa2_forward, fa2_backward,
                      "FlashAttention-2 Algorithms 1 and 2: Q outer loop forward, K/V outer loop backward", "flash"),
+    "fa2-splitkv": Algorithm(fa2_splitkv_forward, None,
+                             "Flash-Decoding: FA2 over S splits of the keys, then a combine kernel (forward only)",
+                             "flash", layout=decode_layout),
 }
 
 
@@ -58,6 +65,8 @@ def get_schedule(name: str, passes: str = "forward") -> Callable:
     if passes not in PASSES:
         raise ScheduleError(f"unknown pass {passes!r}; choose one of {', '.join(PASSES)}")
     steps = [getattr(algorithm, p) for p in passes.split("+")]
+    if None in steps:
+        raise ScheduleError(f"{name} has no backward pass; use --pass forward")
 
     def run(ctx, **options):
         accepted = set().union(*(inspect.signature(s).parameters for s in steps)) - {"ctx"}

@@ -57,7 +57,7 @@ def fa1_forward(ctx) -> None:
             l_new = old_scale * l_i + new_scale * l_tilde
             O_i = ctx.keep(                                        # 12: O_i ← diag(ℓ^new)^−1 (diag(ℓ_i) e^{m_i−m^new} O_i
                 "O_i",                                             #        + e^{m̃_ij − m^new} P̃_ij V_j)
-                (1.0 / l_new).col() * ((l_i * old_scale).col() * O_i + new_scale.col() * (P_ij @ V_j)),
+                l_new.reciprocal().col() * ((l_i * old_scale).col() * O_i + new_scale.col() * (P_ij @ V_j)),
                 role="output",
             )
             ctx.store("O", i, O_i)                                 #     write O_i

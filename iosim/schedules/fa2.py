@@ -45,7 +45,7 @@ def fa2_forward(ctx) -> None:
             m_i = ctx.keep("m_i", m_new, role="stats")
             ctx.watch("m_i", m_i)
             ctx.watch("l_i", l_i)
-        O_i = ctx.keep("O_i", (1.0 / l_i).col() * O_i, role="output")  # 12: O_i = diag(ℓ_i)^−1 O_i
+        O_i = ctx.keep("O_i", l_i.reciprocal().col() * O_i, role="output")  # 12: O_i = diag(ℓ_i)^−1 O_i
         L_i = ctx.keep("L_i", m_i + l_i.log(), role="stats")           # 13: L_i = m_i + log ℓ_i
         ctx.store("O", i, O_i)                                     # 14: write O_i
         ctx.store("L", i, L_i)                                     # 15: write L_i

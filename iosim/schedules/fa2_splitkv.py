@@ -1,0 +1,87 @@
+"""Split-KV forward pass ("Flash-Decoding"), as flash-attn's kernels run it (fa-io-spec.md §3.9).
+
+For decoding (few query rows against a long KV cache) one query block per head cannot
+fill the GPU, so the key/value blocks are cut into S splits processed by separate thread
+blocks. Each (query block i, split s) loads Q_i, walks its split's key blocks like
+FlashAttention-2 and writes a normalised partial output Oaccum and its logsumexp
+LSEaccum, both fp32. A split with no active key block writes zeros and −∞ and loads
+nothing. A combine kernel then reads every split's LSEaccum and Oaccum and writes
+O = Σ_s e^{LSE_s − L} O_s with L = log Σ_s e^{LSE_s}.
+
+Counts per head, non-causal (§3.9): Q read S'·N_q·d (S' non-empty splits); K, V read
+T_m·N_kv·d; Oaccum written and read S·N_q·d; LSEaccum written and read S·N_q; O written
+N_q·d; L written N_q. With S = 1 the plain FlashAttention-2 kernel runs instead.
+
+Code names: S → ``num_splits`` (default: flash-attn's heuristic, :mod:`iosim.splitkv`);
+O_s, LSE_s → tensors ``"Oaccum"``, ``"LSEaccum"``; m, ℓ → ``m_i``, ``l_i``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..engine.blocks import Split
+from ..engine.tiles import maximum
+from ..splitkv import default_num_splits
+from .fa2 import fa2_forward
+
+
+def fa2_splitkv_forward(ctx, num_splits: int | None = None) -> None:
+    """The split kernel over (query block, split), then the combine kernel."""
+    p = ctx.problem
+    if num_splits is None:
+        num_splits = default_num_splits(p.batch, p.heads, p.seq_len_q, ctx.mask_info.kv.num_blocks,
+                                        ctx.sm_count, ctx.blocks.block_q)
+    ctx.set_num_splits(num_splits)
+    if num_splits == 1:
+        fa2_forward(ctx)
+        return
+    d = p.head_dim
+    for i in ctx.q_blocks():
+        for s in ctx.splits(visible_to=i):
+            if not s.members:                                  # empty split: exits early
+                ctx.store("Oaccum", i, ctx.fill("O_i", i, 0.0, role="output", cols=d), split=s)
+                ctx.store("LSEaccum", i, ctx.fill("L_i", i, -math.inf, role="stats"), split=s)
+                continue
+            Q_i = ctx.load("Q", i)                             # every split reloads its Q tile
+            O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
+            l_i = ctx.fill("l_i", i, 0.0, role="stats")
+            m_i = ctx.fill("m_i", i, -math.inf, role="stats")
+            for j in ctx.kv_blocks(split=s):                   # FlashAttention-2's inner loop
+                K_j, V_j = ctx.load("K", j), ctx.load("V", j)
+                S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
+                m_new = maximum(m_i, S_ij.rowmax())
+                m_base = m_new.inf_as_zero()
+                P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")
+                rescale = (m_i - m_base).exp()                 # online-softmax rescaling
+                l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
+                O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")
+                m_i = ctx.keep("m_i", m_new, role="stats")
+            ctx.store("Oaccum", i, l_i.reciprocal().col() * O_i, split=s)     # this split's normalised O
+            ctx.store("LSEaccum", i, m_i + l_i.log(), split=s)          # and its logsumexp
+    _combine(ctx)
+
+
+def _combine(ctx) -> None:
+    """combine_attn_seqk_parallel: L = log Σ_s e^{LSE_s}; O = Σ_s e^{LSE_s − L} O_s."""
+    d = ctx.problem.head_dim
+    for i in ctx.q_blocks():
+        lse = [ctx.load("LSEaccum", i, split=s) for s in _all_splits(ctx)]
+        lse_max = lse[0]
+        for x in lse[1:]:
+            lse_max = maximum(lse_max, x)
+        base = lse_max.inf_as_zero()
+        total = ctx.fill("sum_i", i, 0.0, role="stats")
+        for x in lse:
+            total = total + (x - base).exp()
+        L_i = ctx.keep("L_i", base + total.log(), role="stats")
+        O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
+        for s, x in zip(_all_splits(ctx), lse):
+            O_i = ctx.keep("O_i", O_i + (x - L_i).exp().col() * ctx.load("Oaccum", i, split=s), role="output")
+        ctx.store("O", i, O_i)
+        ctx.store("L", i, L_i)
+
+
+def _all_splits(ctx):
+    """Split indices 0..S−1 as plain handles for per-split tensors (no loop weighting)."""
+    return [Split(s, 0, 0, ()) for s in range(ctx.num_splits)]
