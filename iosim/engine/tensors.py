@@ -72,6 +72,12 @@ SPLIT_TENSORS = (
                per_split=True),
 )
 
+#: Buffers of the real kernels that the paper listings do not have (fa-io-spec.md §3.10).
+KERNEL_TENSORS = (
+    TensorSpec("dQaccum", "q", "d", "output", ACCUM_DTYPE,
+               "flash-attn 2 backward: dQ accumulated in fp32 with atomic adds"),
+)
+
 #: The backward-pass tensors (FA1 Algorithms 3–4, FA2 Algorithm 2).
 BACKWARD_TENSORS = (
     TensorSpec("dO", "q", "d", "input", description="gradient of the output, N_q × d"),
@@ -91,7 +97,7 @@ BACKWARD_TENSORS = (
 class TensorTable:
     """The tensors a run knows about: the built-in ones plus any a schedule declares."""
 
-    def __init__(self, specs=FORWARD_TENSORS + SPLIT_TENSORS + BACKWARD_TENSORS):
+    def __init__(self, specs=FORWARD_TENSORS + SPLIT_TENSORS + KERNEL_TENSORS + BACKWARD_TENSORS):
         self._specs = {s.name: s for s in specs}
 
     def __getitem__(self, name: str) -> TensorSpec:

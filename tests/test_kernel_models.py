@@ -1,0 +1,58 @@
+"""Models of the real kernels' deviations from the paper listings (fa-io-spec.md §3.10)."""
+
+import numpy as np
+import pytest
+
+from iosim import Problem, reference_gradients, simulate
+from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
+from iosim.simulate import random_inputs
+
+import closed_forms as cf
+
+BIG = 1 << 30
+
+
+def per_tensor(r, heads=1):
+    return {k: (t.read_elements // heads, t.write_elements // heads) for k, t in r.tensors.items()}
+
+
+def kernel_backward_form(n, d, br, bc, causal):
+    """§3.10 per head, with R = Σ_A r_i in place of T_c·N when causal."""
+    R = cf.causal_R(n, br, bc) if causal else cf.ceil_div(n, bc) * n
+    nd = n * d
+    return {"dO": (nd + R * d, 0), "O": (nd, 0), "D": (R, n), "L": (R, 0), "Q": (R * d, 0), "K": (nd, 0),
+            "V": (nd, 0), "dQaccum": (R * d + nd, nd + R * d), "dQ": (0, nd), "dK": (0, nd), "dV": (0, nd)}
+
+
+@pytest.mark.parametrize("n,d,br,bc", [(8192, 128, 64, 128), (1000, 64, 128, 128), (777, 32, 64, 48)])
+@pytest.mark.parametrize("causal", [False, True])
+def test_fa2_kernel_backward_counts(paper_a100, n, d, br, bc, causal):
+    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=n, head_dim=d, causal=causal, heads=2),
+                 block_q=br, block_kv=bc, sram_bytes=BIG)
+    assert per_tensor(r, 2) == kernel_backward_form(n, d, br, bc, causal)
+
+
+def test_fa2_kernel_backward_worked_example(paper_a100):
+    """§4.3: real bwd tile 64 × 128 at N = 8192, d = 128."""
+    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128), block_q=64, block_kv=128)
+    assert (r.hbm.total_elements, r.hbm.total_bytes) == (278_929_408, 832_602_112)
+    c = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128, causal=True),
+                 block_q=64, block_kv=128)
+    assert c.hbm.total_elements == 146_292_736
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize("kv_heads", [2, 1])
+def test_fa2_kernel_backward_gradients(paper_a100, causal, kv_heads):
+    problem = Problem(seq_len=150, head_dim=16, heads=2, kv_heads=kv_heads, causal=causal)
+    x = random_inputs(problem, seed=11, gradient=True)
+    forward = simulate(paper_a100, "fa2", problem, block_q=32, block_kv=64, mode="numeric", inputs=x)
+    r = simulate(paper_a100, fa2_kernel_backward, problem, block_q=32, block_kv=64, mode="numeric",
+                 inputs={**x, "O": forward.outputs["O"], "L": forward.outputs["L"]})
+    group = 2 // kv_heads
+    K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
+    expected = reference_gradients(x["Q"], K, V, x["dO"], causal)
+    assert np.max(np.abs(r.outputs["dQ"] - expected["dQ"])) <= 1e-10
+    for name in ("dK", "dV"):
+        summed = expected[name].reshape(1, kv_heads, group, 150, 16).sum(axis=2)
+        assert np.max(np.abs(r.outputs[name] - summed)) <= 1e-10
