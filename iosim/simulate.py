@@ -213,7 +213,8 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         options=options, tensors=tensors, hbm=hbm,
         sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
         ops=ops, time=predict_time(profile, link_bytes, ops, problem.dtype),
-        theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M, theorem),
+        theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M, theorem,
+                          density=options.get("block_density_active")),
         passes=passes,
         sram_elements=M, outputs=outputs, watches=ctx.watches,
     )

@@ -30,15 +30,19 @@ class Theorem2:
 
 
 def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_elements: int,
-             name: str = "Theorem 2") -> Theorem2:
+             name: str = "Theorem 2", density: float | None = None) -> Theorem2:
     """Theorem 2's expression for ``family`` ("standard" or "flash").
 
     For N_q ≠ N_kv, N² becomes N_q·N_kv and N·d becomes N_q·d (the theorem itself is
-    stated for square attention).
+    stated for square attention). With a block-sparsity ``density`` s, the flash family
+    takes Proposition 4's Θ(N·d + N²·d²·s/M) instead.
     """
     n2 = seq_len_q * seq_len_kv
     d, M = head_dim, sram_elements
     in_regime = d <= M <= seq_len_q * d
     if family == "standard":
         return Theorem2(family, "N·d + N²", seq_len_q * d + n2, in_regime, name)
+    if density is not None:
+        return Theorem2(family, "N·d + N²·d²·s/M", seq_len_q * d + n2 * d * d * density / M, in_regime,
+                        "Proposition 4")
     return Theorem2(family, "N²·d²/M", n2 * d * d / M, in_regime, name)
