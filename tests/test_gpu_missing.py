@@ -71,3 +71,16 @@ def test_algo_list_is_checked():
     assert parse(*ARGS, "--algo", "fa2,standard").algo == ["fa2", "standard"]
     with pytest.raises(SystemExit):
         parse(*ARGS, "--algo", "fa3")
+
+
+def test_rectangular_or_grouped_shapes_are_refused(monkeypatch):
+    """The kernels are square MHA only; past the dependency check that is a ProblemError."""
+    from iosim.errors import ProblemError
+
+    monkeypatch.setattr(iosim.gpu, "require", lambda: None)
+    for extra in (("--seq-len-q", "128", "--seq-len-kv", "256"), ("--heads", "4", "--kv-heads", "2")):
+        argv = ["--hw", "h200", "--head-dim", "64", *extra]
+        if "--seq-len-q" not in extra:
+            argv += ["--seq-len", "256"]
+        with pytest.raises(ProblemError, match="square multi-head"):
+            validate.run(parse(*argv))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from ..errors import ProblemError
 from .common import add_problem_arguments, positive_int, problem_from_args
 
 ALGORITHMS = ("standard", "fa1", "fa2")
@@ -106,6 +107,10 @@ def run(args: argparse.Namespace) -> int:
     from ..gpu import runner
 
     problem = problem_from_args(args)
+    if not problem.is_square or problem.kv_heads != problem.heads:
+        raise ProblemError(
+            "the GPU kernels implement square multi-head attention only: give --seq-len (not different "
+            "--seq-len-q/--seq-len-kv) and no --kv-heads below --heads")
     report = {
         "device": runner.device_info(),
         "hw_profile": args.hw,
@@ -139,7 +144,7 @@ def _ncu_lines(r: dict) -> list[str]:
         reads = m.get("sass_ld_bytes", 0.0) + m.get("sass_ldgsts_bytes", 0.0)
     line("instructions' global reads (LD+LDGSTS)", reads, "counted reads", g["read_bytes"])
     line("instructions' global writes (ST)", m.get("sass_st_bytes"), "counted writes", g["write_bytes"])
-    line("l1tex global-load bytes (LD only)", m.get("global_load_bytes"), "", None)
+    line("l1tex global-load bytes (whole sectors)", m.get("global_load_bytes"), "", None)
     line("L2 reads from SMs (sectors x 32)", m.get("l2_read_bytes_from_sm"), "sim reads", s["read_bytes"])
     line("DRAM read", m.get("dram_read_bytes"), "sim reads", s["read_bytes"])
     line("DRAM write", m.get("dram_write_bytes"), "sim writes", s["write_bytes"])

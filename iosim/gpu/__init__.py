@@ -1,0 +1,47 @@
+"""iosim on a real GPU: CUDA kernels (through CuPy) that run the simulator's loop orders.
+
+Optional: ``pip install "iosim[gpu]"`` and an NVIDIA GPU. Importing this package does not
+import CuPy; :func:`require` does, and raises :class:`~iosim.errors.DependencyError` saying
+what is missing. The modules:
+
+* ``cuda/*.cu``  — the kernels (standard, FA1, FA2; a generic CUDA-core path for fp32/fp16
+  and a tensor-core fp16 path), with per-tensor byte counters behind ``-DIOSIM_COUNT_BYTES``;
+* ``build``      — compiles them with NVRTC (instrumented or not);
+* ``kernels``    — buffers, grids and launches for one problem;
+* ``reference``  — the float64 NumPy reference and the tolerances;
+* ``runner``     — one run: counts, output check, CUDA-event timing;
+* ``ncu``        — Nsight Compute measurements of the same kernels.
+"""
+
+from __future__ import annotations
+
+from ..errors import DependencyError
+
+INSTALL_HINT = 'pip install "iosim[gpu]" (it pulls a CuPy wheel; pick the cupy-cudaXXx that matches your CUDA)'
+
+
+def require():
+    """Import CuPy and check that it sees a GPU; return the ``cupy`` module.
+
+    Raises DependencyError naming what is missing: CuPy itself, or a usable NVIDIA GPU.
+    """
+    try:
+        import cupy
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a CuPy that cannot load CUDA
+        raise DependencyError(
+            f"CuPy is not installed (or failed to import: {exc}); the GPU kernels of `iosim validate` "
+            f"run through CuPy. Install it with {INSTALL_HINT}, on a machine with an NVIDIA GPU."
+        ) from None
+    try:
+        count = int(cupy.cuda.runtime.getDeviceCount())
+    except Exception as exc:  # noqa: BLE001 - CUDARuntimeError: no driver, no device
+        raise DependencyError(
+            f"CuPy is installed but found no usable NVIDIA GPU ({exc}); `iosim validate` needs an "
+            "NVIDIA GPU with a working driver."
+        ) from None
+    if count < 1:
+        raise DependencyError(
+            "CuPy is installed but no NVIDIA GPU is visible (device count 0); `iosim validate` needs "
+            "an NVIDIA GPU with a working driver."
+        )
+    return cupy

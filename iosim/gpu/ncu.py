@@ -1,0 +1,108 @@
+"""Measure the kernels' memory traffic with Nsight Compute (``ncu``).
+
+The kernels' own counters report what the algorithm *requests*; ncu reports what the memory
+system *did*. The two differ for understood reasons: global loads issued with ``cp.async``
+(the tensor-core kernels) are LDGSTS, not LD, instructions; the L2 cache serves the many
+re-reads of K/V (FA2) or Q/O (FA1) tiles that other blocks fetched moments earlier, so DRAM
+bytes fall far below the requested bytes (spec §6, "Real-kernel counts ignore L2").
+
+ncu runs ``python -m iosim.gpu.ncu_target`` (one uninstrumented launch of one algorithm) with
+``--clock-control none`` (the card's clocks are left as found) and sums each metric over the
+algorithm's kernels (three for ``standard``).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+from ..errors import DependencyError, IosimError
+from .kernels import Config
+
+#: The metrics issue 4 names, with how each is turned into bytes.
+METRICS = {
+    "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum": ("global_load_bytes", 1),
+    "lts__t_sectors_srcunit_tex_op_read.sum": ("l2_read_bytes_from_sm", 32),  # 32-byte sectors
+    "dram__bytes_read.sum": ("dram_read_bytes", 1),
+    "dram__bytes_write.sum": ("dram_write_bytes", 1),
+}
+#: Asked for too when this ncu knows them (seen on the H200's ncu 2025.3): the bytes the
+#: executed instructions asked for — LD, LDGSTS (cp.async) and ST — which is what the kernels'
+#: own counters count, and the bytes the L1 passed on for global stores.
+EXTRA_METRICS = {
+    "smsp__sass_data_bytes_mem_global_op_ld.sum": ("sass_ld_bytes", 1),
+    "smsp__sass_data_bytes_mem_global_op_ldgsts.sum": ("sass_ldgsts_bytes", 1),
+    "smsp__sass_data_bytes_mem_global_op_st.sum": ("sass_st_bytes", 1),
+    "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum": ("global_store_bytes", 1),
+}
+KERNEL_REGEX = "regex:(fa1_generic|fa2_generic|fa2_mma|std_qk_generic|std_qk_mma|std_softmax|std_pv_generic|std_pv_mma)"
+
+
+def find_ncu() -> str:
+    path = shutil.which("ncu")
+    if path is None:
+        for candidate in ("/usr/local/cuda/bin/ncu", "/opt/nvidia/nsight-compute/ncu"):
+            if os.path.exists(candidate):
+                return candidate
+        raise DependencyError(
+            "--ncu needs NVIDIA Nsight Compute (`ncu`) on PATH; it ships with the CUDA toolkit "
+            "(or install Nsight Compute separately)."
+        )
+    return path
+
+
+def _number(text: str) -> float:
+    return float(text.replace(",", "").strip() or "nan")
+
+
+def parse_csv(text: str) -> dict[str, float]:
+    """Sum each metric of ncu's ``--csv --print-units base`` output over all kernels."""
+    start = text.find('"ID"')
+    if start < 0:
+        raise IosimError(f"ncu printed no metric table:\n{text[-2000:]}")
+    totals: dict[str, float] = {}
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        name = row.get("Metric Name")
+        if not name:
+            continue
+        try:
+            totals[name] = totals.get(name, 0.0) + _number(row.get("Metric Value", ""))
+        except ValueError:
+            continue
+    return totals
+
+
+def _run(ncu: str, metrics: list[str], cfg: Config, seed: int) -> subprocess.CompletedProcess:
+    spec = json.dumps({**cfg.__dict__, "seed": seed})
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "ncu.csv")
+        cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--print-units", "base",
+               "--kernel-name", KERNEL_REGEX, "--metrics", ",".join(metrics), "--log-file", log,
+               sys.executable, "-m", "iosim.gpu.ncu_target", spec]
+        env = dict(os.environ)
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        text = open(log, encoding="utf-8").read() if os.path.exists(log) else ""
+        return subprocess.CompletedProcess(cmd, done.returncode, text, done.stdout + done.stderr)
+
+
+def measure(cfg: Config, seed: int = 0) -> dict[str, float]:
+    """Bytes measured by ncu for one launch of ``cfg``, keyed by the names in METRICS."""
+    ncu = find_ncu()
+    wanted = list(METRICS) + list(EXTRA_METRICS)
+    done = _run(ncu, wanted, cfg, seed)
+    if done.returncode != 0 or '"ID"' not in done.stdout:  # an older ncu without the extras
+        wanted = list(METRICS)
+        done = _run(ncu, wanted, cfg, seed)
+    if done.returncode != 0 or '"ID"' not in done.stdout:
+        raise IosimError(f"ncu failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
+    totals = parse_csv(done.stdout)
+    table = {**METRICS, **EXTRA_METRICS}
+    return {table[m][0]: totals[m] * table[m][1] for m in wanted if m in totals}
