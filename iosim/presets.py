@@ -21,6 +21,8 @@ same way, as another ``(kernel, direction)`` entry):
 
 * ``("fa2", "fwd")``: FlashAttention-2 forward, ``flash_fwd_launch_template.h`` at
   flash-attention HEAD ``0251105a`` (spec §5.2).
+* ``("fa2-splitkv", "fwd")``: its split-KV (Flash-Decoding) forward, used when
+  num_splits > 1 (spec §5.2, "Split-KV forward").
 * ``("fa1", "fwd")``: FlashAttention v1.0.9 forward (``fmha_fwd_hdim*.cu``, spec §5.5).
 
 The GPU facts a rule may test come from the hardware profile (:class:`GpuInfo`): the
@@ -174,6 +176,20 @@ TABLES: dict[tuple[str, str], Table] = {
             Rule(256, OTHER_SMEM, 64, 64, 4),
         ),
     ),
+    ("fa2-splitkv", "fwd"): Table(
+        kernel="flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)",
+        source="fa-io-spec.md §5.2: run_mha_fwd_splitkv_dispatch in flash_fwd_launch_template.h @ 0251105a",
+        head_dims=(32, 64, 96, 128, 192, 256),
+        min_cc=(8, 0),
+        rules=(
+            Rule(32, ANY, 64, 256, 4),
+            Rule(64, ANY, 64, 256, 4),
+            Rule(96, ANY, 64, 128, 4),
+            Rule(128, ANY, 64, 128, 4),
+            Rule(192, ANY, 64, 64, 4),
+            Rule(256, ANY, 64, 64, 4),
+        ),
+    ),
     ("fa1", "fwd"): Table(
         kernel="flash-attn v1.0.9 forward (fmha_fwd)",
         source="fa-io-spec.md §5.5: csrc/flash_attn/src/fmha_fwd_hdim{32,64,128}.cu @ v1.0.9 (B_r = STEP = 16)",
@@ -190,7 +206,9 @@ TABLES: dict[tuple[str, str], Table] = {
 }
 
 #: iosim algorithm name -> the kernel table whose tiles it is compared against.
-ALGORITHM_KERNELS: dict[str, tuple[str, str]] = {"fa2": ("fa2", "fwd"), "fa1": ("fa1", "fwd")}
+ALGORITHM_KERNELS: dict[str, tuple[str, str]] = {
+    "fa2": ("fa2", "fwd"), "fa2-splitkv": ("fa2-splitkv", "fwd"), "fa1": ("fa1", "fwd"),
+}
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,9 @@ class BlockMask:
 
     def has_empty_row(self) -> bool:
         """Whether some query block visits no key block (its O_i is never computed)."""
+        if self.sparse is None:
+            # Dense or causal: the ranges [0, n_i) only grow with i, so only block 0 can be empty.
+            return self.q.num_blocks > 0 and len(self.active_kv(0)) == 0
         return any(len(self.active_kv(i)) == 0 for i in range(self.q.num_blocks))
 
     def entry_visible(self, q_rows: np.ndarray, k_cols: np.ndarray) -> np.ndarray:
@@ -211,6 +214,14 @@ class BlockMask:
         """Every block of ``axis``; grouped by (rows, active set) when ``grouped``."""
         if not grouped:
             return [axis.make(k, mask_key=("single", k)) for k in range(axis.num_blocks)]
+        if self.sparse is None and not self.causal:
+            # Dense: every block has the same active set (key 0), so blocks differ only in
+            # their rows, the full ones then a ragged last one: at most two groups, in O(1).
+            last = axis.num_blocks - 1
+            if axis.last_rows == axis.block:
+                return [axis.make(0, count=axis.num_blocks, mask_key=(axis.block, 0))]
+            full = [axis.make(0, count=last, mask_key=(axis.block, 0))] if last else []
+            return full + [axis.make(last, mask_key=(axis.last_rows, 0))]
         keys = self._keys(axis)
         groups: dict[tuple, list[int]] = {}
         for k in range(axis.num_blocks):

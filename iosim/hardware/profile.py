@@ -150,6 +150,7 @@ class HardwareProfile:
     compute: Mapping[str, Quantity] = field(default_factory=FrozenMap)
     quantities: Mapping[str, Quantity] = field(default_factory=FrozenMap)
     _graph: nx.Graph = field(init=False, repr=False, compare=False)
+    _paths: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Freeze whatever mappings/sequences the caller passed, then build the graph once.
@@ -164,6 +165,8 @@ class HardwareProfile:
                 if end not in self.levels:
                     raise ValueError(f"link {link.a}-{link.b}: unknown level {end!r}")
             graph.add_edge(link.a, link.b, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, link=link)
+        # Every load and store asks for a path; the profile is immutable, so each is found once.
+        object.__setattr__(self, "_paths", {})
         object.__setattr__(self, "_graph", nx.freeze(graph))
 
     @property
@@ -217,8 +220,10 @@ class HardwareProfile:
         for end in (src, dst):
             if end not in self.levels:
                 raise ValueError(f"unknown level {end!r}; levels are {', '.join(self.levels)}")
-        nodes = nx.shortest_path(self._graph, src, dst)
-        return [self._graph.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:])]
+        if (src, dst) not in self._paths:
+            nodes = nx.shortest_path(self._graph, src, dst)
+            self._paths[src, dst] = tuple(self._graph.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:]))
+        return list(self._paths[src, dst])
 
     def tensor_flops_per_s(self, dtype: str) -> float | None:
         """Peak matmul FLOP/s for inputs of ``dtype`` (fp32/fp16/bf16/fp8), or None if
