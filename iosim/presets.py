@@ -16,13 +16,15 @@ kNWarps            ``KernelTile.warps``
                    A100 (sm80) and H100 (sm90) are *not* sm8x
 =================  ==========================================================
 
-Tables so far (one entry of :data:`TABLES` each; backward and FA3 tiles are added the
-same way, as another ``(kernel, direction)`` entry):
+Tables (one entry of :data:`TABLES` each):
 
 * ``("fa2", "fwd")``: FlashAttention-2 forward, ``flash_fwd_launch_template.h`` at
   flash-attention HEAD ``0251105a`` (spec §5.2).
 * ``("fa2-splitkv", "fwd")``: its split-KV (Flash-Decoding) forward, used when
   num_splits > 1 (spec §5.2, "Split-KV forward").
+* ``("fa2", "bwd")``: FlashAttention-2 backward, ``flash_bwd_launch_template.h`` (spec §5.4).
+* ``("fa3", "fwd")``: FlashAttention-3 forward on Hopper, ``hopper/tile_size.h`` (spec §5.6).
+  Warps are FA3's 128-thread warpgroups × 4 as launched (8 or 12 warps).
 * ``("fa1", "fwd")``: FlashAttention v1.0.9 forward (``fmha_fwd_hdim*.cu``, spec §5.5).
 
 The GPU facts a rule may test come from the hardware profile (:class:`GpuInfo`): the
@@ -127,6 +129,15 @@ A100_LIKE_SMEM: Condition = (
     and (g.smem_per_sm_bytes or 0) < 4 * 256 * (64 + 2 * 64),
 )
 OTHER_SMEM: Condition = ("otherwise (H100)", lambda g, f: True)
+# flash_bwd_launch_template.h tests cudaDevAttrMaxSharedMemoryPerBlockOptin against these.
+SMEM_144K: Condition = ("smem/block >= 144 KiB (A100, H100)", lambda g, f: (g.smem_per_block_bytes or 0) >= 144 * 1024)
+SMEM_176K: Condition = ("smem/block >= 176 KiB (H100)", lambda g, f: (g.smem_per_block_bytes or 0) >= 176 * 1024)
+SMEM_LESS_144K: Condition = ("smem/block < 144 KiB (sm86/89)", lambda g, f: (g.smem_per_block_bytes or 0) < 144 * 1024)
+SMEM_LESS_176K_AT_LEAST_144K: Condition = (
+    "144 KiB <= smem/block < 176 KiB (A100, no double buffer)",
+    lambda g, f: 144 * 1024 <= (g.smem_per_block_bytes or 0) < 176 * 1024,
+)
+SM90: Condition = ("sm90", lambda g, f: g.compute_capability == (9, 0))
 SEQ_K_128: Condition = ("seqlen_k == 128", lambda g, f: f.seq_len_kv == 128)
 SEQ_K_OTHER: Condition = ("seqlen_k != 128", lambda g, f: f.seq_len_kv != 128)
 
@@ -140,6 +151,10 @@ class Rule:
     block_q: int
     block_kv: int
     warps: int
+    #: backward only: how many warps load each query row's L and D, kNWarps / AtomLayoutMSdP
+    #: (the warps that split the key columns of S each load the row statistics themselves);
+    #: None where the template arguments were not checked
+    stats_loads: int | None = None
 
 
 @dataclass(frozen=True)
@@ -190,6 +205,45 @@ TABLES: dict[tuple[str, str], Table] = {
             Rule(256, ANY, 64, 64, 4),
         ),
     ),
+    ("fa2", "bwd"): Table(
+        kernel="flash-attn 2 backward (flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel)",
+        source="fa-io-spec.md §5.4: csrc/flash_attn/src/flash_bwd_launch_template.h @ 0251105a "
+               "(the thread block owns B_c = kBlockN keys and walks B_r = kBlockM query rows)",
+        head_dims=(32, 64, 96, 128, 192, 256),
+        min_cc=(8, 0),
+        rules=(
+            # stats_loads = kNWarps / AtomLayoutMSdP from Flash_bwd_kernel_traits<d, M, N, warps,
+            # AtomLayoutMSdP, ...>: 32 and 64 use <.., 128, 128, 8, 4, ..>, 64 below 144 KiB
+            # <.., 64, 128, 8, 2, ..>, 96 <.., 64, 128, 8, 2, ..>, 128 <.., 64, 128, 8, 2, ..> and
+            # below 144 KiB <.., 64, 64, 8, 4, ..>, 256 on H100 <.., 64, 64, 8, 4, ..> (launch
+            # template; the 32/64/128/256 ones are also the kernel names ncu printed on an H200).
+            Rule(32, ANY, 128, 128, 8, stats_loads=2),
+            Rule(64, SMEM_144K, 128, 128, 8, stats_loads=2),
+            Rule(64, SMEM_LESS_144K, 64, 128, 8, stats_loads=4),
+            Rule(96, ANY, 64, 128, 8, stats_loads=4),
+            Rule(128, SMEM_144K, 64, 128, 8, stats_loads=4),
+            Rule(128, SMEM_LESS_144K, 64, 64, 8, stats_loads=2),
+            Rule(192, ANY, 64, 64, 8),
+            Rule(256, SMEM_176K, 64, 64, 8, stats_loads=2),
+            Rule(256, SMEM_LESS_176K_AT_LEAST_144K, 64, 64, 8),
+            Rule(256, SMEM_LESS_144K, 64, 32, 8),
+        ),
+    ),
+    ("fa3", "fwd"): Table(
+        kernel="flash-attn 3 forward (Hopper, 16-bit inputs)",
+        source="fa-io-spec.md §5.6: hopper/tile_size.h::tile_size_fwd_sm90 @ 0251105a (no paging, no local window)",
+        head_dims=(64, 96, 128, 192, 256),
+        min_cc=(9, 0),
+        rules=(
+            Rule(64, _all(SM90, NON_CAUSAL), 192, 192, 12),
+            Rule(64, _all(SM90, CAUSAL), 192, 128, 12),
+            Rule(96, SM90, 192, 144, 12),
+            Rule(128, _all(SM90, NON_CAUSAL), 128, 176, 8),
+            Rule(128, _all(SM90, CAUSAL), 128, 128, 8),
+            Rule(192, SM90, 128, 128, 8),
+            Rule(256, SM90, 128, 80, 8),
+        ),
+    ),
     ("fa1", "fwd"): Table(
         kernel="flash-attn v1.0.9 forward (fmha_fwd)",
         source="fa-io-spec.md §5.5: csrc/flash_attn/src/fmha_fwd_hdim{32,64,128}.cu @ v1.0.9 (B_r = STEP = 16)",
@@ -223,6 +277,7 @@ class KernelTile:
     rule: str            # the matching condition, e.g. "d=128: no dropout, not sm86/87/89 (A100, H100)"
     source: str
     gpu: str             # e.g. "h100-sxm (sm90)"
+    stats_loads: int | None = None  # backward: warps loading each row's L and D (see Rule)
 
     def to_dict(self) -> dict:
         return {"block_q": self.block_q, "block_kv": self.block_kv, "warps": self.warps, "kernel": self.kernel,
@@ -263,7 +318,8 @@ def kernel_tile(
         text, predicate = rule.when
         if rule.head_dim == k_head_dim and predicate(gpu, features):
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
-                              f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})")
+                              f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
+                              rule.stats_loads)
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 

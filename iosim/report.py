@@ -48,6 +48,11 @@ def result_table(r: Result) -> str:
         f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
         f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"
     )
+    if "launches" in r.options:  # a real-kernel preset: each launch has its own tile
+        head = head.split("\nblocks:")[0] + "\n" + "\n".join(
+            f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
+            + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
+            for l in r.options["launches"])
     rows = [
         [name, t.dtype, f"{t.read_bytes:,}", f"{t.write_bytes:,}", format_bytes(t.read_bytes + t.write_bytes)]
         for name, t in r.tensors.items()

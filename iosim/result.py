@@ -5,6 +5,8 @@ JSON contract (``Result.to_dict()``; byte counts are integers summed over batch 
 * ``hbm``: ``{read_bytes, write_bytes, total_bytes}`` — traffic between HBM and on-chip
   memory as the paper counts it: every access goes to HBM, no cache (convention C9).
 * ``tensors``: ``{NAME: {read_bytes, write_bytes, read_elements, write_elements, dtype}}``.
+* ``kernels``: ``{LAUNCH: {NAME: {read_elements, write_elements}}}`` — the same traffic split
+  by the kernel launch that makes it (``main`` for single-kernel schedules).
 * ``sram``: ``{level, peak_bytes, capacity_bytes, fits, peak_tiles}`` (per thread block).
 * ``registers``: the same for the register file (reported, not enforced by default).
 * ``blocks``: ``{block_q, block_kv, num_q_blocks, num_kv_blocks, rule}``.
@@ -17,6 +19,7 @@ JSON contract (``Result.to_dict()``; byte counts are integers summed over batch 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import asdict, dataclass, field
 
 from .problem import BlockSizes, Problem
@@ -84,6 +87,8 @@ class Result:
     theorem2: Theorem2
     sram_elements: int
     passes: str = "forward"
+    #: kernel launch -> tensor -> (read_elements, write_elements), summed over heads
+    kernels: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
 
@@ -115,6 +120,8 @@ class Result:
                 "read_elements": self.hbm.read_elements, "write_elements": self.hbm.write_elements,
             },
             "tensors": {name: asdict(t) for name, t in self.tensors.items()},
+            "kernels": {k: {t: {"read_elements": r, "write_elements": w} for t, (r, w) in v.items()}
+                        for k, v in self.kernels.items()},
             "sram": _level_dict(self.sram),
             "registers": _level_dict(self.registers),
             "flops": self.flops,
@@ -132,6 +139,48 @@ class Result:
                 "per": "head",
             },
         }
+
+
+def combine_results(results: list[Result], **fields) -> Result:
+    """Several kernel launches run one after another, reported as one result.
+
+    Traffic and operations add up; on-chip peaks are the largest of the launches; each
+    resource's time adds up, and so does the predicted time (the launches run in
+    sequence). ``fields`` override the first result's (algorithm, blocks, options...).
+    """
+    first = results[0]
+    tensors: dict[str, TensorTraffic] = {}
+    for r in results:
+        for name, t in r.tensors.items():
+            if name in tensors:
+                u = tensors[name]
+                t = TensorTraffic(t.dtype, u.read_elements + t.read_elements, u.write_elements + t.write_elements,
+                                  u.read_bytes + t.read_bytes, u.write_bytes + t.write_bytes)
+            tensors[name] = t
+    hbm = HbmTraffic(*(sum(getattr(r.hbm, f) for r in results)
+                       for f in ("read_bytes", "write_bytes", "read_elements", "write_elements")))
+    ops: dict[str, int] = {}
+    per_resource: dict[str, float] = {}
+    for r in results:
+        for k, v in r.ops.items():
+            ops[k] = ops.get(k, 0) + v
+        for k, v in r.time.per_resource_s.items():
+            per_resource[k] = per_resource.get(k, 0.0) + v
+    bound = max(per_resource, key=per_resource.get) if per_resource else "nothing"
+    time = TimePrediction(sum(r.time.predicted_s for r in results), bound, per_resource)
+    outputs: dict = {}
+    kernels: dict = {}
+    for r in results:
+        outputs.update(r.outputs)
+        for name, traffic in r.kernels.items():
+            key = name if name not in kernels else f"{name} ({r.passes})"
+            kernels[key] = traffic
+    return dataclasses.replace(
+        first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels,
+        sram=max((r.sram for r in results), key=lambda o: o.peak_bytes),
+        registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
+        **fields,
+    )
 
 
 def _level_dict(level: LevelOccupancy) -> dict:

@@ -22,7 +22,9 @@ from .errors import CapacityError, ProblemError
 from .hardware import HardwareProfile, load_profile
 from .masks import density, parse_block_mask
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
-from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic
+from .kernels import plan
+from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic, combine_results
+from .splitkv import decode_layout
 from .schedules import SCHEDULES, get_schedule
 from .theory import theorem2
 from .timing import predict_time
@@ -78,6 +80,7 @@ def simulate(
     schedule_options: dict | None = None,
     passes: str = "forward",
     block_mask: str | np.ndarray | None = None,
+    kernel: str | None = None,
 ) -> Result:
     """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
 
@@ -90,8 +93,16 @@ def simulate(
     ``tiles``, ``count_init``: conventions C4 and C5 of the spec. ``residency``:
     ``"kernel"`` or ``"sram"`` (see :mod:`iosim.engine.residency`). ``block_mask``: a
     block-sparsity mask (a T_r × T_c array or a spec for :func:`iosim.masks.parse_block_mask`).
+    ``kernel``: ``"flash-attn-2"`` or ``"flash-attn-3"`` runs the launches the real kernels
+    make, with their tiles (:mod:`iosim.kernels`); the blocks are then the kernels'.
     """
     profile = resolve_profile(hw)
+    if kernel is not None:
+        if block_q is not None or block_kv is not None or block_mask is not None:
+            raise ProblemError("--kernel picks the kernels' own tiles; drop --block-q/--block-kv/--block-mask")
+        return _simulate_kernel(profile, kernel, algorithm, problem, mode=mode, inputs=inputs, seed=seed,
+                                passes=passes, schedule_options=schedule_options or {}, tiles=tiles,
+                                count_init=count_init, residency=residency, sram_bytes=sram_bytes)
     layout = SCHEDULES[algorithm].layout if isinstance(algorithm, str) and algorithm in SCHEDULES else None
     if layout is not None and layout(problem) != problem:
         return _run_in_layout(layout(problem), problem, profile, algorithm, mode=mode, inputs=inputs, seed=seed,
@@ -140,6 +151,35 @@ def simulate(
         options.update(block_mask=block_mask if isinstance(block_mask, str) else "array",
                        block_density=density(mask), block_density_active=float(ctx.mask_info.sparse.mean()))
     return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
+
+
+def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed, passes, schedule_options,
+                     **conventions) -> Result:
+    """Run each launch of a real-kernel preset and report them together."""
+    launches = plan(kernel, algorithm, problem, profile, passes, schedule_options.get("num_splits"))
+    if mode == "numeric":
+        inputs = inputs if inputs is not None else random_inputs(problem, seed, gradient="backward" in passes)
+        if passes == "backward":  # the backward kernels read O and L from a forward pass
+            forward = simulate(profile, "fa2", problem, block_q=64, block_kv=64, mode="numeric", inputs=inputs)
+            inputs = {**inputs, "O": forward.outputs["O"], "L": forward.outputs["L"]}
+    results = []
+    for launch in launches:
+        run = dict(block_q=launch.tile.block_q, block_kv=launch.tile.block_kv, mode=mode, inputs=inputs,
+                   seed=seed, schedule_options=launch.schedule_options, **conventions)
+        layout = decode_layout(problem) if launch.algorithm == "fa2" else problem
+        if layout != problem:
+            result = _run_in_layout(layout, problem, profile, launch.algorithm, **run)
+        else:
+            result = simulate(profile, launch.algorithm, problem, **run)
+        if mode == "numeric" and launch.passes == "forward":
+            inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
+        results.append(result)
+    options = {**results[0].options, "kernel": kernel, "launches": [l.describe() for l in launches]}
+    theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
+    combined = combine_results(results, algorithm=algorithm, passes=passes, options=options,
+                               block_rule=f"{kernel} kernel tiles")
+    return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2, name=theorem),
+                               mode=mode, problem=problem)
 
 
 def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm, *, mode, inputs, seed,
@@ -199,6 +239,11 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         read_elements=sum(t.read_elements for t in tensors.values()),
         write_elements=sum(t.write_elements for t in tensors.values()),
     )
+    kernels: dict = {}
+    for (kernel, tensor, direction, per_kv), elements in ledger.traffic_by_kernel.items():
+        entry = kernels.setdefault(kernel, {}).setdefault(tensor, [0, 0])
+        entry[direction == "write"] += elements * (bhk if per_kv else bh)
+    kernels = {k: {t: tuple(v) for t, v in tensors_.items()} for k, tensors_ in kernels.items()}
     ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
     link_bytes = {k: total(ledger.link_bytes, ledger.link_bytes_per_kv_head, k)
                   for k in set(ledger.link_bytes) | set(ledger.link_bytes_per_kv_head)}
@@ -216,7 +261,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M, theorem,
                           density=options.get("block_density_active")),
         passes=passes,
-        sram_elements=M, outputs=outputs, watches=ctx.watches,
+        sram_elements=M, outputs=outputs, watches=ctx.watches, kernels=kernels,
     )
 
 

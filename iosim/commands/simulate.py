@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..kernels import KERNELS
 from ..report import FORMATTERS
 from ..schedules import PASSES, SCHEDULES
 from ..simulate import simulate
@@ -32,6 +33,8 @@ def register(subparsers) -> None:
                    help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
     p.add_argument("--block-mask", metavar="SPEC",
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
+    p.add_argument("--kernel", choices=list(KERNELS),
+                   help="run the launches the real kernels make, with their tiles (spec §5; --algo fa2)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
@@ -50,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     result = simulate(
         args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
-        passes=args.passes, block_mask=args.block_mask,
+        passes=args.passes, block_mask=args.block_mask, kernel=args.kernel,
     )
     print(FORMATTERS[args.format](result))
     return 0

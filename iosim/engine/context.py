@@ -18,6 +18,7 @@ paper's idealised kernels, each element once (C8); there is no cache (C9).
 from __future__ import annotations
 
 import dataclasses
+from contextlib import contextmanager
 from typing import Iterator
 
 import numpy as np
@@ -124,6 +125,16 @@ class Context:
             finally:
                 self.residency.pop()
                 self._weights.pop()
+
+    @contextmanager
+    def kernel(self, name: str):
+        """Attribute the traffic inside the ``with`` block to kernel launch ``name``
+        (e.g. FlashAttention-2's backward: "dot_do_o", "dq_dk_dv", "convert_dq")."""
+        previous, self.ledger.kernel = self.ledger.kernel, name
+        try:
+            yield
+        finally:
+            self.ledger.kernel = previous
 
     @property
     def weight(self) -> int:

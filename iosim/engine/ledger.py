@@ -24,9 +24,14 @@ class Ledger:
     link_bytes_per_kv_head: dict = field(default_factory=lambda: defaultdict(int))
     #: "matmul" (FLOPs), "exp" (special-function ops), "elementwise" (other ops)
     ops: dict = field(default_factory=lambda: defaultdict(int))
+    #: (kernel, tensor, direction, per_kv_head) -> elements: the same traffic split by the
+    #: kernel launch that made it (schedules name their kernels with ctx.kernel(...))
+    traffic_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
+    kernel: str = "main"
     #: tensors whose HBM initialisation ("Initialize … in HBM") was counted
     init_counted: set = field(default_factory=set)
 
     def add_traffic(self, tensor: str, direction: str, elements: int, per_kv_head: bool = False) -> None:
         table = self.traffic_per_kv_head if per_kv_head else self.traffic
         table[(tensor, direction)] += elements
+        self.traffic_by_kernel[(self.kernel, tensor, direction, per_kv_head)] += elements

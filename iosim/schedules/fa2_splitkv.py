@@ -37,29 +37,31 @@ def fa2_splitkv_forward(ctx, num_splits: int | None = None) -> None:
         fa2_forward(ctx)
         return
     d = p.head_dim
-    for i in ctx.q_blocks():
-        for s in ctx.splits(visible_to=i):
-            if not s.members:                                  # empty split: exits early
-                ctx.store("Oaccum", i, ctx.fill("O_i", i, 0.0, role="output", cols=d), split=s)
-                ctx.store("LSEaccum", i, ctx.fill("L_i", i, -math.inf, role="stats"), split=s)
-                continue
-            Q_i = ctx.load("Q", i)                             # every split reloads its Q tile
-            O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
-            l_i = ctx.fill("l_i", i, 0.0, role="stats")
-            m_i = ctx.fill("m_i", i, -math.inf, role="stats")
-            for j in ctx.kv_blocks(split=s):                   # FlashAttention-2's inner loop
-                K_j, V_j = ctx.load("K", j), ctx.load("V", j)
-                S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
-                m_new = maximum(m_i, S_ij.rowmax())
-                m_base = m_new.inf_as_zero()
-                P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")
-                rescale = (m_i - m_base).exp()                 # online-softmax rescaling
-                l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
-                O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")
-                m_i = ctx.keep("m_i", m_new, role="stats")
-            ctx.store("Oaccum", i, l_i.reciprocal().col() * O_i, split=s)     # this split's normalised O
-            ctx.store("LSEaccum", i, m_i + l_i.log(), split=s)          # and its logsumexp
-    _combine(ctx)
+    with ctx.kernel("splitkv"):
+        for i in ctx.q_blocks():
+            for s in ctx.splits(visible_to=i):
+                if not s.members:                                  # empty split: exits early
+                    ctx.store("Oaccum", i, ctx.fill("O_i", i, 0.0, role="output", cols=d), split=s)
+                    ctx.store("LSEaccum", i, ctx.fill("L_i", i, -math.inf, role="stats"), split=s)
+                    continue
+                Q_i = ctx.load("Q", i)                             # every split reloads its Q tile
+                O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
+                l_i = ctx.fill("l_i", i, 0.0, role="stats")
+                m_i = ctx.fill("m_i", i, -math.inf, role="stats")
+                for j in ctx.kv_blocks(split=s):                   # FlashAttention-2's inner loop
+                    K_j, V_j = ctx.load("K", j), ctx.load("V", j)
+                    S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
+                    m_new = maximum(m_i, S_ij.rowmax())
+                    m_base = m_new.inf_as_zero()
+                    P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")
+                    rescale = (m_i - m_base).exp()                 # online-softmax rescaling
+                    l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
+                    O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")
+                    m_i = ctx.keep("m_i", m_new, role="stats")
+                ctx.store("Oaccum", i, l_i.reciprocal().col() * O_i, split=s)     # this split's normalised O
+                ctx.store("LSEaccum", i, m_i + l_i.log(), split=s)          # and its logsumexp
+    with ctx.kernel("combine"):
+        _combine(ctx)
 
 
 def _combine(ctx) -> None:

@@ -1,0 +1,153 @@
+"""Compare PyTorch's FlashAttention-2 SDPA kernels, as Nsight Compute measured them, with
+iosim's ``flash-attn-2`` preset (issue 5's validation). Runs anywhere; reads the raw ncu
+CSVs that benchmarks/sdpa_ncu.py wrote on the device machine.
+
+    python benchmarks/sdpa_compare.py RAW_DIR [--json OUT.json] [--markdown OUT.md]
+
+Per kernel launch it compares bytes by instruction class, as ncu's SASS metrics count them
+(bytes the executed instructions asked for, summed over threads):
+  loads  = smsp__sass_data_bytes_mem_global_op_ld + _ldgsts (cp.async)
+  stores = smsp__sass_data_bytes_mem_global_op_st
+  atomics = smsp__sass_data_bytes_mem_global_op_red + _atom
+and the issue's l1tex__t_bytes_pipe_lsu_mem_global_op_ld. iosim's side is the preset's
+per-kernel traffic; dQaccum's read-modify-write in the main backward kernel is one atomic
+(red) of its bytes, not a load plus a store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import csv
+import io
+import json
+import os
+
+from iosim import Problem, load_profile, simulate
+from iosim.engine.tensors import TensorTable
+
+KERNEL_LABELS = {
+    "flash_fwd_kernel": "main",
+    "flash_fwd_splitkv_kernel": "splitkv",
+    "flash_fwd_splitkv_combine_kernel": "combine",
+    "flash_bwd_dot_do_o_kernel": "dot_do_o",
+    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel": "dq_dk_dv",
+    "flash_bwd_convert_dq_kernel": "convert_dq",
+}
+
+
+def read_kernels(path: str) -> list[dict]:
+    """One dict per kernel launch, in launch order: label, grid and metric values."""
+    text = open(path).read()
+    start = text.find('"ID"')
+    launches: dict[str, dict] = collections.OrderedDict()
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        name = row["Kernel Name"].replace("void ", "").split("<")[0].strip()
+        entry = launches.setdefault(row["ID"], {"label": KERNEL_LABELS.get(name, name), "grid": row["Grid Size"]})
+        entry[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+    return list(launches.values())
+
+
+def split_by_config(launches: list[dict], configs: list[dict]) -> list[list[dict]]:
+    """Each config ran one forward (1 or 2 kernels) then one backward (3 kernels)."""
+    groups, current = [], []
+    for launch in launches:
+        if launch["label"] in ("main", "splitkv") and current:
+            groups.append(current)
+            current = []
+        current.append(launch)
+    if current:
+        groups.append(current)
+    if len(groups) != len(configs):
+        raise SystemExit(f"{len(groups)} kernel groups for {len(configs)} configs")
+    return groups
+
+
+def predicted_classes(kernel_traffic: dict, label: str, problem: Problem) -> dict:
+    """Bytes by instruction class for one launch, from iosim's per-kernel elements."""
+    table = TensorTable()
+    loads = stores = atomics = 0
+    for tensor, (r, w) in kernel_traffic.items():
+        width = table[tensor].width(problem)
+        if tensor == "dQaccum" and label == "dq_dk_dv":
+            atomics += r * width  # each atomicAdd reads and writes the same bytes once
+            continue
+        loads += r * width
+        stores += w * width
+    return {"loads": loads, "stores": stores, "atomics": atomics}
+
+
+def measured_classes(m: dict) -> dict:
+    get = lambda k: int(m.get(k, 0))
+    return {
+        "loads": get("smsp__sass_data_bytes_mem_global_op_ld.sum") + get("smsp__sass_data_bytes_mem_global_op_ldgsts.sum"),
+        "stores": get("smsp__sass_data_bytes_mem_global_op_st.sum"),
+        "atomics": get("smsp__sass_data_bytes_mem_global_op_red.sum") + get("smsp__sass_data_bytes_mem_global_op_atom.sum"),
+        "l1tex_ld": get("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
+        "dram_read": get("dram__bytes_read.sum"),
+        "dram_write": get("dram__bytes_write.sum"),
+        "l2_read_from_sm": 32 * get("lts__t_sectors_srcunit_tex_op_read.sum"),
+        "time_s": m.get("gpu__time_duration.sum", 0.0) * 1e-9,
+    }
+
+
+def compare(raw_dir: str) -> list[dict]:
+    meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
+    profile = load_profile("h200")
+    rows = []
+    for d, configs in meta["grid"].items():
+        path = os.path.join(raw_dir, f"sdpa_d{d}.csv")
+        if not os.path.exists(path):
+            continue
+        for cfg, launches in zip(configs, split_by_config(read_kernels(path), configs)):
+            problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
+                              heads=cfg["heads"], causal=cfg["causal"])
+            result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward")
+            for launch in launches:
+                label = launch["label"]
+                predicted = predicted_classes(result.kernels.get(label, {}), label, problem)
+                rows.append({**cfg, "kernel": label, "grid": launch["grid"],
+                             "predicted": predicted, "measured": measured_classes(launch),
+                             "launches": result.options["launches"]})
+    return rows
+
+
+def agreement(row: dict) -> dict:
+    """Which measurements equal the prediction exactly (loads by either load metric)."""
+    p, m = row["predicted"], row["measured"]
+    return {"loads_sass": p["loads"] == m["loads"], "loads_l1tex": p["loads"] == m["l1tex_ld"],
+            "stores": p["stores"] == m["stores"], "atomics": p["atomics"] == m["atomics"]}
+
+
+def markdown(rows: list[dict]) -> str:
+    out = ["| d | N | B×H | causal | kernel | loads, iosim | loads, SASS | loads, l1tex | stores, iosim | stores, SASS "
+           "| atomics, iosim | atomics, SASS |",
+           "|---:|---:|---:|:---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p, m, ok = r["predicted"], r["measured"], agreement(r)
+        mark = lambda good: "" if good else " ≠"
+        out.append(
+            f"| {r['head_dim']} | {r['seq_len']:,} | {r['batch']}×{r['heads']} | {'y' if r['causal'] else ''} | "
+            f"{r['kernel']} | {p['loads']:,} | {m['loads']:,}{mark(ok['loads_sass'])} | "
+            f"{m['l1tex_ld']:,}{mark(ok['loads_l1tex'])} | {p['stores']:,} | {m['stores']:,}{mark(ok['stores'])} | "
+            f"{p['atomics']:,} | {m['atomics']:,}{mark(ok['atomics'])} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("raw_dir")
+    parser.add_argument("--json")
+    parser.add_argument("--markdown")
+    args = parser.parse_args()
+    rows = compare(args.raw_dir)
+    if args.json:
+        json.dump(rows, open(args.json, "w"), indent=1)
+    text = markdown(rows)
+    if args.markdown:
+        open(args.markdown, "w").write(text + "\n")
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+"""Measure PyTorch's FlashAttention-2 SDPA kernels with Nsight Compute (device machine only).
+
+Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420]
+  For each head dim, runs this file in ``--target`` mode under
+  ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
+  DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
+  dropped (``ncu --query-metrics``), and each head dim is a separate ncu run, so a time-out
+  loses one file, not all.
+Target:  python3 benchmarks/sdpa_ncu.py --target --head-dim D
+  For every config of that head dim: one forward and one backward of
+  ``scaled_dot_product_attention`` with only the flash backend enabled, fp16, layout
+  (B, H, N, d). No warm-up: hardware counters do not depend on it, and ncu serialises
+  and times each kernel on its own.
+
+The comparison with iosim's predictions runs elsewhere (benchmarks/sdpa_compare.py), so
+the device machine needs nothing but PyTorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+WANTED_METRICS = [
+    "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "smsp__sass_data_bytes_mem_global_op_ld.sum",
+    "smsp__sass_data_bytes_mem_global_op_ldgsts.sum",
+    "smsp__sass_data_bytes_mem_global_op_st.sum",
+    "smsp__sass_data_bytes_mem_global_op_red.sum",
+    "smsp__sass_data_bytes_mem_global_op_atom.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "gpu__time_duration.sum",
+]
+HEAD_DIMS = (32, 64, 128, 256)
+
+
+def grid(head_dim: int) -> list[dict]:
+    """The configs of one head dim, in launch order."""
+    out = []
+    for n, (b, h), causal in itertools.product((1024, 4096, 16384), ((1, 4), (4, 32)), (False, True)):
+        if n == 16384 and b * h > 4:
+            continue  # keeps one ncu run under a few minutes
+        out.append({"seq_len": n, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal})
+    return out
+
+
+def run_target(head_dim: int) -> None:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    torch.manual_seed(0)
+    for cfg in grid(head_dim):
+        b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
+        q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
+        grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
+            out.backward(grad)
+        torch.cuda.synchronize()
+        del q, k, v, grad, out
+        torch.cuda.empty_cache()
+
+
+def available_metrics(ncu: str) -> list[str]:
+    text = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True).stdout
+    names = set(re.findall(r"^(\S+)", text, flags=re.M))
+    return [m for m in WANTED_METRICS if m.rsplit(".", 1)[0] in names]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", action="store_true")
+    parser.add_argument("--head-dim", type=int)
+    parser.add_argument("--out")
+    parser.add_argument("--budget-s", type=float, default=420.0)
+    args = parser.parse_args()
+    if args.target:
+        run_target(args.head_dim)
+        return
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    metrics = available_metrics(ncu)
+    os.makedirs(args.out, exist_ok=True)
+    json.dump({"metrics": metrics, "grid": {d: grid(d) for d in HEAD_DIMS}},
+              open(os.path.join(args.out, "sdpa_configs.json"), "w"), indent=1)
+    start = time.time()
+    for d in HEAD_DIMS:
+        left = args.budget_s - (time.time() - start)
+        if left < 30:
+            print(f"skipping d={d}: {left:.0f} s of budget left", flush=True)
+            continue
+        cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "-k", "regex:flash",
+               "--metrics", ",".join(metrics), sys.executable, __file__, "--target", "--head-dim", str(d)]
+        t0 = time.time()
+        try:
+            res = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
+            text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")
+        except subprocess.TimeoutExpired as exc:
+            text = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+            text += "\n#TIMEOUT\n"
+        open(os.path.join(args.out, f"sdpa_d{d}.csv"), "w").write(text)
+        print(f"d={d}: {time.time() - t0:.0f} s, {text.count(chr(10))} lines", flush=True)
+
+
+if __name__ == "__main__":
+    main()
