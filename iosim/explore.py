@@ -151,15 +151,18 @@ class ExploreResult:
 _WORKER: dict = {}
 
 
-def _init_worker(profile: HardwareProfile, algorithm: str, problem: Problem, options: dict) -> None:
-    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, options=options)
+def _init_worker(profile: HardwareProfile, algorithm: str, problem: Problem, options: dict,
+                 passes: str = "forward", block_mask: str | None = None) -> None:
+    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, options=options, passes=passes,
+                   block_mask=block_mask)
 
 
 def _measure(blocks: tuple[int, int]) -> tuple:
     """Run the schedule at (B_r, B_c) with unlimited shared memory; the raw numbers."""
     w = _WORKER
     r = simulate(w["profile"], w["algorithm"], w["problem"], block_q=blocks[0], block_kv=blocks[1],
-                 sram_bytes=_UNLIMITED_BYTES, schedule_options=w["options"] or None)
+                 sram_bytes=_UNLIMITED_BYTES, schedule_options=w["options"] or None, passes=w["passes"],
+                 block_mask=w["block_mask"])
     return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
             r.time.predicted_s, r.time.bound)
 
@@ -206,8 +209,14 @@ def explore(
     dropout: bool = False,
     jobs: int | None = None,
     progress: bool | None = None,
+    passes: str = "forward",
+    block_mask: str | None = None,
 ) -> ExploreResult:
-    """Evaluate a (B_r, B_c) grid for ``algorithm`` on ``problem`` and pick the best."""
+    """Evaluate a (B_r, B_c) grid for ``algorithm`` on ``problem`` and pick the best.
+
+    ``passes`` and ``block_mask`` are passed to :func:`iosim.simulate` for every candidate
+    (a block-mask spec such as ``random:0.25`` is re-drawn for each tiling).
+    """
     profile = resolve_profile(hw)
     if algorithm not in SCHEDULES:
         raise ProblemError(f"unknown algorithm {algorithm!r}; choose from {', '.join(SCHEDULES)}")
@@ -222,7 +231,7 @@ def explore(
     regs = profile.registers
     reg_cap = regs.per_block_bytes if regs is not None else None
     M = sram_elements(sram_cap, problem.dtype)
-    _init_worker(profile, algorithm, problem, options)
+    _init_worker(profile, algorithm, problem, options, passes, block_mask)
 
     limits = {}
     if block_q is None:
@@ -242,8 +251,10 @@ def explore(
     sources[paper_key] = sources.get(paper_key, ()) + ("paper",)
     kernel_info, kernel_reason, kernel_key = None, "", None
     try:
+        if passes == "forward+backward":
+            raise NoKernelTile("the kernels use different tiles forward and backward; explore one pass at a time")
         tile = kernel_tile(algorithm, problem.head_dim, profile, causal=problem.causal, dropout=dropout,
-                           seq_len_kv=problem.seq_len_kv)
+                           seq_len_kv=problem.seq_len_kv, direction="bwd" if passes == "backward" else "fwd")
         kernel_info, kernel_key = tile.to_dict(), (tile.block_q, tile.block_kv)
         sources[kernel_key] = sources.get(kernel_key, ()) + ("kernel",)
     except NoKernelTile as exc:
@@ -251,7 +262,8 @@ def explore(
 
     keys = list(sources)
     raw = progress_map(_measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
-                       initializer=_init_worker, initargs=(profile, algorithm, problem, options), progress=progress)
+                       initializer=_init_worker, initargs=(profile, algorithm, problem, options, passes, block_mask),
+                       progress=progress)
     by_key = {k: _candidate(r, sram_cap, reg_cap, sources[k]) for k, r in zip(keys, raw)}
     candidates = sorted(by_key.values(), key=lambda c: (c.block_q, c.block_kv))
 

@@ -6,7 +6,7 @@ import argparse
 import json
 
 from ..explore import OBJECTIVES, explore, explore_csv, explore_json, render_explore
-from ..schedules import SCHEDULES
+from ..schedules import PASSES, SCHEDULES
 from .bounds import comma_names, parse_values
 from .common import add_problem_arguments, positive_int, problem_from_args
 
@@ -23,6 +23,9 @@ def register(subparsers) -> None:
     add_problem_arguments(p)
     p.add_argument("--algo", required=True, type=comma_names(list(SCHEDULES)),
                    help=f"algorithm(s), comma-separated: {', '.join(SCHEDULES)} (standard runs with tiled GEMMs)")
+    p.add_argument("--pass", dest="passes", choices=list(PASSES), default="forward",
+                   help="forward (default), backward, or forward+backward")
+    p.add_argument("--block-mask", metavar="SPEC", help="block-sparse mask for every candidate: local:W, random:S[:SEED], ...")
     p.add_argument("--block-q", type=parse_values, help="B_r values to try (default: the grid)")
     p.add_argument("--block-kv", type=parse_values, help="B_c values to try (default: the grid)")
     p.add_argument("--objective", choices=list(OBJECTIVES), default="hbm-bytes",
@@ -45,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
         check_plot_path(args.plot)
     problem = problem_from_args(args)
     results = [explore(args.hw, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
-                       objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout, jobs=args.jobs)
+                       objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout, jobs=args.jobs,
+                       passes=args.passes, block_mask=args.block_mask)
                for algo in args.algo]
     if args.format == "json":
         print(json.dumps(explore_json(results), indent=2))
