@@ -91,7 +91,7 @@ def measured_classes(m: dict) -> dict:
     }
 
 
-def compare(raw_dir: str) -> list[dict]:
+def compare(raw_dir: str, cache: bool = False) -> list[dict]:
     meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
     profile = load_profile("h200")
     rows = []
@@ -102,10 +102,14 @@ def compare(raw_dir: str) -> list[dict]:
         for cfg, launches in zip(configs, split_by_config(read_kernels(path), configs)):
             problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
                               heads=cfg["heads"], causal=cfg["causal"])
-            result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward")
+            result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
             for launch in launches:
                 label = launch["label"]
                 predicted = predicted_classes(result.kernels.get(label, {}), label, problem)
+                if cache:
+                    stats = result.cache.kernels[label]
+                    predicted.update(dram_read=stats.dram_read_bytes, dram_write=stats.dram_write_bytes,
+                                     l2_read=stats.read_bytes)
                 rows.append({**cfg, "kernel": label, "grid": launch["grid"],
                              "predicted": predicted, "measured": measured_classes(launch),
                              "launches": result.options["launches"]})
@@ -134,13 +138,30 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def dram_markdown(rows: list[dict]) -> str:
+    """Predicted (cache model) against measured DRAM bytes, per kernel launch."""
+    out = ["| d | N | B×H | causal | kernel | DRAM read, iosim | DRAM read, ncu | ratio | DRAM write, iosim | DRAM write, ncu |",
+           "|---:|---:|---:|:---:|---|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p, m = r["predicted"], r["measured"]
+        ratio = p["dram_read"] / m["dram_read"] if m["dram_read"] else float("nan")
+        out.append(f"| {r['head_dim']} | {r['seq_len']:,} | {r['batch']}×{r['heads']} | {'y' if r['causal'] else ''} | "
+                   f"{r['kernel']} | {p['dram_read']:,} | {m['dram_read']:,} | {ratio:.3f} | {p['dram_write']:,} | "
+                   f"{m['dram_write']:,} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("raw_dir")
     parser.add_argument("--json")
     parser.add_argument("--markdown")
+    parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
     args = parser.parse_args()
-    rows = compare(args.raw_dir)
+    rows = compare(args.raw_dir, cache=args.cache)
+    if args.cache:
+        print(dram_markdown(rows))
+        return
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
     text = markdown(rows)

@@ -83,7 +83,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     if num_splits > 1:
         return Launch("forward", "fa2-splitkv", problem, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
-    return Launch("forward", "fa2", run, tile, {})
+    # flash_fwd_kernel walks n_block from n_block_max − 1 down (fa-io-spec.md §3.10)
+    return Launch("forward", "fa2", run, tile, {"kv_descending": True})
 
 
 def _backward(kernel: str, problem: Problem, profile) -> Launch:

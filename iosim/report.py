@@ -78,7 +78,13 @@ def result_table(r: Result) -> str:
         f"FLOPs (matmul): {r.flops:,}   predicted time: {format_seconds(r.time.predicted_s)} "
         f"(bound by {r.time.bound})"
     )
-    return "\n\n".join([head, traffic, onchip, timing, summary, theory])
+    parts = [head, traffic, onchip, timing, summary, theory]
+    if r.cache is not None:
+        s = r.cache.total
+        parts.append(
+            f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
+            f"DRAM read {s.dram_read_bytes:,} B, written {s.dram_write_bytes:,} B")
+    return "\n\n".join(parts)
 
 
 def result_json(r: Result) -> str:

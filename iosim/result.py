@@ -89,6 +89,8 @@ class Result:
     passes: str = "forward"
     #: kernel launch -> tensor -> (read_elements, write_elements), summed over heads
     kernels: dict = field(default_factory=dict)
+    #: the L2 model's prediction (:class:`iosim.cache.CacheReport`), when asked for
+    cache: object = None
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
 
@@ -96,6 +98,9 @@ class Result:
     def flops(self) -> int:
         """Matrix-product FLOPs, summed over heads."""
         return self.ops.get("matmul", 0)
+
+    def _cache_dict(self) -> dict:
+        return {} if self.cache is None else _cache_fields(self.cache)
 
     def to_dict(self) -> dict:
         """The JSON contract described in this module's docstring."""
@@ -124,6 +129,7 @@ class Result:
                         for k, v in self.kernels.items()},
             "sram": _level_dict(self.sram),
             "registers": _level_dict(self.registers),
+            **self._cache_dict(),
             "flops": self.flops,
             "ops": dict(self.ops),
             "time": self.time.to_dict(),
@@ -139,6 +145,17 @@ class Result:
                 "per": "head",
             },
         }
+
+
+def _cache_fields(report) -> dict:
+    s = report.total
+    return {
+        "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
+               "per_kernel": {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
+                                  "dram_write_bytes": v.dram_write_bytes, "concurrent_blocks": report.concurrency[k]}
+                              for k, v in report.kernels.items()}},
+        "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes},
+    }
 
 
 def combine_results(results: list[Result], **fields) -> Result:
@@ -175,8 +192,15 @@ def combine_results(results: list[Result], **fields) -> Result:
         for name, traffic in r.kernels.items():
             key = name if name not in kernels else f"{name} ({r.passes})"
             kernels[key] = traffic
+    caches = [r.cache for r in results if r.cache is not None]
+    cache = None
+    if caches:
+        from .cache import CacheReport
+
+        cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
+                            {k: v for c in caches for k, v in c.concurrency.items()})
     return dataclasses.replace(
-        first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels,
+        first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         sram=max((r.sram for r in results), key=lambda o: o.peak_bytes),
         registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
         **fields,

@@ -22,6 +22,7 @@ from .errors import CapacityError, ProblemError
 from .hardware import HardwareProfile, load_profile
 from .masks import density, parse_block_mask
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
+from .cache import occupancy, replay
 from .kernels import plan
 from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic, combine_results
 from .splitkv import decode_layout
@@ -81,6 +82,8 @@ def simulate(
     passes: str = "forward",
     block_mask: str | np.ndarray | None = None,
     kernel: str | None = None,
+    cache: bool = False,
+    threads_per_block: int = 128,
 ) -> Result:
     """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
 
@@ -95,6 +98,8 @@ def simulate(
     block-sparsity mask (a T_r × T_c array or a spec for :func:`iosim.masks.parse_block_mask`).
     ``kernel``: ``"flash-attn-2"`` or ``"flash-attn-3"`` runs the launches the real kernels
     make, with their tiles (:mod:`iosim.kernels`); the blocks are then the kernels'.
+    ``cache``: also play every access through the profile's L2 (:mod:`iosim.cache`, with
+    ``threads_per_block`` threads per thread block for occupancy) and report ``l2``/``dram``.
     """
     profile = resolve_profile(hw)
     if kernel is not None:
@@ -102,7 +107,7 @@ def simulate(
             raise ProblemError("--kernel picks the kernels' own tiles; drop --block-q/--block-kv/--block-mask")
         return _simulate_kernel(profile, kernel, algorithm, problem, mode=mode, inputs=inputs, seed=seed,
                                 passes=passes, schedule_options=schedule_options or {}, tiles=tiles,
-                                count_init=count_init, residency=residency, sram_bytes=sram_bytes)
+                                count_init=count_init, residency=residency, sram_bytes=sram_bytes, cache=cache)
     layout = SCHEDULES[algorithm].layout if isinstance(algorithm, str) and algorithm in SCHEDULES else None
     if layout is not None and layout(problem) != problem:
         return _run_in_layout(layout(problem), problem, profile, algorithm, mode=mode, inputs=inputs, seed=seed,
@@ -145,16 +150,21 @@ def simulate(
         raise CapacityError(f"{exc} (B_r={blocks.block_q}, B_c={blocks.block_kv}, {rule} rule, {passes})") from None
     options = {"tiles": tiles, "count_init": count_init, "residency": residency, "sram_bytes": capacity,
                **(schedule_options or {})}
+    cache_report = None
+    if cache:
+        cache_report = _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_options,
+                                    tracker, threads_per_block)
     if ctx.num_splits is not None:
         options["num_splits"] = ctx.num_splits
     if mask is not None:
         options.update(block_mask=block_mask if isinstance(block_mask, str) else "array",
                        block_density=density(mask), block_density_active=float(ctx.mask_info.sparse.mean()))
-    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
+    result = _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
+    return dataclasses.replace(result, cache=cache_report) if cache_report else result
 
 
 def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed, passes, schedule_options,
-                     **conventions) -> Result:
+                     cache=False, **conventions) -> Result:
     """Run each launch of a real-kernel preset and report them together."""
     launches = plan(kernel, algorithm, problem, profile, passes, schedule_options.get("num_splits"))
     if mode == "numeric":
@@ -165,7 +175,8 @@ def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed,
     results = []
     for launch in launches:
         run = dict(block_q=launch.tile.block_q, block_kv=launch.tile.block_kv, mode=mode, inputs=inputs,
-                   seed=seed, schedule_options=launch.schedule_options, **conventions)
+                   seed=seed, schedule_options=launch.schedule_options, cache=cache,
+                   threads_per_block=32 * launch.tile.warps, **conventions)
         layout = decode_layout(problem) if launch.algorithm == "fa2" else problem
         if layout != problem:
             result = _run_in_layout(layout, problem, profile, launch.algorithm, **run)
@@ -203,6 +214,26 @@ def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm
                                                     "seq_len_q": kernel_problem.seq_len_q,
                                                     "causal": kernel_problem.causal}}
     return dataclasses.replace(result, problem=problem, outputs=outputs, options=options)
+
+
+def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_options, tracker,
+                 threads_per_block):
+    """Record one head's accesses in trace mode and play every head's through the L2."""
+    if profile.cache is None:
+        raise ProblemError(f"profile {profile.name} describes no cache level to model")
+    level_names, trace_tracker = _on_chip_levels(profile, 1 << 60, residency)
+    ctx = Context(dataclasses.replace(problem, batch=1, heads=1, kv_heads=1), blocks, mode="trace",
+                  residency=trace_tracker, level_names=level_names, block_mask=mask)
+    ctx.sm_count = profile.sm_count
+    ctx.record_requests()
+    schedule(ctx, **(schedule_options or {}))
+    smem_per_cta = tracker.use["scratchpad"].peak
+    slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, smem_per_cta, threads_per_block)
+    kernels = {r.kernel for r in ctx.requests}
+    p = problem
+    return replay(ctx.requests, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
+                  kv_of_q=lambda h: (h // p.heads) * p.kv_heads + (h % p.heads) // p.group_size,
+                  concurrency={k: slots for k in kernels})
 
 
 def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):

@@ -35,6 +35,9 @@ def register(subparsers) -> None:
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
     p.add_argument("--kernel", choices=list(KERNELS),
                    help="run the launches the real kernels make, with their tiles (spec §5; --algo fa2)")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help="play every access through the profile's L2 and report L2 and DRAM bytes (default: on "
+                        "for profiles with a cache when the run has at most 100,000 tile steps per head)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
@@ -50,10 +53,31 @@ def run(args: argparse.Namespace) -> int:
         options["dq_read_twice"] = True
     if args.num_splits is not None:
         options["num_splits"] = args.num_splits
+    problem = problem_from_args(args)
+    cache = args.cache
+    if cache is None:
+        cache = _cache_by_default(args.hw, problem, args.block_q, args.block_kv)
     result = simulate(
-        args.hw, args.algo, problem_from_args(args), block_q=args.block_q, block_kv=args.block_kv,
+        args.hw, args.algo, problem, block_q=args.block_q, block_kv=args.block_kv, cache=cache,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
         passes=args.passes, block_mask=args.block_mask, kernel=args.kernel,
     )
     print(FORMATTERS[args.format](result))
     return 0
+
+
+#: the cache model replays every tile step; past this many per head it is opt-in
+AUTO_CACHE_STEPS = 100_000
+
+
+def _cache_by_default(hw, problem, block_q, block_kv) -> bool:
+    """On for profiles that describe a cache, unless the run is too long to replay quickly."""
+    from ..problem import paper_block_sizes, sram_elements
+    from ..simulate import resolve_profile
+
+    profile = resolve_profile(hw)
+    if profile.cache is None:
+        return False
+    paper = paper_block_sizes(sram_elements(profile.scratchpad.per_block_bytes, problem.dtype), problem.head_dim)
+    steps = -(-problem.seq_len_q // (block_q or paper.block_q)) * -(-problem.seq_len_kv // (block_kv or paper.block_kv))
+    return steps <= AUTO_CACHE_STEPS

@@ -76,6 +76,9 @@ class Context:
         self.watches: dict[str, list[np.ndarray]] = {}
         self.input_names: set[str] = set()
         self.num_splits: int | None = None
+        #: with record_requests(), every access in order: see Request (trace mode only)
+        self.requests: list | None = None
+        self._cta: object = None
         self.sm_count: int | None = None  # set by simulate from the profile (split heuristics)
         if mode == "numeric":
             self._bind_inputs(inputs or {})
@@ -85,9 +88,18 @@ class Context:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
         return self._loop(self.mask_info.q, visible_to)
 
-    def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None) -> Iterator[Block]:
+    def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
+                  descending: bool = False) -> Iterator[Block]:
         """Key/value (column) blocks j = 0..T_c−1, or those active with query block
-        ``visible_to`` (and inside ``split``, from :meth:`splits`)."""
+        ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
+        them from the last to the first, as flash-attn's forward kernel does."""
+        if descending:
+            if split is not None:
+                raise ScheduleError("descending is not supported together with split")
+            axis = self.mask_info.kv
+            blocks = (self.mask_info.all_blocks(axis, self._grouped) if visible_to is None
+                      else self.mask_info.visible_blocks(axis, visible_to, self._grouped))
+            return self._iterate(blocks[::-1])
         if split is not None:
             axis = self.mask_info.kv
             members = split.members
@@ -126,6 +138,22 @@ class Context:
                 self.residency.pop()
                 self._weights.pop()
 
+    def record_requests(self) -> None:
+        """Keep every HBM access, in program order, for the cache model (trace mode only)."""
+        if self.mode != "trace":
+            raise ScheduleError("requests are recorded in trace mode, where every iteration runs")
+        self.requests = []
+
+    @contextmanager
+    def thread_block(self, key):
+        """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
+        FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
+        previous, self._cta = self._cta, key
+        try:
+            yield
+        finally:
+            self._cta = previous
+
     @contextmanager
     def kernel(self, name: str):
         """Attribute the traffic inside the ``with`` block to kernel launch ``name``
@@ -150,7 +178,7 @@ class Context:
         spec = self.tensors[tensor]
         rows_block, cols_block = self._split(spec, block)
         shape, traffic = self._tile_extent(spec, rows_block, cols_block)
-        level, dtype = self._account(spec, "read", traffic)
+        level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
         self.residency.keep(f"{tensor}_{self._suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
         data = self._read_data(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
         return Tile(shape, data, self, home=(level, width(dtype)))
@@ -168,14 +196,14 @@ class Context:
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
         self._check_group_write(spec, sum_over_group)
-        self._account(spec, "write", traffic, per_kv_head=sum_over_group)
+        self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split))
         if self.mode == "numeric":
             self._write_data(spec, rows_block, cols_block, tile.data, sum_over_group, split)
 
     def read(self, tensor: str) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8)."""
         spec = self.tensors[tensor]
-        self._account(spec, "read", spec.elements(self.problem))
+        self._account(spec, "read", spec.elements(self.problem), where=None)
         data = self._read_data(spec, None, None) if self.mode == "numeric" else None
         return Tile(self._full_shape(spec), data, self)
 
@@ -187,15 +215,28 @@ class Context:
         if self.mode == "numeric":
             self._write_data(spec, None, None, tile.data, sum_over_group)
 
-    def _account(self, spec: TensorSpec, direction: str, elements: int, per_kv_head: bool = False):
+    def _account(self, spec: TensorSpec, direction: str, elements: int, per_kv_head: bool = False,
+                 where: tuple | None = None):
         """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place."""
         self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
+        if self.requests is not None:
+            self.requests.append(self._request(spec, direction, per_kv_head, where))
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight
         links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes
         for link in self._path_links(self.level_names["dram"], self.level_names[level]):
             links[tuple(sorted((link.a, link.b)))] += nbytes
         return level, dtype
+
+    def _request(self, spec: TensorSpec, direction: str, per_kv_head: bool, where) -> "Request":
+        rows_block, cols_block, split = where or (None, None, None)
+        rows = (0, spec.num_rows(self.problem)) if rows_block is None else (rows_block.start, rows_block.rows)
+        cols = (0, spec.num_cols(self.problem)) if cols_block is None else (cols_block.start, cols_block.rows)
+        if cols_block is None and spec.cols != "kv":
+            cols = (0, spec.num_cols(self.problem))
+        return Request(self.ledger.kernel, self._cta, spec.name, direction, rows[0], rows[1], cols[0], cols[1],
+                       None if split is None else split.index, spec.heads == "kv" and not per_kv_head,
+                       spec.width(self.problem))
 
     def _check_group_write(self, spec: TensorSpec, sum_over_group: bool) -> None:
         if sum_over_group and spec.heads != "kv":
@@ -368,3 +409,28 @@ class Context:
 def replace_split(spec: TensorSpec) -> TensorSpec:
     """The same tensor seen as one copy (to index inside a split)."""
     return dataclasses.replace(spec, per_split=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Request:
+    """One HBM access of one head, as the cache model sees it (trace mode).
+
+    ``rows``/``cols``: the element window of the tensor; ``gathered``: a K/V-head tensor
+    read by a query head (the cache key is then the K/V head the query head maps to).
+    """
+
+    kernel: str
+    cta: object
+    tensor: str
+    direction: str
+    row_start: int
+    rows: int
+    col_start: int
+    cols: int
+    split: int | None
+    gathered: bool
+    width: int
+
+    @property
+    def nbytes(self) -> int:
+        return self.rows * self.cols * self.width

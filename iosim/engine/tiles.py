@@ -64,7 +64,8 @@ class Tile:
     # -- element-wise arithmetic (1 op per output element) ---------------------------
     def _elementwise(self, other, op, reverse=False) -> "Tile":
         a, b = (other, self) if reverse else (self, other)
-        shape = np.broadcast_shapes(_shape_of(a), _shape_of(b))
+        sa, sb = _shape_of(a), _shape_of(b)
+        shape = sa if sa == sb else np.broadcast_shapes(sa, sb)
         out = self._new(shape, None)
         self.ctx.count_ops("elementwise", out.size)
         if self.data is not None:

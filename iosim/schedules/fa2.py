@@ -23,29 +23,34 @@ import math
 from ..engine.tiles import maximum
 
 
-def fa2_forward(ctx) -> None:
-    """Run FA2 Algorithm 1 (lines 3–16); line numbers in the comments."""
+def fa2_forward(ctx, kv_descending: bool = False) -> None:
+    """Run FA2 Algorithm 1 (lines 3–16); line numbers in the comments.
+
+    ``kv_descending``: walk the key blocks from last to first, as flash-attn's kernel does
+    (same counts; it changes which tiles concurrent thread blocks share in the L2).
+    """
     d = ctx.problem.head_dim
     for i in ctx.q_blocks():                                       # 3: for 1 ≤ i ≤ T_r
-        Q_i = ctx.load("Q", i)                                     # 4: load Q_i (shared memory)
-        O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)       # 5: on chip, O_i = 0 (registers)
-        l_i = ctx.fill("l_i", i, 0.0, role="stats")                #    ℓ_i = 0
-        m_i = ctx.fill("m_i", i, -math.inf, role="stats")          #    m_i = −∞
-        for j in ctx.kv_blocks(visible_to=i):                      # 6: for 1 ≤ j ≤ T_c (active only)
-            K_j = ctx.load("K", j)                                 # 7: load K_j, V_j
-            V_j = ctx.load("V", j)
-            S_ij = ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores")  # 8
-            S_ij = ctx.mask(S_ij, i, j)
-            m_new = maximum(m_i, S_ij.rowmax())                    # 9: m_i^(j) = max(m_i^(j−1), rowmax(S))
-            m_base = m_new.inf_as_zero()                           #    (−∞ while a row has seen no visible key)
-            P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")  # P̃ = exp(S − m^(j)), overwrites S
-            rescale = (m_i - m_base).exp()                         #    e^{m^(j−1) − m^(j)}: the online-softmax rescaling
-            l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
-            O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")  # 10
-            m_i = ctx.keep("m_i", m_new, role="stats")
-            ctx.watch("m_i", m_i)
-            ctx.watch("l_i", l_i)
-        O_i = ctx.keep("O_i", l_i.reciprocal().col() * O_i, role="output")  # 12: O_i = diag(ℓ_i)^−1 O_i
-        L_i = ctx.keep("L_i", m_i + l_i.log(), role="stats")           # 13: L_i = m_i + log ℓ_i
-        ctx.store("O", i, O_i)                                     # 14: write O_i
-        ctx.store("L", i, L_i)                                     # 15: write L_i
+        with ctx.thread_block(("q", i.index)):                     #    one thread block per query block
+            Q_i = ctx.load("Q", i)                                 # 4: load Q_i (shared memory)
+            O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)   # 5: on chip, O_i = 0 (registers)
+            l_i = ctx.fill("l_i", i, 0.0, role="stats")            #    ℓ_i = 0
+            m_i = ctx.fill("m_i", i, -math.inf, role="stats")      #    m_i = −∞
+            for j in ctx.kv_blocks(visible_to=i, descending=kv_descending):  # 6: for 1 ≤ j ≤ T_c (active)
+                K_j = ctx.load("K", j)                             # 7: load K_j, V_j
+                V_j = ctx.load("V", j)
+                S_ij = ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores")  # 8
+                S_ij = ctx.mask(S_ij, i, j)
+                m_new = maximum(m_i, S_ij.rowmax())                # 9: m_i^(j) = max(m_i^(j−1), rowmax(S))
+                m_base = m_new.inf_as_zero()                       #    (−∞ while a row has seen no visible key)
+                P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")  # P̃ = exp(S − m^(j)), overwrites S
+                rescale = (m_i - m_base).exp()                     #    e^{m^(j−1) − m^(j)}: the online-softmax rescaling
+                l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
+                O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")  # 10
+                m_i = ctx.keep("m_i", m_new, role="stats")
+                ctx.watch("m_i", m_i)
+                ctx.watch("l_i", l_i)
+            O_i = ctx.keep("O_i", l_i.reciprocal().col() * O_i, role="output")  # 12: O_i = diag(ℓ_i)^−1 O_i
+            L_i = ctx.keep("L_i", m_i + l_i.log(), role="stats")       # 13: L_i = m_i + log ℓ_i
+            ctx.store("O", i, O_i)                                 # 14: write O_i
+            ctx.store("L", i, L_i)                                 # 15: write L_i

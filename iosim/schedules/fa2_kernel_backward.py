@@ -34,30 +34,33 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
     dK, dV = kv_gradient_targets(ctx)
     with ctx.kernel("dot_do_o"):                                # 1: D = rowsum(dO ∘ O); dQaccum = 0
         for i in ctx.q_blocks():
-            dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
-            ctx.store("D", i, (dO_i * O_i).rowsum())
-            ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d))
+            with ctx.thread_block(("q", i.index)):
+                dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
+                ctx.store("D", i, (dO_i * O_i).rowsum())
+                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d))
     with ctx.kernel("dq_dk_dv"):                                # 2: one thread block per key block
         for j in ctx.kv_blocks():
-            K_j, V_j = ctx.load("K", j), ctx.load("V", j)
-            dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)
-            dV_j = ctx.fill("dV_j", j, 0.0, role="output", cols=d)
-            for i in ctx.q_blocks(visible_to=j):
-                Q_i, dO_i = ctx.load("Q", i), ctx.load("dO", i)  # O_i is not reloaded: D_i carries it
-                for _ in range(stats_loads):                     # each warp column loads them
-                    L_i, D_i = ctx.load("L", i), ctx.load("D", i)
-                S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
-                P_ij = ctx.keep("S_ij", (S_ij - L_i.col()).exp(), role="scores")
-                dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
-                dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
-                dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
-                acc = ctx.load("dQaccum", i)                     # atomicAdd: read-modify-write in fp32
-                ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale)
-                dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
-            ctx.store(dK, j, dK_j)
-            ctx.store(dV, j, dV_j)
+            with ctx.thread_block(("kv", j.index)):
+                K_j, V_j = ctx.load("K", j), ctx.load("V", j)
+                dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)
+                dV_j = ctx.fill("dV_j", j, 0.0, role="output", cols=d)
+                for i in ctx.q_blocks(visible_to=j):
+                    Q_i, dO_i = ctx.load("Q", i), ctx.load("dO", i)  # O_i is not reloaded: D_i carries it
+                    for _ in range(stats_loads):                     # each warp column loads them
+                        L_i, D_i = ctx.load("L", i), ctx.load("D", i)
+                    S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
+                    P_ij = ctx.keep("S_ij", (S_ij - L_i.col()).exp(), role="scores")
+                    dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
+                    dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
+                    dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
+                    acc = ctx.load("dQaccum", i)                     # atomicAdd: read-modify-write in fp32
+                    ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale)
+                    dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
+                ctx.store(dK, j, dK_j)
+                ctx.store(dV, j, dV_j)
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
-            ctx.store("dQ", i, ctx.load("dQaccum", i))
+            with ctx.thread_block(("q", i.index)):
+                ctx.store("dQ", i, ctx.load("dQaccum", i))
     with ctx.kernel("reduce_dkv"):                              # GQA only: sum each group
         reduce_kv_gradients(ctx)

@@ -36,52 +36,63 @@ def fa2_splitkv_forward(ctx, num_splits: int | None = None) -> None:
     if num_splits == 1:
         fa2_forward(ctx)
         return
-    d = p.head_dim
     with ctx.kernel("splitkv"):
         for i in ctx.q_blocks():
             for s in ctx.splits(visible_to=i):
-                if not s.members:                                  # empty split: exits early
-                    ctx.store("Oaccum", i, ctx.fill("O_i", i, 0.0, role="output", cols=d), split=s)
-                    ctx.store("LSEaccum", i, ctx.fill("L_i", i, -math.inf, role="stats"), split=s)
-                    continue
-                Q_i = ctx.load("Q", i)                             # every split reloads its Q tile
-                O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
-                l_i = ctx.fill("l_i", i, 0.0, role="stats")
-                m_i = ctx.fill("m_i", i, -math.inf, role="stats")
-                for j in ctx.kv_blocks(split=s):                   # FlashAttention-2's inner loop
-                    K_j, V_j = ctx.load("K", j), ctx.load("V", j)
-                    S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
-                    m_new = maximum(m_i, S_ij.rowmax())
-                    m_base = m_new.inf_as_zero()
-                    P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")
-                    rescale = (m_i - m_base).exp()                 # online-softmax rescaling
-                    l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
-                    O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")
-                    m_i = ctx.keep("m_i", m_new, role="stats")
-                ctx.store("Oaccum", i, l_i.reciprocal().col() * O_i, split=s)     # this split's normalised O
-                ctx.store("LSEaccum", i, m_i + l_i.log(), split=s)          # and its logsumexp
+                with ctx.thread_block(("q", i.index, "split", s.index)):
+                    _split_rows(ctx, i, s)
     with ctx.kernel("combine"):
         _combine(ctx)
 
 
+def _split_rows(ctx, i, s) -> None:
+    """One thread block of the split kernel: query block i over the key blocks of split s."""
+    d = ctx.problem.head_dim
+    if not s.members:                                          # empty split: exits early
+        ctx.store("Oaccum", i, ctx.fill("O_i", i, 0.0, role="output", cols=d), split=s)
+        ctx.store("LSEaccum", i, ctx.fill("L_i", i, -math.inf, role="stats"), split=s)
+        return
+    Q_i = ctx.load("Q", i)                                     # every split reloads its Q tile
+    O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
+    l_i = ctx.fill("l_i", i, 0.0, role="stats")
+    m_i = ctx.fill("m_i", i, -math.inf, role="stats")
+    for j in ctx.kv_blocks(split=s):                           # FlashAttention-2's inner loop
+        K_j, V_j = ctx.load("K", j), ctx.load("V", j)
+        S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
+        m_new = maximum(m_i, S_ij.rowmax())
+        m_base = m_new.inf_as_zero()
+        P_ij = ctx.keep("S_ij", (S_ij - m_base.col()).exp(), role="scores")
+        rescale = (m_i - m_base).exp()                         # online-softmax rescaling
+        l_i = ctx.keep("l_i", rescale * l_i + P_ij.rowsum(), role="stats")
+        O_i = ctx.keep("O_i", rescale.col() * O_i + P_ij @ V_j, role="output")
+        m_i = ctx.keep("m_i", m_new, role="stats")
+    ctx.store("Oaccum", i, l_i.reciprocal().col() * O_i, split=s)   # this split's normalised O
+    ctx.store("LSEaccum", i, m_i + l_i.log(), split=s)              # and its logsumexp
+
+
 def _combine(ctx) -> None:
     """combine_attn_seqk_parallel: L = log Σ_s e^{LSE_s}; O = Σ_s e^{LSE_s − L} O_s."""
-    d = ctx.problem.head_dim
     for i in ctx.q_blocks():
-        lse = [ctx.load("LSEaccum", i, split=s) for s in _all_splits(ctx)]
-        lse_max = lse[0]
-        for x in lse[1:]:
-            lse_max = maximum(lse_max, x)
-        base = lse_max.inf_as_zero()
-        total = ctx.fill("sum_i", i, 0.0, role="stats")
-        for x in lse:
-            total = total + (x - base).exp()
-        L_i = ctx.keep("L_i", base + total.log(), role="stats")
-        O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
-        for s, x in zip(_all_splits(ctx), lse):
-            O_i = ctx.keep("O_i", O_i + (x - L_i).exp().col() * ctx.load("Oaccum", i, split=s), role="output")
-        ctx.store("O", i, O_i)
-        ctx.store("L", i, L_i)
+        with ctx.thread_block(("q", i.index)):
+            _combine_rows(ctx, i)
+
+
+def _combine_rows(ctx, i) -> None:
+    """One query block of the combine kernel."""
+    lse = [ctx.load("LSEaccum", i, split=s) for s in _all_splits(ctx)]
+    lse_max = lse[0]
+    for x in lse[1:]:
+        lse_max = maximum(lse_max, x)
+    base = lse_max.inf_as_zero()
+    total = ctx.fill("sum_i", i, 0.0, role="stats")
+    for x in lse:
+        total = total + (x - base).exp()
+    L_i = ctx.keep("L_i", base + total.log(), role="stats")
+    O_i = ctx.fill("O_i", i, 0.0, role="output", cols=ctx.problem.head_dim)
+    for s, x in zip(_all_splits(ctx), lse):
+        O_i = ctx.keep("O_i", O_i + (x - L_i).exp().col() * ctx.load("Oaccum", i, split=s), role="output")
+    ctx.store("O", i, O_i)
+    ctx.store("L", i, L_i)
 
 
 def _all_splits(ctx):

@@ -1,0 +1,79 @@
+"""A fully associative LRU cache with write-back and write-allocate, at chunk granularity.
+
+Granularity: the unit of caching is a *chunk* — a fixed run of rows of one tile of one
+tensor of one head (see :mod:`.replay`), not a 128-byte line. That keeps a 50 MB L2 to a
+few thousand entries and a million requests to a few seconds of Python, at the cost of
+rounding partial chunks up. Policy: LRU over chunks; a read miss fetches the chunk from
+DRAM; a write allocates the chunk without fetching it (the kernels overwrite whole
+tiles) and marks it dirty; a dirty chunk is written to DRAM when evicted. Dirty data
+still in the cache when the run ends is not written back: that is what a profiler
+measures per kernel (the L2 keeps it).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+
+@dataclass
+class CacheStats:
+    """Bytes requested from the cache and bytes that reached DRAM."""
+
+    read_bytes: int = 0          # read requests from the SMs
+    read_hit_bytes: int = 0
+    write_bytes: int = 0         # write requests from the SMs
+    dram_read_bytes: int = 0     # read misses
+    dram_write_bytes: int = 0    # dirty evictions
+
+    @property
+    def hit_rate(self) -> float:
+        """Fraction of requested read bytes served by the cache."""
+        return self.read_hit_bytes / self.read_bytes if self.read_bytes else 0.0
+
+
+class LRUCache:
+    """``capacity_bytes`` of chunks, least recently used evicted first."""
+
+    def __init__(self, capacity_bytes: int):
+        if capacity_bytes <= 0:
+            raise ValueError("cache capacity must be positive")
+        self.capacity = capacity_bytes
+        self.used = 0
+        self.entries: OrderedDict = OrderedDict()   # key -> [size, dirty]
+        self.stats = CacheStats()
+
+    def read(self, key, size: int) -> bool:
+        """A read of chunk ``key``; True on a hit."""
+        self.stats.read_bytes += size
+        entry = self.entries.get(key)
+        if entry is not None:
+            self.entries.move_to_end(key)
+            self.stats.read_hit_bytes += size
+            return True
+        self.stats.dram_read_bytes += size
+        self._insert(key, size, dirty=False)
+        return False
+
+    def write(self, key, size: int) -> None:
+        """A write of chunk ``key`` (allocated if absent, marked dirty)."""
+        self.stats.write_bytes += size
+        entry = self.entries.get(key)
+        if entry is not None:
+            entry[1] = True
+            self.entries.move_to_end(key)
+            return
+        self._insert(key, size, dirty=True)
+
+    def _insert(self, key, size: int, dirty: bool) -> None:
+        while self.used + size > self.capacity and self.entries:
+            _, (old_size, old_dirty) = self.entries.popitem(last=False)
+            self.used -= old_size
+            if old_dirty:
+                self.stats.dram_write_bytes += old_size
+        if size > self.capacity:  # larger than the whole cache: streams through
+            if dirty:
+                self.stats.dram_write_bytes += size
+            return
+        self.entries[key] = [size, dirty]
+        self.used += size

@@ -1,0 +1,116 @@
+"""Which thread blocks run together, and the request stream they send to the cache.
+
+Assumptions (docs/cache.md):
+
+* **Occupancy.** A thread block (CTA) needs its peak shared memory and ``threads``
+  threads; an SM holds as many as fit in its shared memory and 2,048 threads (at most
+  32). ``SMs × that`` CTAs are resident at once.
+* **Launch order.** A kernel's grid is (blocks of one head, batch, heads) with the first
+  dimension fastest, as flash-attn launches it: all thread blocks of head 0 first. CTAs
+  are issued in that order; when one finishes, the next takes its slot.
+* **Interleaving.** Resident CTAs progress at the same rate: each issues its next
+  request in turn (round robin). So FA2's query blocks of one head walk the same K/V
+  tiles nearly together, and one head's K and V are read from DRAM about once.
+* **Kernels** start with a cold cache (profilers flush it between kernels), and one
+  kernel's dirty data is not written back when it ends.
+* **Chunks.** A request for rows [a, a + r) of a tile touches the chunks of
+  ``chunk_rows`` rows that overlap it, each keyed by (tensor, head, split, chunk, column
+  offset) and sized rows × columns × width.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from .lru import CacheStats, LRUCache
+
+MAX_THREADS_PER_SM = 2048
+MAX_CTAS_PER_SM = 32
+
+
+def occupancy(sm_count: int, smem_per_sm: int, smem_per_cta: int, threads_per_cta: int) -> int:
+    """How many CTAs of one kernel run at once on the whole GPU."""
+    by_smem = smem_per_sm // smem_per_cta if smem_per_cta else MAX_CTAS_PER_SM
+    by_threads = MAX_THREADS_PER_SM // threads_per_cta
+    return sm_count * max(1, min(by_smem, by_threads, MAX_CTAS_PER_SM))
+
+
+@dataclass(frozen=True)
+class CacheReport:
+    """What the cache model predicts for a run (all heads)."""
+
+    kernels: dict            # kernel -> CacheStats
+    concurrency: dict        # kernel -> resident CTAs
+
+    @property
+    def total(self) -> CacheStats:
+        out = CacheStats()
+        for s in self.kernels.values():
+            for f in ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes"):
+                setattr(out, f, getattr(out, f) + getattr(s, f))
+        return out
+
+
+def _chunks(request, chunk_rows: int) -> list[tuple]:
+    """(key without head, size, is write) for each chunk a request touches."""
+    first = request.row_start // chunk_rows
+    last = (request.row_start + request.rows - 1) // chunk_rows
+    row_bytes = request.cols * request.width
+    out = []
+    for c in range(first, last + 1):
+        lo = max(request.row_start, c * chunk_rows)
+        hi = min(request.row_start + request.rows, (c + 1) * chunk_rows)
+        out.append(((request.tensor, request.split, c, request.col_start), (hi - lo) * row_bytes,
+                    request.direction == "write"))
+    return out
+
+
+def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
+           chunk_rows: int = 64) -> CacheReport:
+    """Play one head's recorded ``requests`` for every head through an LRU cache.
+
+    ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``concurrency[kernel]``:
+    resident CTAs (:func:`occupancy`).
+    """
+    by_kernel: OrderedDict = OrderedDict()
+    for r in requests:
+        ctas = by_kernel.setdefault(r.kernel, OrderedDict())
+        ctas.setdefault(r.cta, []).extend((key, size, write, r.gathered) for key, size, write in _chunks(r, chunk_rows))
+    stats = {}
+    for kernel, ctas in by_kernel.items():
+        cache = LRUCache(capacity_bytes)
+        programs = [(h, prog) for h in range(heads_total) for prog in ctas.values()]  # launch order
+        _run(cache, programs, concurrency.get(kernel, 1), kv_of_q)
+        stats[kernel] = cache.stats
+    return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel})
+
+
+def _run(cache: LRUCache, programs: list, slots: int, kv_of_q) -> None:
+    """Round robin over the resident CTAs, refilling each slot in launch order."""
+    pending = iter(programs)
+    active = []
+    for _ in range(slots):
+        nxt = next(pending, None)
+        if nxt is None:
+            break
+        active.append([nxt[0], nxt[1], 0])
+    read, write = cache.read, cache.write
+    while active:
+        still = []
+        for cta in active:
+            head, program, pc = cta
+            key, size, is_write, gathered = program[pc]
+            full = ((kv_of_q(head) if gathered else head),) + key
+            if is_write:
+                write(full, size)
+            else:
+                read(full, size)
+            cta[2] = pc + 1
+            if cta[2] < len(program):
+                still.append(cta)
+            else:
+                nxt = next(pending, None)
+                if nxt is not None:
+                    still.append([nxt[0], nxt[1], 0])
+        active = still

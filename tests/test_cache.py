@@ -1,0 +1,105 @@
+"""The L2 model: an LRU, write-back cache, and the concurrency that feeds it."""
+
+import pytest
+
+from iosim import Problem, ProblemError, simulate
+from iosim.cache import LRUCache, occupancy
+
+
+def test_working_set_that_fits_hits():
+    cache = LRUCache(capacity_bytes=4 * 100)
+    for _ in range(3):
+        for key in "abcd":
+            cache.read(key, 100)
+    assert cache.stats.dram_read_bytes == 400            # the first pass only
+    assert cache.stats.read_hit_bytes == 800
+    assert cache.stats.hit_rate == pytest.approx(800 / 1200)
+
+
+def test_cyclic_working_set_one_larger_thrashes_lru():
+    cache = LRUCache(capacity_bytes=4 * 100)
+    for _ in range(3):
+        for key in "abcde":                                # 5 chunks through a 4-chunk LRU
+            cache.read(key, 100)
+    assert cache.stats.read_hit_bytes == 0                 # LRU evicts exactly the next one needed
+    assert cache.stats.dram_read_bytes == 1500
+
+
+def test_write_back_counts_each_dirty_chunk_once():
+    cache = LRUCache(capacity_bytes=2 * 100)
+    for _ in range(5):
+        cache.write("a", 100)                              # rewritten in the cache, not in DRAM
+    assert cache.stats.dram_write_bytes == 0
+    cache.read("b", 100)
+    cache.read("c", 100)                                   # evicts dirty "a": one write-back
+    cache.read("d", 100)                                   # evicts clean "b": none
+    assert cache.stats.dram_write_bytes == 100
+    assert cache.stats.dram_read_bytes == 300              # writes allocate without a fetch
+
+
+def test_occupancy():
+    # H100/H200: 228 KiB of shared memory per SM; FA2 d=128 128×64 tiles need 64 KiB.
+    assert occupancy(132, 228 * 1024, 64 * 1024, 128) == 132 * 3
+    assert occupancy(132, 228 * 1024, 1024, 1024) == 132 * 2      # threads bound: 2048 / 1024
+
+
+def test_fa2_reads_qkv_about_once_when_kv_fits():
+    """One head's K and V (2 MiB each) fit the 50 MB L2: DRAM sees Q, K, V about once,
+    while the requests are T_r times K and V."""
+    r = simulate("h200", "fa2", Problem(seq_len=4096, head_dim=128, heads=4), block_q=128, block_kv=64, cache=True)
+    s = r.cache.total
+    qkv = 3 * 4 * 4096 * 128 * 2
+    assert s.read_bytes == r.hbm.read_bytes                # every request goes through the L2
+    assert qkv <= s.dram_read_bytes < 1.2 * qkv
+    assert s.hit_rate > 0.9
+    data = r.to_dict()
+    assert data["dram"]["read_bytes"] == s.dram_read_bytes and "hit_rate" in data["l2"]
+
+
+def _variant(profile, cache_bytes, sm_count, smem_per_sm):
+    import dataclasses
+
+    levels = {}
+    for name, level in profile.levels.items():
+        if level.role == "cache":
+            level = dataclasses.replace(level, capacity_bytes=cache_bytes)
+        if level.role == "scratchpad":
+            level = dataclasses.replace(level, capacity_bytes=smem_per_sm)
+        levels[name] = level
+    return dataclasses.replace(profile, levels=levels, sm_count=sm_count)
+
+
+def test_concurrency_decides_what_a_small_cache_serves():
+    """A 64 KiB L2 cannot hold one head's K and V (1 MiB each). If all 32 query blocks run
+    together they read each K/V tile at the same moment and the cache serves 31 of 32; if
+    one runs at a time, every tile comes from DRAM again."""
+    from iosim import load_profile
+
+    h200 = load_profile("h200")
+    problem = Problem(seq_len=4096, head_dim=128)
+    together = simulate(_variant(h200, 64 * 1024, 132, 228 * 1024), "fa2", problem, block_q=128, block_kv=64,
+                        cache=True)
+    alone = simulate(_variant(h200, 64 * 1024, 1, 64 * 1024), "fa2", problem, block_q=128, block_kv=64, cache=True)
+    assert alone.cache.concurrency["main"] == 1
+    assert alone.cache.total.dram_read_bytes == alone.hbm.read_bytes      # LRU thrashes: no reuse at all
+    assert together.cache.total.dram_read_bytes < 0.05 * together.hbm.read_bytes
+
+
+def test_profile_without_cache_is_reported(tmp_path):
+    import dataclasses
+
+    from iosim import load_profile
+
+    h200 = load_profile("h200")
+    no_cache = dataclasses.replace(h200, levels={k: v for k, v in h200.levels.items() if v.role != "cache"},
+                                   links=tuple(l for l in h200.links if "l2" not in (l.a, l.b)) +
+                                   (type(h200.links[0])("hbm", "smem", 4.8e12),))
+    with pytest.raises(ProblemError, match="no cache level"):
+        simulate(no_cache, "fa2", Problem(seq_len=256, head_dim=64), cache=True)
+
+
+def test_cache_model_speed_target_shape_runs():
+    """Issue 6's benchmark shape (N = 16,384, d = 128, 16 heads) runs; its time is measured
+    in benchmarks/cache_speed.py, not here."""
+    r = simulate("h200", "fa2", Problem(seq_len=16384, head_dim=128, heads=16), block_q=128, block_kv=64, cache=True)
+    assert r.cache.concurrency["main"] == 132 * 3
