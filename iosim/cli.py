@@ -14,7 +14,7 @@ import sys
 from .errors import IosimError
 
 #: subcommand modules, each with register(subparsers); optional ones may be absent.
-COMMANDS = ("profiles", "simulate", "validate", "bounds", "explore")
+COMMANDS = ("profiles", "simulate", "validate", "bounds", "explore", "grade", "pebble")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,30 @@
+"""``iosim grade``: an autograder for IO-aware attention assignments.
+
+A submission is a Python file defining the graded function (``fa1_forward(ctx)``,
+``fa2_forward(ctx)`` or ``choose_blocks(hw, problem)``; see
+:mod:`iosim.grading.assignments` and ``examples/assignments/``). :func:`grade` runs it in
+a separate process with a time and a memory limit and checks, on several random inputs
+(ragged and causal among them), that
+
+* the output equals the float64 reference (exactness),
+* the tiles on chip fit shared memory and registers (capacity),
+* the HBM traffic equals the algorithm's own count, tensor by tensor, or is within a
+  stated band of the best when the blocks are the student's choice (io).
+
+The student's process holds no numbers: every ``ctx`` call and tile operation is
+answered by the real engine in the grader's process (:mod:`iosim.grading.server`), which
+is also where the reference, the expected counts and the inputs stay. An exception, a
+crash, an endless loop or a memory bomb in the submission is a failing grade with the
+reason, never a failure of the grader.
+
+>>> report = grade("examples/assignments/instructor/fa2_solution.py")   # doctest: +SKIP
+>>> report.passed, [c.name for c in report.checks]                      # doctest: +SKIP
+(True, ['loads', 'runs', 'exactness', 'capacity', 'io', 'answer'])
+"""
+
+from .assignments import ASSIGNMENTS, BLOCKS_BAND
+from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, GradingInputError, grade
+from .report import Check, GradeReport
+
+__all__ = ["grade", "GradeReport", "Check", "ASSIGNMENTS", "BLOCKS_BAND", "GradingInputError",
+           "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_MB"]
