@@ -13,6 +13,9 @@ JSON contract (``Result.to_dict()``; byte counts are integers summed over batch 
 * ``flops``: matrix-product FLOPs (2·m·k·n per product, the usual attention FLOP count);
   ``ops`` has those plus ``exp`` and ``elementwise`` operation counts.
 * ``time``: ``{predicted_s, bound, per_resource_s}``.
+* ``l2`` and ``dram`` (with ``cache=True``): ``l2`` {``read_bytes`` (requests from the SMs),
+  ``write_bytes``, ``hit_rate``, ``per_kernel``}; ``dram`` {``read_bytes``, ``write_bytes``}
+  (what reaches the HBM devices; docs/cache.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """
