@@ -1,6 +1,6 @@
 """Measure PyTorch's FlashAttention-2 SDPA kernels with Nsight Compute (device machine only).
 
-Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420]
+Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -43,23 +43,32 @@ WANTED_METRICS = [
 HEAD_DIMS = (32, 64, 128, 256)
 
 
-def grid(head_dim: int) -> list[dict]:
-    """The configs of one head dim, in launch order."""
+GRIDS = {
+    # issue 5's check of the counts: small enough that every metric pass is quick
+    "counts": dict(seq_lens=(1024, 4096, 16384), batch_heads=((1, 4), (4, 32)), max_work=2 ** 31),
+    # issue 6's grid for DRAM bytes and time: N to 32,768, batch × heads 1 to 512
+    "wide": dict(seq_lens=(2048, 8192, 32768), batch_heads=((1, 1), (1, 16), (8, 64)), max_work=2 ** 34),
+}
+
+
+def grid(head_dim: int, name: str = "counts") -> list[dict]:
+    """The configs of one head dim, in launch order; N²·B·H is capped to bound ncu's time."""
+    g = GRIDS[name]
     out = []
-    for n, (b, h), causal in itertools.product((1024, 4096, 16384), ((1, 4), (4, 32)), (False, True)):
-        if n == 16384 and b * h > 4:
-            continue  # keeps one ncu run under a few minutes
+    for n, (b, h), causal in itertools.product(g["seq_lens"], g["batch_heads"], (False, True)):
+        if n * n * b * h > g["max_work"]:
+            continue
         out.append({"seq_len": n, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal})
     return out
 
 
-def run_target(head_dim: int) -> None:
+def run_target(head_dim: int, grid_name: str) -> None:
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     torch.manual_seed(0)
-    for cfg in grid(head_dim):
+    for cfg in grid(head_dim, grid_name):
         b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
         q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
         grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
@@ -83,14 +92,15 @@ def main() -> None:
     parser.add_argument("--head-dim", type=int)
     parser.add_argument("--out")
     parser.add_argument("--budget-s", type=float, default=420.0)
+    parser.add_argument("--grid", choices=list(GRIDS), default="counts")
     args = parser.parse_args()
     if args.target:
-        run_target(args.head_dim)
+        run_target(args.head_dim, args.grid)
         return
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
     metrics = available_metrics(ncu)
     os.makedirs(args.out, exist_ok=True)
-    json.dump({"metrics": metrics, "grid": {d: grid(d) for d in HEAD_DIMS}},
+    json.dump({"metrics": metrics, "grid_name": args.grid, "grid": {d: grid(d, args.grid) for d in HEAD_DIMS}},
               open(os.path.join(args.out, "sdpa_configs.json"), "w"), indent=1)
     start = time.time()
     for d in HEAD_DIMS:
@@ -99,7 +109,8 @@ def main() -> None:
             print(f"skipping d={d}: {left:.0f} s of budget left", flush=True)
             continue
         cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "-k", "regex:flash",
-               "--metrics", ",".join(metrics), sys.executable, __file__, "--target", "--head-dim", str(d)]
+               "--metrics", ",".join(metrics), sys.executable, __file__, "--target", "--head-dim", str(d),
+               "--grid", args.grid]
         t0 = time.time()
         try:
             res = subprocess.run(cmd, capture_output=True, text=True, timeout=left)

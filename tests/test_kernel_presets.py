@@ -17,7 +17,9 @@ from iosim.presets import kernel_tile
 from iosim.simulate import random_inputs
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-RAW = ROOT / "docs" / "validation" / "2026-11-29-sdpa-flash-attn-2"
+VALIDATION = ROOT / "docs" / "validation"
+#: Nsight Compute runs of PyTorch's flash SDPA on an H200: (folder, configurations, kernel launches)
+RAW_RUNS = [("2026-11-29-sdpa-flash-attn-2", 40, 168), ("2026-11-29-sdpa-flash-attn-2-wide", 56, 240)]
 
 
 def launches(result):
@@ -69,25 +71,26 @@ def test_numeric_forward_and_backward(h100, heads, batch):
 
 
 @pytest.fixture(scope="module")
-def measured():
+def compare_module():
     spec = importlib.util.spec_from_file_location("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    rows = module.compare(str(RAW))
-    return rows, module.agreement
+    return module
 
 
-def test_predictions_equal_pytorch_sdpa_on_h200(measured):
-    """Per kernel launch: loads, stores and atomics, 40 configurations × 4–5 kernels.
+@pytest.mark.parametrize("folder,configs,launches", RAW_RUNS)
+def test_predictions_equal_pytorch_sdpa_on_h200(compare_module, folder, configs, launches):
+    """Per kernel launch: loads, stores and atomics, every configuration × 4–5 kernels.
 
     Loads are compared with the issue's l1tex__t_bytes_pipe_lsu_mem_global_op_ld, except the
     combine kernel's: at d ≥ 128 each of its thread blocks reads 64 bytes of LSEaccum and
     l1tex reports twice that, so there the SASS instruction bytes are the measure (they
     match exactly; docs/validation/2026-11-29-sdpa-flash-attn-2.md).
     """
-    rows, agreement = measured
-    assert len(rows) == 4 * 10 * 4 + 8  # 40 configs: 4 kernels each, 5 when the forward splits
+    rows = compare_module.compare(str(VALIDATION / folder))
+    assert len({(r["seq_len"], r["head_dim"], r["batch"], r["heads"], r["causal"]) for r in rows}) == configs
+    assert len(rows) == launches  # 4 kernels per configuration, 5 when the forward splits
     for row in rows:
-        ok = agreement(row)
+        ok = compare_module.agreement(row)
         loads = ok["loads_sass"] if row["kernel"] == "combine" else ok["loads_l1tex"]
         assert loads and ok["stores"] and ok["atomics"], row
