@@ -94,6 +94,8 @@ class Result:
     kernels: dict = field(default_factory=dict)
     #: the L2 model's prediction (:class:`iosim.cache.CacheReport`), when asked for
     cache: object = None
+    #: kernel launch -> {"matmul", "exp", "elementwise"} operations, summed over heads
+    kernel_ops: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
 
@@ -190,11 +192,13 @@ def combine_results(results: list[Result], **fields) -> Result:
     time = TimePrediction(sum(r.time.predicted_s for r in results), bound, per_resource)
     outputs: dict = {}
     kernels: dict = {}
+    kernel_ops: dict = {}
     for r in results:
         outputs.update(r.outputs)
         for name, traffic in r.kernels.items():
             key = name if name not in kernels else f"{name} ({r.passes})"
             kernels[key] = traffic
+            kernel_ops[key] = r.kernel_ops.get(name, {})
     caches = [r.cache for r in results if r.cache is not None]
     cache = None
     if caches:
@@ -204,6 +208,7 @@ def combine_results(results: list[Result], **fields) -> Result:
                             {k: v for c in caches for k, v in c.concurrency.items()})
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
+        kernel_ops=kernel_ops,
         sram=max((r.sram for r in results), key=lambda o: o.peak_bytes),
         registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
         **fields,

@@ -276,6 +276,11 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         entry[direction == "write"] += elements * (bhk if per_kv else bh)
     kernels = {k: {t: tuple(v) for t, v in tensors_.items()} for k, tensors_ in kernels.items()}
     ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
+    kernel_ops: dict = {}
+    for (kernel, kind), n in ledger.ops_by_kernel.items():
+        kernel_ops.setdefault(kernel, {})[kind] = n * bh
+    for kernel, ctas in ledger.ctas_by_kernel.items():
+        kernel_ops.setdefault(kernel, {})["thread_blocks"] = ctas * bh
     link_bytes = {k: total(ledger.link_bytes, ledger.link_bytes_per_kv_head, k)
                   for k in set(ledger.link_bytes) | set(ledger.link_bytes_per_kv_head)}
     family = SCHEDULES[name].family if name in SCHEDULES else "flash"
@@ -292,7 +297,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         theorem2=theorem2(family, problem.seq_len_q, problem.seq_len_kv, problem.head_dim, M, theorem,
                           density=options.get("block_density_active")),
         passes=passes,
-        sram_elements=M, outputs=outputs, watches=ctx.watches, kernels=kernels,
+        sram_elements=M, outputs=outputs, watches=ctx.watches, kernels=kernels, kernel_ops=kernel_ops,
     )
 
 

@@ -149,6 +149,7 @@ class Context:
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
         FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
         previous, self._cta = self._cta, key
+        self.ledger.ctas_by_kernel[self.ledger.kernel] += self.weight
         try:
             yield
         finally:
@@ -303,10 +304,12 @@ class Context:
     # -- accounting hooks used by tiles -------------------------------------------------
     def count_ops(self, kind: str, n: int) -> None:
         self.ledger.ops[kind] += n * self.weight
+        self.ledger.ops_by_kernel[(self.ledger.kernel, kind)] += n * self.weight
 
     def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
         """FLOPs of a product, plus the bytes its scratchpad operands are read with."""
         self.ledger.ops["matmul"] += flops * self.weight
+        self.ledger.ops_by_kernel[(self.ledger.kernel, "matmul")] += flops * self.weight
         scratch = self.level_names.get("scratchpad")
         regs = self.level_names.get("registers")
         for operand in (a, b):

@@ -28,6 +28,10 @@ class Ledger:
     #: kernel launch that made it (schedules name their kernels with ctx.kernel(...))
     traffic_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     kernel: str = "main"
+    #: kernel -> thread blocks launched (per head), from ctx.thread_block
+    ctas_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
+    #: (kernel, kind) -> operations, the ops split by kernel launch
+    ops_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     #: tensors whose HBM initialisation ("Initialize … in HBM") was counted
     init_counted: set = field(default_factory=set)
 
