@@ -1,8 +1,8 @@
 """Speed of iosim's counting and numeric modes (issue 2's targets).
 
 Targets: counting mode evaluates fa2 at N = 131,072, d = 128, B_r = 128, B_c = 64 in
-under 0.5 s, and the same with --batch 8 --heads 32 in about the same time; numeric mode
-runs N = 4,096, d = 64 in under 10 s.
+under 0.5 s, and the same with --batch 8 --heads 32 in about the same time, forward and
+backward; numeric mode runs N = 4,096, d = 64 in under 10 s.
 
 Run:  python benchmarks/counting_speed.py      (prints a Markdown table)
 Each case runs ``repeats`` times after one warm-up; the table shows the median.
@@ -39,6 +39,15 @@ def cases(profile):
     yield "count fa2 same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), block_q=128, block_kv=64)
     yield "count fa1 same, causal", "—", lambda: simulate(profile, "fa1", Problem(**big, causal=True), block_q=128, block_kv=64)
     yield "count fa1 N=131072 paper blocks", "—", lambda: simulate(profile, "fa1", Problem(**big))
+    for algo in ("fa1", "fa2"):
+        yield f"count {algo} backward N=131072 d=128 128×64", "< 0.5 s", lambda a=algo: simulate(
+            profile, a, Problem(**big), block_q=128, block_kv=64, passes="backward")
+        yield f"count {algo} backward same, batch 8 × heads 32", "≈ the above", lambda a=algo: simulate(
+            profile, a, Problem(**big, batch=8, heads=32), block_q=128, block_kv=64, passes="backward")
+    yield "count fa2 backward same, causal", "—", lambda: simulate(
+        profile, "fa2", Problem(**big, causal=True), block_q=128, block_kv=64, passes="backward")
+    yield "count flash-attn-2 kernel fwd+bwd N=131072 d=128", "—", lambda: simulate(
+        profile, "fa2", Problem(**big), kernel="flash-attn-2", passes="forward+backward")
     small = Problem(seq_len=4096, head_dim=64)
     for algo in ("standard", "fa1", "fa2"):
         yield f"numeric {algo} N=4096 d=64 (paper blocks)", "< 10 s", lambda a=algo: simulate(profile, a, small, mode="numeric")
