@@ -113,7 +113,7 @@ def simulate(
         return _run_in_layout(layout(problem), problem, profile, algorithm, mode=mode, inputs=inputs, seed=seed,
                               block_q=block_q, block_kv=block_kv, tiles=tiles, count_init=count_init,
                               residency=residency, sram_bytes=sram_bytes, schedule_options=schedule_options,
-                              passes=passes, block_mask=block_mask)
+                              passes=passes, block_mask=block_mask, cache=cache, threads_per_block=threads_per_block)
     scratch = profile.scratchpad
     capacity = scratch.per_block_bytes if sram_bytes is None else sram_bytes
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:

@@ -103,3 +103,11 @@ def test_cache_model_speed_target_shape_runs():
     in benchmarks/cache_speed.py, not here."""
     r = simulate("h200", "fa2", Problem(seq_len=16384, head_dim=128, heads=16), block_q=128, block_kv=64, cache=True)
     assert r.cache.concurrency["main"] == 132 * 3
+
+
+def test_decode_split_kv_with_cache():
+    """The decode layout (GQA swap) keeps the cache model: K and V come from DRAM once."""
+    r = simulate("h200", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8),
+                 block_q=64, block_kv=128, cache=True)
+    kv = 2 * 8 * 8192 * 128 * 2
+    assert r.cache is not None and kv <= r.cache.total.dram_read_bytes < 1.05 * kv
