@@ -159,8 +159,7 @@ def simulate(
     if mask is not None:
         options.update(block_mask=block_mask if isinstance(block_mask, str) else "array",
                        block_density=density(mask), block_density_active=float(ctx.mask_info.sparse.mean()))
-    result = _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options)
-    return dataclasses.replace(result, cache=cache_report) if cache_report else result
+    return _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options, cache_report)
 
 
 def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed, passes, schedule_options,
@@ -250,7 +249,7 @@ def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):
     return level_names, tracker
 
 
-def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options) -> Result:
+def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes, options, cache_report=None) -> Result:
     bh, bhk = problem.heads_total, problem.kv_heads_total
     ledger = ctx.ledger
 
@@ -283,6 +282,12 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         kernel_ops.setdefault(kernel, {})["thread_blocks"] = ctas * bh
     link_bytes = {k: total(ledger.link_bytes, ledger.link_bytes_per_kv_head, k)
                   for k in set(ledger.link_bytes) | set(ledger.link_bytes_per_kv_head)}
+    if cache_report is not None:
+        # With the L2 modelled, only what misses it crosses the DRAM's own link.
+        dram = cache_report.total
+        for key in link_bytes:
+            if profile.dram.name in key:
+                link_bytes[key] = dram.dram_read_bytes + dram.dram_write_bytes
     family = SCHEDULES[name].family if name in SCHEDULES else "flash"
     theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
     outputs = {}
@@ -298,6 +303,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
                           density=options.get("block_density_active")),
         passes=passes,
         sram_elements=M, outputs=outputs, watches=ctx.watches, kernels=kernels, kernel_ops=kernel_ops,
+        cache=cache_report,
     )
 
 

@@ -5,7 +5,8 @@ the tensor cores (matrix-product FLOPs ÷ the dtype's dense tensor peak), the sp
 function units (exponentials ÷ the profile's ``exp`` rate, when it has one) and the fp32
 ALUs (other element-wise operations ÷ the fp32 peak). They are assumed to overlap
 perfectly and to be spread evenly over all SMs, so the prediction is a lower bound on a
-real kernel's time; ``bound`` names the resource that sets it.
+real kernel's time; ``bound`` names the resource that sets it. When the L2 is modelled
+(``cache=True``), the DRAM's link carries only the bytes that miss it.
 """
 
 from __future__ import annotations
