@@ -25,6 +25,7 @@ import os
 
 from iosim import Problem, load_profile, simulate
 from iosim.engine.tensors import TensorTable
+from iosim.timing import predict_kernel_times
 
 KERNEL_LABELS = {
     "flash_fwd_kernel": "main",
@@ -103,10 +104,12 @@ def compare(raw_dir: str, cache: bool = False) -> list[dict]:
             problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
                               heads=cfg["heads"], causal=cfg["causal"])
             result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
+            times = predict_kernel_times(profile, result)
             for launch in launches:
                 label = launch["label"]
                 predicted = predicted_classes(result.kernels.get(label, {}), label, problem)
                 if cache:
+                    predicted["time_s"] = times[label].predicted_s
                     stats = result.cache.kernels[label]
                     predicted.update(dram_read=stats.dram_read_bytes, dram_write=stats.dram_write_bytes,
                                      l2_read=stats.read_bytes)
@@ -159,6 +162,8 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
     args = parser.parse_args()
     rows = compare(args.raw_dir, cache=args.cache)
+    if args.json:
+        json.dump(rows, open(args.json, "w"), indent=1)
     if args.cache:
         print(dram_markdown(rows))
         return
