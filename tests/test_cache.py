@@ -111,3 +111,18 @@ def test_decode_split_kv_with_cache():
                  block_q=64, block_kv=128, cache=True)
     kv = 2 * 8 * 8192 * 128 * 2
     assert r.cache is not None and kv <= r.cache.total.dram_read_bytes < 1.05 * kv
+
+
+def test_per_launch_roofline():
+    from iosim import load_profile
+    from iosim.timing import predict_kernel_times
+
+    h200 = load_profile("h200")
+    r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), kernel="flash-attn-2",
+                 passes="forward+backward", cache=True)
+    times = predict_kernel_times(h200, r)
+    assert set(times) == {"main", "dot_do_o", "dq_dk_dv", "convert_dq"}
+    assert times["main"].bound == "tensor cores"          # K/V mostly from the L2: compute-bound
+    assert times["dot_do_o"].bound == "DRAM"               # reads dO and O once, no arithmetic to speak of
+    flops = r.kernel_ops["main"]["matmul"]
+    assert times["main"].predicted_s == flops / h200.tensor_flops_per_s("fp16")
