@@ -22,7 +22,6 @@ A forward+backward request runs each pass with its own tile and adds the counts.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -94,6 +93,3 @@ def _backward(kernel: str, problem: Problem, profile) -> Launch:
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
     return Launch("backward", fa2_kernel_backward, problem, tile, options)
 
-
-def with_problem(launch: Launch, problem: Problem) -> Launch:
-    return dataclasses.replace(launch, problem=problem)

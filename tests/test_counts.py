@@ -169,3 +169,13 @@ def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal
     init = n_q if {i for i, _, _, _ in active} != set(range(cf.ceil_div(n_q, br))) else 0
     assert per_tensor(fa1, 1) == {"Q": (R * d, 0), "K": (kv_rows * d, 0), "V": (kv_rows * d, 0),
                                   "O": (R * d, R * d + init * d), "l": (R, R + init), "m": (R, R + init)}
+
+
+def test_active_block_count_section_4_2():
+    """§4.2: with causal masking 1,408 of the 2,752 blocks are visited (B_r = 128, B_c = 192)."""
+    from iosim.engine.blocks import BlockMask
+    from iosim.problem import BlockSizes
+
+    mask = BlockMask(Problem(seq_len=8192, head_dim=128, causal=True), BlockSizes(128, 192))
+    assert mask.n_active() == 1_408
+    assert BlockMask(Problem(seq_len=8192, head_dim=128), BlockSizes(128, 192)).n_active() == 64 * 43

@@ -24,7 +24,6 @@ from .units import UNITS
 #: Roles a level can play. Capacities of dram/cache are per device; scratchpad/registers
 #: are per SM (per CU on AMD) with a separate per-block limit.
 ROLES = ("dram", "cache", "scratchpad", "registers")
-ON_CHIP_ROLES = ("scratchpad", "registers")
 
 #: Peak-rate keys of ``compute``: FLOP/s, except ``exp`` which counts exponentials per second.
 COMPUTE_KEYS = ("tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_tf32", "fp32", "exp")
