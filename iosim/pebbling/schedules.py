@@ -73,11 +73,8 @@ def _dot_rows(m: _Moves, rows, j: int, d: int):
         m.delete(key(j, k))
 
 
-def _accumulate(m: _Moves, rows, j: int, d: int):
-    """e_ij, then ℓ_i and u_i folded with key j, for every i in ``rows`` (s_ij red)."""
-    for i in rows:
-        m.compute(e(i, j))
-        m.delete(f"s[{i},{j}]")
+def _fold_values(m: _Moves, rows, j: int, d: int):
+    """Load each column of v_j once and fold it into every row's partial P̃V sum."""
     for c in range(d):
         m.load(v(j, c))
         for i in rows:
@@ -85,6 +82,14 @@ def _accumulate(m: _Moves, rows, j: int, d: int):
             if j:
                 m.delete(pv(i, c, j - 1))
         m.delete(v(j, c))
+
+
+def _accumulate(m: _Moves, rows, j: int, d: int):
+    """e_ij, then ℓ_i and u_i folded with key j, for every i in ``rows`` (s_ij red)."""
+    for i in rows:
+        m.compute(e(i, j))
+        m.delete(f"s[{i},{j}]")
+    _fold_values(m, rows, j, d)
     for i in rows:
         if j:
             m.compute(rowsum(i, j))
@@ -131,13 +136,7 @@ def standard_moves(dag: AttentionDag, block: int) -> list[Move]:
         for j in range(N):
             for i in rows:
                 m.load(e(i, j))
-            for c in range(d):
-                m.load(v(j, c))
-                for i in rows:
-                    m.compute(pv(i, c, j))
-                    if j:
-                        m.delete(pv(i, c, j - 1))
-                m.delete(v(j, c))
+            _fold_values(m, rows, j, d)
             m.delete(*(e(i, j) for i in rows))
         for i in rows:
             m.load(rowsum(i, N - 1))
