@@ -239,6 +239,11 @@ class BlockMask:
                 "visible blocks are not defined; run this schedule with mode='trace'"
             )
         members = self.active_kv(of.index) if axis is self.kv else self.active_q(of.index)
+        return self.blocks_of(axis, members, grouped)
+
+    @staticmethod
+    def blocks_of(axis: Axis, members, grouped: bool) -> list[Block]:
+        """Blocks ``members`` of ``axis``: grouped by size, or one by one."""
         if grouped:
             return axis.group_set(members)
         return [axis.make(int(k), mask_key=("single", int(k))) for k in members]

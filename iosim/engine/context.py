@@ -86,26 +86,19 @@ class Context:
     # -- loops ------------------------------------------------------------------------
     def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
-        return self._loop(self.mask_info.q, visible_to)
+        return self._iterate(self._blocks(self.mask_info.q, visible_to))
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
                   descending: bool = False) -> Iterator[Block]:
         """Key/value (column) blocks j = 0..T_c−1, or those active with query block
         ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
         them from the last to the first, as flash-attn's forward kernel does."""
-        if descending:
-            if split is not None:
-                raise ScheduleError("descending is not supported together with split")
-            axis = self.mask_info.kv
-            blocks = (self.mask_info.all_blocks(axis, self._grouped) if visible_to is None
-                      else self.mask_info.visible_blocks(axis, visible_to, self._grouped))
-            return self._iterate(blocks[::-1])
+        axis = self.mask_info.kv
         if split is not None:
-            axis = self.mask_info.kv
-            members = split.members
-            blocks = axis.group_set(members) if self._grouped else [axis.make(j, mask_key=("single", j)) for j in members]
-            return self._iterate(blocks)
-        return self._loop(self.mask_info.kv, visible_to)
+            blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
+        else:
+            blocks = self._blocks(axis, visible_to)
+        return self._iterate(blocks[::-1] if descending else blocks)
 
     def splits(self, visible_to: Block) -> Iterator[Split]:
         """The key/value splits of Flash-Decoding for query block ``visible_to``
@@ -120,12 +113,10 @@ class Context:
             raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
         self.num_splits = num_splits
 
-    def _loop(self, axis, visible_to):
+    def _blocks(self, axis, visible_to) -> list[Block]:
         if visible_to is None:
-            blocks = self.mask_info.all_blocks(axis, self._grouped)
-        else:
-            blocks = self.mask_info.visible_blocks(axis, visible_to, self._grouped)
-        return self._iterate(blocks)
+            return self.mask_info.all_blocks(axis, self._grouped)
+        return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
 
     def _iterate(self, blocks):
         for block in blocks:
