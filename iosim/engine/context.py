@@ -224,8 +224,6 @@ class Context:
         rows_block, cols_block, split = where or (None, None, None)
         rows = (0, spec.num_rows(self.problem)) if rows_block is None else (rows_block.start, rows_block.rows)
         cols = (0, spec.num_cols(self.problem)) if cols_block is None else (cols_block.start, cols_block.rows)
-        if cols_block is None and spec.cols != "kv":
-            cols = (0, spec.num_cols(self.problem))
         return Request(self.ledger.kernel, self._cta, spec.name, direction, rows[0], rows[1], cols[0], cols[1],
                        None if split is None else split.index, spec.heads == "kv" and not per_kv_head,
                        spec.width(self.problem))
