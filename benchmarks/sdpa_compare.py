@@ -24,7 +24,6 @@ import json
 import os
 
 from iosim import Problem, load_profile, simulate
-from iosim.engine.tensors import TensorTable
 from iosim.timing import predict_kernel_times
 
 KERNEL_LABELS = {
@@ -64,17 +63,15 @@ def split_by_config(launches: list[dict], configs: list[dict]) -> list[list[dict
     return groups
 
 
-def predicted_classes(kernel_traffic: dict, label: str, problem: Problem) -> dict:
-    """Bytes by instruction class for one launch, from iosim's per-kernel elements."""
-    table = TensorTable()
+def predicted_classes(kernel_bytes: dict, label: str) -> dict:
+    """Bytes by instruction class for one launch, from iosim's per-kernel bytes."""
     loads = stores = atomics = 0
-    for tensor, (r, w) in kernel_traffic.items():
-        width = table[tensor].width(problem)
+    for tensor, (r, w) in kernel_bytes.items():
         if tensor == "dQaccum" and label == "dq_dk_dv":
-            atomics += r * width  # each atomicAdd reads and writes the same bytes once
+            atomics += r  # each atomicAdd reads and writes the same bytes once
             continue
-        loads += r * width
-        stores += w * width
+        loads += r
+        stores += w
     return {"loads": loads, "stores": stores, "atomics": atomics}
 
 
@@ -107,7 +104,7 @@ def compare(raw_dir: str, cache: bool = False) -> list[dict]:
             times = predict_kernel_times(profile, result)
             for launch in launches:
                 label = launch["label"]
-                predicted = predicted_classes(result.kernels.get(label, {}), label, problem)
+                predicted = predicted_classes(result.kernel_bytes(label), label)
                 if cache:
                     predicted["time_s"] = times[label].predicted_s
                     stats = result.cache.kernels[label]

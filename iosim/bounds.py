@@ -639,14 +639,16 @@ def check_bounds(
     planned = [(a, N, d, M, *rule_blocks(block_rule, a, M, d)) for a in algos for (N, d, M) in coords]
     # A block mask is a T_r × T_c matrix; at the smallest M it would have billions of
     # entries, so those points are reported and skipped rather than exhausting memory.
-    too_big = [(a, N, d, M, b) for a, N, d, M, b, _ in planned
-               if a.block_mask and -(-N // b.block_q) * -(-N // b.block_kv) > MAX_MASK_BLOCKS]
-    for a, N, d, M, b in too_big:
-        excluded.append({"N": N, "d": d, "M": M, "algorithm": a.name,
-                         "reason": f"block mask of {-(-N // b.block_q):,} × {-(-N // b.block_kv):,} blocks is over "
-                                   f"the {MAX_MASK_BLOCKS:,}-block limit"})
-    planned = [p for p in planned if not (p[0].block_mask and (p[0], *p[1:4], p[4]) in
-                                          {(a, N, d, M, b) for a, N, d, M, b in too_big})]
+    kept = []
+    for a, N, d, M, b, capped in planned:
+        t_r, t_c = -(-N // b.block_q), -(-N // b.block_kv)
+        if a.block_mask and t_r * t_c > MAX_MASK_BLOCKS:
+            excluded.append({"N": N, "d": d, "M": M, "algorithm": a.name,
+                             "reason": f"block mask of {t_r:,} × {t_c:,} blocks is over the "
+                                       f"{MAX_MASK_BLOCKS:,}-block limit"})
+        else:
+            kept.append((a, N, d, M, b, capped))
+    planned = kept
     keys = list(dict.fromkeys((a, N, d, b.block_q, b.block_kv, dtype) for a, N, d, M, b, _ in planned))
     parallel_ok = all(a.name in ALGORITHMS and ALGORITHMS[a.name] == a for a in algos)
     runs = progress_map(run_blocks, keys, label="iosim bounds", jobs=jobs if parallel_ok else 1,

@@ -26,6 +26,8 @@ import dataclasses
 from dataclasses import asdict, dataclass, field
 
 from .problem import BlockSizes, Problem
+from .cache import CacheReport
+from .engine.tensors import TensorTable
 from .theory import Theorem2
 from .timing import TimePrediction
 
@@ -98,6 +100,12 @@ class Result:
     kernel_ops: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
+
+    def kernel_bytes(self, kernel: str) -> dict:
+        """{tensor: (read bytes, write bytes)} of one kernel launch, summed over heads."""
+        table = TensorTable()
+        return {t: (r * table[t].width(self.problem), w * table[t].width(self.problem))
+                for t, (r, w) in self.kernels.get(kernel, {}).items()}
 
     @property
     def flops(self) -> int:
@@ -202,8 +210,6 @@ def combine_results(results: list[Result], **fields) -> Result:
     caches = [r.cache for r in results if r.cache is not None]
     cache = None
     if caches:
-        from .cache import CacheReport
-
         cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
                             {k: v for c in caches for k, v in c.concurrency.items()})
     return dataclasses.replace(

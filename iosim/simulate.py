@@ -27,7 +27,7 @@ from .kernels import plan
 from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic, combine_results
 from .splitkv import decode_layout
 from .schedules import SCHEDULES, get_schedule
-from .theory import theorem2
+from .theory import THEOREM_BY_PASSES, theorem2
 from .timing import predict_time
 
 
@@ -185,7 +185,7 @@ def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed,
             inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
         results.append(result)
     options = {**results[0].options, "kernel": kernel, "launches": [l.describe() for l in launches]}
-    theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
+    theorem = THEOREM_BY_PASSES[passes]
     combined = combine_results(results, algorithm=algorithm, passes=passes, options=options,
                                block_rule=f"{kernel} kernel tiles")
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2, name=theorem),
@@ -289,7 +289,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
             if profile.dram.name in key:
                 link_bytes[key] = dram.dram_read_bytes + dram.dram_write_bytes
     family = SCHEDULES[name].family if name in SCHEDULES else "flash"
-    theorem = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}[passes]
+    theorem = THEOREM_BY_PASSES[passes]
     outputs = {}
     if mode == "numeric":
         outputs = {k: v.reshape((problem.batch, -1) + v.shape[1:])

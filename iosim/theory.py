@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: which theorem bounds each pass (Theorem 5 is Theorem 2's statement for the backward pass)
+THEOREM_BY_PASSES = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}
+
 
 @dataclass(frozen=True)
 class Theorem2:

@@ -40,6 +40,11 @@ def predict_time(profile, link_bytes: dict, ops: dict, dtype: str) -> TimePredic
     fp32 = profile.compute.get("fp32")
     if ops.get("elementwise") and fp32 is not None:
         per["fp32 ALUs"] = ops["elementwise"] / fp32.value
+    return _slowest(per)
+
+
+def _slowest(per: dict) -> TimePrediction:
+    """The roofline: the slowest resource sets the time."""
     if not per:
         return TimePrediction(0.0, "nothing", per)
     bound = max(per, key=per.get)
@@ -54,17 +59,14 @@ def predict_kernel_times(profile, result) -> dict:
     result has one, else every requested byte — cross the DRAM's link. Compute: its
     matrix-product FLOPs, exponentials and other element-wise operations.
     """
-    from .engine.tensors import TensorTable
-
-    table = TensorTable()
     links = {tuple(sorted((l.a, l.b))): l.bandwidth_bytes_per_s for l in profile.links}
     dram_name = profile.dram.name
     cache = profile.cache
     dram_link = next((bw for k, bw in links.items() if dram_name in k), None)
     l2_link = next((bw for k, bw in links.items() if cache is not None and cache.name in k and dram_name not in k), None)
     out = {}
-    for kernel, traffic in result.kernels.items():
-        requested = sum((r + w) * table[t].width(result.problem) for t, (r, w) in traffic.items())
+    for kernel in result.kernels:
+        requested = sum(r + w for r, w in result.kernel_bytes(kernel).values())
         dram = requested
         if result.cache is not None and kernel in result.cache.kernels:
             s = result.cache.kernels[kernel]
@@ -75,8 +77,6 @@ def predict_kernel_times(profile, result) -> dict:
             per["DRAM"] = dram / dram_link
         if l2_link and requested:
             per["L2"] = requested / l2_link
-        compute = predict_time(profile, {}, ops, result.problem.dtype).per_resource_s
-        per.update(compute)
-        bound = max(per, key=per.get) if per else "nothing"
-        out[kernel] = TimePrediction(per.get(bound, 0.0), bound, per)
+        per.update(predict_time(profile, {}, ops, result.problem.dtype).per_resource_s)
+        out[kernel] = _slowest(per)
     return out

@@ -72,12 +72,12 @@ AUTO_CACHE_STEPS = 100_000
 
 def _cache_by_default(hw, problem, block_q, block_kv) -> bool:
     """On for profiles that describe a cache, unless the run is too long to replay quickly."""
-    from ..problem import paper_block_sizes, sram_elements
-    from ..simulate import resolve_profile
+    from ..problem import sram_elements
+    from ..simulate import choose_blocks, resolve_profile
 
     profile = resolve_profile(hw)
     if profile.cache is None:
         return False
-    paper = paper_block_sizes(sram_elements(profile.scratchpad.per_block_bytes, problem.dtype), problem.head_dim)
-    steps = -(-problem.seq_len_q // (block_q or paper.block_q)) * -(-problem.seq_len_kv // (block_kv or paper.block_kv))
-    return steps <= AUTO_CACHE_STEPS
+    M = sram_elements(profile.scratchpad.per_block_bytes, problem.dtype)
+    blocks, _ = choose_blocks(problem, M, block_q, block_kv)
+    return blocks.num_q_blocks(problem) * blocks.num_kv_blocks(problem) <= AUTO_CACHE_STEPS

@@ -76,12 +76,13 @@ class Axis:
     def make(self, index: int, count: int = 1, mask_key: object = None) -> Block:
         return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key)
 
-    def group_set(self, members) -> list[Block]:
+    def group_set(self, members, shared_key: object = None) -> list[Block]:
         """Blocks ``members`` (a range or sorted index array) grouped by size: the full
         ones, then the ragged last one.
 
-        Members of a group of several share no mask key (``mask_key=None``); a single
-        block keeps its identity so deeper loops may still ask for its mask.
+        Members of a group of several share no mask key (``mask_key=None``) unless the
+        caller knows they all have the same active set (``shared_key``); a single block
+        keeps its identity so deeper loops may still ask for its mask.
         """
         if len(members) == 0:
             return []
@@ -91,9 +92,10 @@ class Axis:
         groups = []
         if n_full:
             first = int(members[0])
-            groups.append(self.make(first, count=n_full, mask_key=None if n_full > 1 else ("single", first)))
+            key = shared_key if shared_key is not None else (None if n_full > 1 else ("single", first))
+            groups.append(self.make(first, count=n_full, mask_key=key))
         if ragged_last:
-            groups.append(self.make(last, mask_key=("single", last)))
+            groups.append(self.make(last, mask_key=shared_key if shared_key is not None else ("single", last)))
         return groups
 
 
@@ -206,22 +208,19 @@ class BlockMask:
         if self.sparse is not None:
             matrix = self.sparse if axis is self.q else self.sparse.T
             return np.unique(matrix, axis=0, return_inverse=True)[1].reshape(n)
+        # Causal (the dense case never gets here): the active set is a range.
         ranges = self._causal_kv_range if axis is self.q else self._causal_q_range
-        lo_hi = [ranges(k) for k in range(n)] if self.causal else [ranges(0)] * n
-        return np.unique(np.array(lo_hi).reshape(n, 2), axis=0, return_inverse=True)[1].reshape(n)
+        lo_hi = np.array([ranges(k) for k in range(n)]).reshape(n, 2)
+        return np.unique(lo_hi, axis=0, return_inverse=True)[1].reshape(n)
 
     def all_blocks(self, axis: Axis, grouped: bool) -> list[Block]:
         """Every block of ``axis``; grouped by (rows, active set) when ``grouped``."""
         if not grouped:
             return [axis.make(k, mask_key=("single", k)) for k in range(axis.num_blocks)]
         if self.sparse is None and not self.causal:
-            # Dense: every block has the same active set (key 0), so blocks differ only in
-            # their rows, the full ones then a ragged last one: at most two groups, in O(1).
-            last = axis.num_blocks - 1
-            if axis.last_rows == axis.block:
-                return [axis.make(0, count=axis.num_blocks, mask_key=(axis.block, 0))]
-            full = [axis.make(0, count=last, mask_key=(axis.block, 0))] if last else []
-            return full + [axis.make(last, mask_key=(axis.last_rows, 0))]
+            # Dense: every block has the same active set, so blocks differ only in their
+            # rows, the full ones then a ragged last one: at most two groups, in O(1).
+            return axis.group_set(range(axis.num_blocks), shared_key="dense")
         keys = self._keys(axis)
         groups: dict[tuple, list[int]] = {}
         for k in range(axis.num_blocks):
