@@ -91,9 +91,9 @@ def test_builtin_loads_and_is_well_formed(name):
 @pytest.mark.parametrize("name", BUILTINS)
 def test_every_builtin_quantity_has_a_source(name):
     p = load_profile(name)
-    # sm_count, every level capacity, every link and every compute rate is recorded.
+    # sm_count, every level capacity, every link, compute and measured rate is recorded.
     expected = 1 + sum(1 if lv.per_block_bytes is None else 2 for lv in p.levels.values())
-    expected += len(p.links) + len(p.compute) + (p.clock_hz is not None)
+    expected += len(p.links) + len(p.compute) + len(p.measured) + (p.clock_hz is not None)
     assert len(p.quantities) == expected
     for path, q in p.quantities.items():
         assert q.source.strip(), path
@@ -406,3 +406,21 @@ def test_several_problems_are_reported_at_once(tmp_path):
         "vendor", "sm_count.value", "levels.hbm.capacity.unit", "levels.smem.capacity_per_block",
         "links[1].between", "compute.tensor_fp61"]
     assert "did you mean 'smem'" in found[4] and "did you mean 'tensor_fp16'" in found[5]
+
+
+MEASURED = BASE + "measured:\n  launch: {value: 1.5, unit: us, source: test}\n  exp: {value: 3, unit: Top/s, source: test}\n"
+
+
+def test_measured_rates_are_read_in_base_units(tmp_path):
+    path = tmp_path / "tiny.yaml"
+    path.write_text(MEASURED)
+    p = load_profile(str(path))
+    assert p.measured["launch"].value == pytest.approx(1.5e-6)
+    assert p.measured["exp"].value == 3e12
+
+
+def test_measured_rate_unknown_key_and_wrong_unit(tmp_path):
+    text = MEASURED.replace("  launch:", "  lanuch:").replace("unit: Top/s", "unit: TB/s")
+    found = problems(tmp_path, text)
+    assert any(m.startswith("measured: unknown key 'lanuch'") or "lanuch" in m for m in found), found
+    assert any(m.startswith("measured.exp.unit: 'TB/s' is a bandwidth unit") for m in found), found

@@ -23,11 +23,11 @@ import yaml
 
 from ..errors import ProfileError
 from . import units
-from .profile import COMPUTE_KEYS, ROLES, HardwareProfile, Level, Link, Quantity
+from .profile import COMPUTE_KEYS, MEASURED_KEYS, ROLES, HardwareProfile, Level, Link, Quantity
 
 SCHEMA_VERSION = 1
 _TOP_REQUIRED = ("schema_version", "name", "description", "vendor", "sm_count", "levels", "links")
-_TOP_OPTIONAL = ("clock", "compute")
+_TOP_OPTIONAL = ("clock", "compute", "measured")
 _PER_DEVICE = ("role", "capacity")  # dram, cache
 _PER_SM = ("role", "capacity_per_sm", "capacity_per_block")  # scratchpad, registers
 _LEVEL_REQUIRED = {"dram": _PER_DEVICE, "cache": _PER_DEVICE, "scratchpad": _PER_SM, "registers": _PER_SM}
@@ -328,6 +328,17 @@ def _compute(obj: Any, quantities: dict, problems: _Problems) -> dict[str, Quant
     return out
 
 
+def _measured(obj: Any, quantities: dict, problems: _Problems) -> dict[str, Quantity]:
+    d = _fields(obj, "measured", (), tuple(MEASURED_KEYS), problems)
+    out = {}
+    for key, kind in MEASURED_KEYS.items():
+        if d and key in d:
+            q = _quantity(d[key], f"measured.{key}", kind, problems)
+            if q is not None:
+                out[key] = quantities[f"measured.{key}"] = q
+    return out
+
+
 def profile_from_data(data: Any, source: str, problems: list[str] | None = None) -> HardwareProfile:
     """Validate parsed YAML ``data`` and build the profile; ``source`` names it in errors.
 
@@ -358,12 +369,13 @@ def profile_from_data(data: Any, source: str, problems: list[str] | None = None)
         if len(problems) == before_links and roles:
             _check_connected(roles, links, problems)
     compute = _compute(data.get("compute", {}), quantities, problems)
+    measured = _measured(data.get("measured", {}), quantities, problems)
     if problems:
         raise ProfileError(source, problems)
     return HardwareProfile(
         name=name, description=description.strip(), vendor=vendor, source_path=source,
         sm_count=int(sm.value), clock_hz=clock.value if clock else None,
-        levels=levels, links=tuple(links), compute=compute, quantities=quantities,
+        levels=levels, links=tuple(links), compute=compute, measured=measured, quantities=quantities,
     )
 
 

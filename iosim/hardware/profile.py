@@ -28,6 +28,18 @@ ROLES = ("dram", "cache", "scratchpad", "registers")
 #: Peak-rate keys of ``compute``: FLOP/s, except ``exp`` which counts exponentials per second.
 COMPUTE_KEYS = ("tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_tf32", "fp32", "exp")
 
+#: Keys of ``measured`` (rates that instructions reach on the device, from
+#: benchmarks/microbench_rates.py, for the kernel time model) and the kind of unit each takes.
+MEASURED_KEYS = {
+    "mma_sync_fp16": "flops",   # mma.sync.m16n8k16, fp16 in, fp32 accumulate
+    "shared_memory": "bandwidth",  # ldmatrix reads of shared memory
+    "exp": "ops",               # ex2.approx.f32
+    "fp32": "flops",            # fp32 FMA
+    "dram_read": "bandwidth",
+    "l2_read": "bandwidth",
+    "launch": "time",           # an empty kernel's duration as Nsight Compute times it
+}
+
 # dtype -> compute keys to try, in order: an fp32 matmul runs on TF32 tensor cores if any.
 _DTYPE_KEYS = {
     "fp16": ("tensor_fp16",),
@@ -147,13 +159,15 @@ class HardwareProfile:
     levels: Mapping[str, Level]
     links: tuple[Link, ...]
     compute: Mapping[str, Quantity] = field(default_factory=FrozenMap)
+    #: rates measured on the device (keys of :data:`MEASURED_KEYS`); empty when none were
+    measured: Mapping[str, Quantity] = field(default_factory=FrozenMap)
     quantities: Mapping[str, Quantity] = field(default_factory=FrozenMap)
     _graph: nx.Graph = field(init=False, repr=False, compare=False)
     _paths: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Freeze whatever mappings/sequences the caller passed, then build the graph once.
-        for name in ("levels", "compute", "quantities"):
+        for name in ("levels", "compute", "measured", "quantities"):
             object.__setattr__(self, name, FrozenMap(getattr(self, name)))
         object.__setattr__(self, "links", tuple(self.links))
         graph = nx.Graph()

@@ -28,6 +28,7 @@ UNITS: dict[str, dict[str, int | float]] = {
     "flops": {"FLOP/s": 1, "GFLOP/s": 10**9, "TFLOP/s": 10**12, "PFLOP/s": 10**15},
     "ops": {"op/s": 1, "Gop/s": 10**9, "Top/s": 10**12},
     "frequency": {"Hz": 1, "MHz": 10**6, "GHz": 10**9},
+    "time": {"s": 1, "ms": 1e-3, "us": 1e-6, "ns": 1e-9},
 }
 
 #: kind -> what the kind means, for error messages ("needs a byte size").
@@ -37,6 +38,7 @@ KIND_NAMES = {
     "flops": "a FLOP rate",
     "ops": "an operation rate",
     "frequency": "a clock frequency",
+    "time": "a duration",
 }
 
 
