@@ -41,6 +41,20 @@ WANTED_METRICS = [
     "gpu__time_duration.sum",
 ]
 HEAD_DIMS = (32, 64, 128, 256)
+#: what the launch itself was given (no replay passes): registers and shared memory per thread
+#: block, and which of them limits how many thread blocks an SM holds
+LAUNCH_METRICS = [
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block_dynamic",
+    "launch__shared_mem_per_block_static",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_warps",
+    "launch__occupancy_limit_blocks",
+    "launch__block_size",
+    "launch__grid_size",
+    "gpu__time_duration.sum",
+]
 
 
 GRIDS = {
@@ -48,6 +62,8 @@ GRIDS = {
     "counts": dict(seq_lens=(1024, 4096, 16384), batch_heads=((1, 4), (4, 32)), max_work=2 ** 31),
     # issue 6's grid for DRAM bytes and time: N to 32,768, batch × heads 1 to 512
     "wide": dict(seq_lens=(2048, 8192, 32768), batch_heads=((1, 1), (1, 16), (8, 64)), max_work=2 ** 34),
+    # the kernels' launch resources (LAUNCH_METRICS), one small config per head dim
+    "launch": dict(seq_lens=(2048,), batch_heads=((1, 16),), max_work=2 ** 34),
 }
 
 
@@ -80,10 +96,10 @@ def run_target(head_dim: int, grid_name: str) -> None:
         torch.cuda.empty_cache()
 
 
-def available_metrics(ncu: str) -> list[str]:
+def available_metrics(ncu: str, wanted: list[str]) -> list[str]:
     text = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True).stdout
     names = set(re.findall(r"^(\S+)", text, flags=re.M))
-    return [m for m in WANTED_METRICS if m.rsplit(".", 1)[0] in names]
+    return [m for m in wanted if m.rsplit(".", 1)[0] in names or m.startswith("launch__")]
 
 
 def main() -> None:
@@ -98,7 +114,7 @@ def main() -> None:
         run_target(args.head_dim, args.grid)
         return
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics = available_metrics(ncu)
+    metrics = available_metrics(ncu, LAUNCH_METRICS if args.grid == "launch" else WANTED_METRICS)
     os.makedirs(args.out, exist_ok=True)
     json.dump({"metrics": metrics, "grid_name": args.grid, "grid": {d: grid(d, args.grid) for d in HEAD_DIMS}},
               open(os.path.join(args.out, "sdpa_configs.json"), "w"), indent=1)

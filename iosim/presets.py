@@ -155,6 +155,10 @@ class Rule:
     #: (the warps that split the key columns of S each load the row statistics themselves);
     #: None where the template arguments were not checked
     stats_loads: int | None = None
+    #: backward only: (AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ), the warps along the
+    #: rows of S/dP, of dV/dK and of dQ (the rest of the kNWarps split the columns); None
+    #: where unchecked. The forward kernels stack all warps along the query rows.
+    atoms: tuple[int, int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -166,6 +170,9 @@ class Table:
     head_dims: tuple[int, ...]
     min_cc: tuple[int, int] | None
     rules: tuple[Rule, ...]
+    #: registers per thread of the compiled kernel (a compiler output, not in the source):
+    #: what Nsight Compute reported for PyTorch 2.11's build on an H200, None where unmeasured
+    registers_per_thread: int | None = None
 
 
 TABLES: dict[tuple[str, str], Table] = {
@@ -190,6 +197,9 @@ TABLES: dict[tuple[str, str], Table] = {
             Rule(256, A100_LIKE_SMEM, 128, 64, 8),
             Rule(256, OTHER_SMEM, 64, 64, 4),
         ),
+        # launch__registers_per_thread 254-255 for d = 32, 64, 128, 256
+        # (docs/validation/2026-11-29-sdpa-launch/): two thread blocks per SM
+        registers_per_thread=255,
     ),
     ("fa2-splitkv", "fwd"): Table(
         kernel="flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)",
@@ -216,18 +226,23 @@ TABLES: dict[tuple[str, str], Table] = {
             # AtomLayoutMSdP, ...>: 32 and 64 use <.., 128, 128, 8, 4, ..>, 64 below 144 KiB
             # <.., 64, 128, 8, 2, ..>, 96 <.., 64, 128, 8, 2, ..>, 128 <.., 64, 128, 8, 2, ..> and
             # below 144 KiB <.., 64, 64, 8, 4, ..>, 256 on H100 <.., 64, 64, 8, 4, ..> (launch
-            # template; the 32/64/128/256 ones are also the kernel names ncu printed on an H200).
-            Rule(32, ANY, 128, 128, 8, stats_loads=2),
-            Rule(64, SMEM_144K, 128, 128, 8, stats_loads=2),
+            # template; the 32/64/128/256 ones are also the kernel names ncu printed on an H200,
+            # which give the atoms too: Flash_bwd_kernel_traits<32, 128, 128, 8, 4, 4, 4, ..>,
+            # <64, 128, 128, 8, 4, 4, 4, ..>, <128, 64, 128, 8, 2, 4, 2, ..>, <256, 64, 64, 8, 4, 2, 2, ..>).
+            Rule(32, ANY, 128, 128, 8, stats_loads=2, atoms=(4, 4, 4)),
+            Rule(64, SMEM_144K, 128, 128, 8, stats_loads=2, atoms=(4, 4, 4)),
             Rule(64, SMEM_LESS_144K, 64, 128, 8, stats_loads=4),
             Rule(96, ANY, 64, 128, 8, stats_loads=4),
-            Rule(128, SMEM_144K, 64, 128, 8, stats_loads=4),
+            Rule(128, SMEM_144K, 64, 128, 8, stats_loads=4, atoms=(2, 4, 2)),
             Rule(128, SMEM_LESS_144K, 64, 64, 8, stats_loads=2),
             Rule(192, ANY, 64, 64, 8),
-            Rule(256, SMEM_176K, 64, 64, 8, stats_loads=2),
+            Rule(256, SMEM_176K, 64, 64, 8, stats_loads=2, atoms=(4, 2, 2)),
             Rule(256, SMEM_LESS_176K_AT_LEAST_144K, 64, 64, 8),
             Rule(256, SMEM_LESS_144K, 64, 32, 8),
         ),
+        # launch__registers_per_thread 250-255 for d = 32, 64, 128, 256
+        # (docs/validation/2026-11-29-sdpa-launch/): one thread block per SM
+        registers_per_thread=255,
     ),
     ("fa3", "fwd"): Table(
         kernel="flash-attn 3 forward (Hopper, 16-bit inputs)",
@@ -278,6 +293,8 @@ class KernelTile:
     source: str
     gpu: str             # e.g. "h100-sxm (sm90)"
     stats_loads: int | None = None  # backward: warps loading each row's L and D (see Rule)
+    atoms: tuple[int, int, int] | None = None  # backward: warp grids of its products (see Rule)
+    registers: int | None = None  # per thread, as compiled (Table.registers_per_thread)
 
     def to_dict(self) -> dict:
         return {"block_q": self.block_q, "block_kv": self.block_kv, "warps": self.warps, "kernel": self.kernel,
@@ -319,7 +336,7 @@ def kernel_tile(
         if rule.head_dim == k_head_dim and predicate(gpu, features):
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
                               f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
-                              rule.stats_loads)
+                              rule.stats_loads, rule.atoms, table.registers_per_thread)
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 

@@ -66,8 +66,12 @@ def result_table(r: Result) -> str:
         tiles = ", ".join(n for n, _, _ in level.peak_tiles) or "none modelled"
         chip.append([f"{label} ({level.level})", f"{level.peak_bytes:,}", cap, status, tiles])
     onchip = render_table(chip, ["on chip, per block", "peak (B)", "capacity (B)", "", "resident at peak"], "lrrll")
-    times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
-    timing = render_table(times, ["resource (roofline)", "time"], "lr")
+    if r.kernel_times:  # the kernel time model (iosim.kernel_time), one row per launch
+        times = [[name, format_seconds(t.predicted_s), t.bound] for name, t in r.kernel_times.items()]
+        timing = render_table(times, ["kernel (time model)", "time", "bound by"], "lrl")
+    else:
+        times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
+        timing = render_table(times, ["resource (roofline)", "time"], "lr")
     th = r.theorem2
     per_head = r.hbm.total_elements // p.heads_total
     theory = (

@@ -100,6 +100,11 @@ class Result:
     kernel_ops: dict = field(default_factory=dict)
     outputs: dict = field(default_factory=dict)
     watches: dict = field(default_factory=dict)
+    #: kernel launch -> (heads run, [CtaWork, ...] of one head): each thread block's work
+    cta_work: dict = field(default_factory=dict)
+    #: kernel launch -> TimePrediction of the kernel time model (:mod:`iosim.kernel_time`),
+    #: for the real-kernel presets
+    kernel_times: dict = field(default_factory=dict)
 
     def kernel_bytes(self, kernel: str) -> dict:
         """{tensor: (read bytes, write bytes)} of one kernel launch, summed over heads."""
@@ -146,6 +151,7 @@ class Result:
             "flops": self.flops,
             "ops": dict(self.ops),
             "time": self.time.to_dict(),
+            "kernel_times": {k: v.to_dict() for k, v in self.kernel_times.items()},
             "theorem2": {
                 "theorem": self.theorem2.name,
                 "family": self.theorem2.family,
@@ -196,17 +202,26 @@ def combine_results(results: list[Result], **fields) -> Result:
             ops[k] = ops.get(k, 0) + v
         for k, v in r.time.per_resource_s.items():
             per_resource[k] = per_resource.get(k, 0.0) + v
-    bound = max(per_resource, key=per_resource.get) if per_resource else "nothing"
-    time = TimePrediction(sum(r.time.predicted_s for r in results), bound, per_resource)
     outputs: dict = {}
     kernels: dict = {}
     kernel_ops: dict = {}
+    cta_work: dict = {}
+    kernel_times: dict = {}
     for r in results:
         outputs.update(r.outputs)
         for name, traffic in r.kernels.items():
             key = name if name not in kernels else f"{name} ({r.passes})"
             kernels[key] = traffic
             kernel_ops[key] = r.kernel_ops.get(name, {})
+            if name in r.cta_work:
+                cta_work[key] = r.cta_work[name]
+            if name in r.kernel_times:
+                kernel_times[key] = r.kernel_times[name]
+    bound = max(per_resource, key=per_resource.get) if per_resource else "nothing"
+    if kernel_times:  # the kernel time model: the longest launch names the bound
+        longest = max(kernel_times, key=lambda k: kernel_times[k].predicted_s)
+        bound = f"{longest}: {kernel_times[longest].bound}"
+    time = TimePrediction(sum(r.time.predicted_s for r in results), bound, per_resource)
     caches = [r.cache for r in results if r.cache is not None]
     cache = None
     if caches:
@@ -214,7 +229,7 @@ def combine_results(results: list[Result], **fields) -> Result:
                             {k: v for c in caches for k, v in c.concurrency.items()})
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
-        kernel_ops=kernel_ops,
+        kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,
         sram=max((r.sram for r in results), key=lambda o: o.peak_bytes),
         registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
         **fields,

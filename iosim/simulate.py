@@ -28,7 +28,9 @@ from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic, combine_r
 from .splitkv import decode_layout
 from .schedules import SCHEDULES, get_schedule
 from .theory import THEOREM_BY_PASSES, theorem2
-from .timing import predict_time
+from . import kernel_time
+from .kernel_time import WarpLayout
+from .timing import TimePrediction, predict_time
 
 
 def resolve_profile(hw: str | os.PathLike | HardwareProfile) -> HardwareProfile:
@@ -84,6 +86,7 @@ def simulate(
     kernel: str | None = None,
     cache: bool = False,
     threads_per_block: int = 128,
+    registers_per_thread: int | None = None,
 ) -> Result:
     """Run ``algorithm`` on ``problem`` under ``hw`` and return every count.
 
@@ -99,7 +102,8 @@ def simulate(
     ``kernel``: ``"flash-attn-2"`` or ``"flash-attn-3"`` runs the launches the real kernels
     make, with their tiles (:mod:`iosim.kernels`); the blocks are then the kernels'.
     ``cache``: also play every access through the profile's L2 (:mod:`iosim.cache`, with
-    ``threads_per_block`` threads per thread block for occupancy) and report ``l2``/``dram``.
+    ``threads_per_block`` threads, and ``registers_per_thread`` registers each when given, per
+    thread block for occupancy) and report ``l2``/``dram``.
     """
     profile = resolve_profile(hw)
     if kernel is not None:
@@ -113,7 +117,8 @@ def simulate(
         return _run_in_layout(layout(problem), problem, profile, algorithm, mode=mode, inputs=inputs, seed=seed,
                               block_q=block_q, block_kv=block_kv, tiles=tiles, count_init=count_init,
                               residency=residency, sram_bytes=sram_bytes, schedule_options=schedule_options,
-                              passes=passes, block_mask=block_mask, cache=cache, threads_per_block=threads_per_block)
+                              passes=passes, block_mask=block_mask, cache=cache, threads_per_block=threads_per_block,
+                              registers_per_thread=registers_per_thread)
     scratch = profile.scratchpad
     capacity = scratch.per_block_bytes if sram_bytes is None else sram_bytes
     if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity <= 0:
@@ -153,7 +158,7 @@ def simulate(
     cache_report = None
     if cache:
         cache_report = _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_options,
-                                    tracker, threads_per_block)
+                                    tracker, threads_per_block, registers_per_thread)
     if ctx.num_splits is not None:
         options["num_splits"] = ctx.num_splits
     if mask is not None:
@@ -175,7 +180,8 @@ def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed,
     for launch in launches:
         run = dict(block_q=launch.tile.block_q, block_kv=launch.tile.block_kv, mode=mode, inputs=inputs,
                    seed=seed, schedule_options=launch.schedule_options, cache=cache,
-                   threads_per_block=32 * launch.tile.warps, **conventions)
+                   threads_per_block=32 * launch.tile.warps, registers_per_thread=launch.tile.registers,
+                   **conventions)
         layout = decode_layout(problem) if launch.algorithm == "fa2" else problem
         if layout != problem:
             result = _run_in_layout(layout, problem, profile, launch.algorithm, **run)
@@ -183,13 +189,36 @@ def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed,
             result = simulate(profile, launch.algorithm, problem, **run)
         if mode == "numeric" and launch.passes == "forward":
             inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
-        results.append(result)
+        results.append(_with_kernel_times(result, profile, launch))
     options = {**results[0].options, "kernel": kernel, "launches": [l.describe() for l in launches]}
     theorem = THEOREM_BY_PASSES[passes]
     combined = combine_results(results, algorithm=algorithm, passes=passes, options=options,
                                block_rule=f"{kernel} kernel tiles")
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2, name=theorem),
                                mode=mode, problem=problem)
+
+
+def _with_kernel_times(result: Result, profile, launch) -> Result:
+    """Add the kernel time model's prediction for each kernel of one launch; the launch's
+    ``time`` becomes their sum, bound by its longest kernel's bound."""
+    tile, p = launch.tile, launch.problem
+    if launch.passes == "forward":
+        layout = WarpLayout(tile.warps)
+    elif tile.atoms is not None:
+        layout = WarpLayout(tile.warps, tile.atoms, tile.block_q, tile.block_kv, p.head_dim)
+    else:
+        return result  # warp layout unchecked for this tile: no model
+    try:
+        times = kernel_time.predict(result, profile, {k: layout for k in result.cta_work})
+    except ValueError:
+        return result  # the profile lacks a rate the model needs; the roofline stays
+    longest = max(times, key=lambda k: times[k].predicted_s)
+    per: dict[str, float] = {}
+    for t in times.values():
+        for k, v in t.per_resource_s.items():
+            per[k] = per.get(k, 0.0) + v
+    total = TimePrediction(sum(t.predicted_s for t in times.values()), f"{longest}: {times[longest].bound}", per)
+    return dataclasses.replace(result, kernel_times=times, time=total)
 
 
 def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm, *, mode, inputs, seed,
@@ -216,7 +245,7 @@ def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm
 
 
 def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_options, tracker,
-                 threads_per_block):
+                 threads_per_block, registers_per_thread=None):
     """Record one head's accesses in trace mode and play every head's through the L2."""
     if profile.cache is None:
         raise ProblemError(f"profile {profile.name} describes no cache level to model")
@@ -227,7 +256,10 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
     ctx.record_requests()
     schedule(ctx, **(schedule_options or {}))
     smem_per_cta = tracker.use["scratchpad"].peak
-    slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, smem_per_cta, threads_per_block)
+    regs = profile.registers
+    slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, smem_per_cta, threads_per_block,
+                      registers_per_thread=registers_per_thread,
+                      register_file_bytes=regs.capacity_bytes if regs is not None else None)
     kernels = {r.kernel for r in ctx.requests}
     p = problem
     return replay(ctx.requests, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
@@ -303,7 +335,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
                           density=options.get("block_density_active")),
         passes=passes,
         sram_elements=M, outputs=outputs, watches=ctx.watches, kernels=kernels, kernel_ops=kernel_ops,
-        cache=cache_report,
+        cache=cache_report, cta_work={k: (bh, list(v)) for k, v in ledger.cta_work.items()},
     )
 
 

@@ -2,9 +2,10 @@
 
 Assumptions (docs/cache.md):
 
-* **Occupancy.** A thread block (CTA) needs its peak shared memory and ``threads``
-  threads; an SM holds as many as fit in its shared memory and 2,048 threads (at most
-  32). ``SMs × that`` CTAs are resident at once.
+* **Occupancy.** A thread block (CTA) needs its peak shared memory, ``threads``
+  threads and, when the kernel's register use is known (the real-kernel presets), its
+  registers; an SM holds as many as fit in its shared memory, register file and 2,048
+  threads (at most 32). ``SMs × that`` CTAs are resident at once.
 * **Launch order.** A kernel's grid is (blocks of one head, batch, heads) with the first
   dimension fastest, as flash-attn launches it: all thread blocks of head 0 first. CTAs
   are issued in that order; when one finishes, the next takes its slot.
@@ -29,11 +30,20 @@ MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
 
 
-def occupancy(sm_count: int, smem_per_sm: int, smem_per_cta: int, threads_per_cta: int) -> int:
-    """How many CTAs of one kernel run at once on the whole GPU."""
+def occupancy(sm_count: int, smem_per_sm: int, smem_per_cta: int, threads_per_cta: int,
+              registers_per_thread: int | None = None, register_file_bytes: int | None = None) -> int:
+    """How many CTAs of one kernel run at once on the whole GPU.
+
+    Registers count when the kernel's use is known: a warp's registers are allocated in
+    units of 256 (CUDA occupancy calculator), from the SM's 4-byte registers.
+    """
     by_smem = smem_per_sm // smem_per_cta if smem_per_cta else MAX_CTAS_PER_SM
     by_threads = MAX_THREADS_PER_SM // threads_per_cta
-    return sm_count * max(1, min(by_smem, by_threads, MAX_CTAS_PER_SM))
+    by_regs = MAX_CTAS_PER_SM
+    if registers_per_thread and register_file_bytes:
+        per_warp = -(-registers_per_thread * 32 // 256) * 256
+        by_regs = (register_file_bytes // 4) // (per_warp * -(-threads_per_cta // 32))
+    return sm_count * max(1, min(by_smem, by_threads, by_regs, MAX_CTAS_PER_SM))
 
 
 @dataclass(frozen=True)

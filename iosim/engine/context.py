@@ -27,7 +27,7 @@ from ..dtypes import width
 from ..errors import ScheduleError
 from ..problem import BlockSizes, Problem
 from .blocks import Block, BlockMask, Split
-from .ledger import Ledger
+from .ledger import CtaWork, Ledger
 from .residency import ResidencyTracker
 from .tensors import TensorSpec, TensorTable
 from .tiles import Tile, shape_size
@@ -79,6 +79,7 @@ class Context:
         #: with record_requests(), every access in order: see Request (trace mode only)
         self.requests: list | None = None
         self._cta: object = None
+        self._cta_work: CtaWork | None = None
         self.sm_count: int | None = None  # set by simulate from the profile (split heuristics)
         if mode == "numeric":
             self._bind_inputs(inputs or {})
@@ -140,11 +141,14 @@ class Context:
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
         FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
         previous, self._cta = self._cta, key
+        previous_work = self._cta_work
         self.ledger.ctas_by_kernel[self.ledger.kernel] += self.weight
+        self._cta_work = CtaWork(key, self.weight)
+        self.ledger.cta_work[self.ledger.kernel].append(self._cta_work)
         try:
             yield
         finally:
-            self._cta = previous
+            self._cta, self._cta_work = previous, previous_work
 
     @contextmanager
     def kernel(self, name: str):
@@ -294,11 +298,23 @@ class Context:
     def count_ops(self, kind: str, n: int) -> None:
         self.ledger.ops[kind] += n * self.weight
         self.ledger.ops_by_kernel[(self.ledger.kernel, kind)] += n * self.weight
+        if self._cta_work is not None:
+            self._cta_work.ops[kind] += n * self._per_cta_weight()
+
+    def _per_cta_weight(self) -> int:
+        """Trip count of the current body inside one thread block (exact: the block's own
+        weight divides every weight nested in it)."""
+        return self.weight // self._cta_work.count
 
     def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
         """FLOPs of a product, plus the bytes its scratchpad operands are read with."""
         self.ledger.ops["matmul"] += flops * self.weight
         self.ledger.ops_by_kernel[(self.ledger.kernel, "matmul")] += flops * self.weight
+        if self._cta_work is not None:
+            per = self._per_cta_weight()
+            self._cta_work.ops["matmul"] += flops * per
+            staged = [bool(t.home) and t.home[0] == "scratchpad" for t in (a, b)]
+            self._cta_work.products[(a.shape[0], b.shape[1], a.shape[1], staged[0], staged[1])] += per
         scratch = self.level_names.get("scratchpad")
         regs = self.level_names.get("registers")
         for operand in (a, b):

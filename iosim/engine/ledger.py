@@ -12,6 +12,22 @@ from dataclasses import dataclass, field
 
 
 @dataclass
+class CtaWork:
+    """What ``count`` identical thread blocks (CTAs) each do: operations and products.
+
+    ``ops``: "matmul" (FLOPs), "exp", "elementwise" per thread block. ``products``:
+    (M, N, K, A staged in shared memory, B staged in shared memory) -> how many such
+    matrix products C[M×N] += A[M×K]·B[K×N] one thread block makes; the kernel time model
+    turns them into shared-memory operand reads with the kernel's warp layout.
+    """
+
+    key: object
+    count: int
+    ops: dict = field(default_factory=lambda: defaultdict(int))
+    products: dict = field(default_factory=lambda: defaultdict(int))
+
+
+@dataclass
 class Ledger:
     """Counts accumulated while a schedule runs (all per head)."""
 
@@ -32,6 +48,9 @@ class Ledger:
     ctas_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     #: (kernel, kind) -> operations, the ops split by kernel launch
     ops_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
+    #: kernel -> [CtaWork, ...]: the work of each thread block of one head, in launch order
+    #: (a grouped loop's identical thread blocks share one record with its count)
+    cta_work: dict = field(default_factory=lambda: defaultdict(list))
     #: tensors whose HBM initialisation ("Initialize … in HBM") was counted
     init_counted: set = field(default_factory=set)
 
