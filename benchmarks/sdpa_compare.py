@@ -17,35 +17,16 @@ per-kernel traffic; dQaccum's read-modify-write in the main backward kernel is o
 from __future__ import annotations
 
 import argparse
-import collections
-import csv
-import io
 import json
 import os
 
 from iosim import Problem, load_profile, simulate
-from iosim.timing import predict_kernel_times
-
-KERNEL_LABELS = {
-    "flash_fwd_kernel": "main",
-    "flash_fwd_splitkv_kernel": "splitkv",
-    "flash_fwd_splitkv_combine_kernel": "combine",
-    "flash_bwd_dot_do_o_kernel": "dot_do_o",
-    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel": "dq_dk_dv",
-    "flash_bwd_convert_dq_kernel": "convert_dq",
-}
-
+from iosim.gpu.ncu import read_launches
+from iosim.gpu.sdpa import label, measured_classes, predicted_classes
 
 def read_kernels(path: str) -> list[dict]:
     """One dict per kernel launch, in launch order: label, grid and metric values."""
-    text = open(path).read()
-    start = text.find('"ID"')
-    launches: dict[str, dict] = collections.OrderedDict()
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        name = row["Kernel Name"].replace("void ", "").split("<")[0].strip()
-        entry = launches.setdefault(row["ID"], {"label": KERNEL_LABELS.get(name, name), "grid": row["Grid Size"]})
-        entry[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
-    return list(launches.values())
+    return [{"label": label(l["name"]), "grid": l["grid"], **l["metrics"]} for l in read_launches(open(path).read())]
 
 
 def split_by_config(launches: list[dict], configs: list[dict]) -> list[list[dict]]:
@@ -63,32 +44,6 @@ def split_by_config(launches: list[dict], configs: list[dict]) -> list[list[dict
     return groups
 
 
-def predicted_classes(kernel_bytes: dict, label: str) -> dict:
-    """Bytes by instruction class for one launch, from iosim's per-kernel bytes."""
-    loads = stores = atomics = 0
-    for tensor, (r, w) in kernel_bytes.items():
-        if tensor == "dQaccum" and label == "dq_dk_dv":
-            atomics += r  # each atomicAdd reads and writes the same bytes once
-            continue
-        loads += r
-        stores += w
-    return {"loads": loads, "stores": stores, "atomics": atomics}
-
-
-def measured_classes(m: dict) -> dict:
-    get = lambda k: int(m.get(k, 0))
-    return {
-        "loads": get("smsp__sass_data_bytes_mem_global_op_ld.sum") + get("smsp__sass_data_bytes_mem_global_op_ldgsts.sum"),
-        "stores": get("smsp__sass_data_bytes_mem_global_op_st.sum"),
-        "atomics": get("smsp__sass_data_bytes_mem_global_op_red.sum") + get("smsp__sass_data_bytes_mem_global_op_atom.sum"),
-        "l1tex_ld": get("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
-        "dram_read": get("dram__bytes_read.sum"),
-        "dram_write": get("dram__bytes_write.sum"),
-        "l2_read_from_sm": 32 * get("lts__t_sectors_srcunit_tex_op_read.sum"),
-        "time_s": m.get("gpu__time_duration.sum", 0.0) * 1e-9,
-    }
-
-
 def compare(raw_dir: str, cache: bool = False) -> list[dict]:
     meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
     profile = load_profile("h200")
@@ -101,12 +56,12 @@ def compare(raw_dir: str, cache: bool = False) -> list[dict]:
             problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
                               heads=cfg["heads"], causal=cfg["causal"])
             result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
-            times = predict_kernel_times(profile, result)
             for launch in launches:
                 label = launch["label"]
                 predicted = predicted_classes(result.kernel_bytes(label), label)
+                predicted["time_s"] = result.kernel_times[label].predicted_s
+                predicted["time_bound"] = result.kernel_times[label].bound
                 if cache:
-                    predicted["time_s"] = times[label].predicted_s
                     stats = result.cache.kernels[label]
                     predicted.update(dram_read=stats.dram_read_bytes, dram_write=stats.dram_write_bytes,
                                      l2_read=stats.read_bytes)

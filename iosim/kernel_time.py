@@ -104,22 +104,25 @@ class WarpLayout:
         """Whether a product's computed operand (P) stays in the warp's registers."""
         return self.atoms is None
 
-    def grid(self, m: int, n: int) -> tuple[int, int]:
-        """(warps along M, warps along N) for a product with an M×N result."""
+    def grid(self, m: int, n: int, k: int) -> tuple[int, int]:
+        """(warps along M, warps along N) for the product C[M×N] += A[M×K]·B[K×N].
+
+        The backward kernel's products are told apart by shape: S and dP are B_r×B_c×d,
+        dV and dK B_c×d×B_r, dQ B_r×d×B_c (where two share a shape, the tables give them
+        the same grid; a test checks it).
+        """
         if self.atoms is None:
             return self.warps, 1
         sdp, dkv, dq = self.atoms
-        if n == self.head_dim:  # dV, dK (M = B_c) or dQ (M = B_r)
-            rows = dkv if m == self.block_kv else dq
-        else:                   # S and dP: B_r × B_c
-            rows = sdp
+        br, bc, d = self.block_q, self.block_kv, self.head_dim
+        rows = {(br, bc, d): sdp, (bc, d, br): dkv, (br, d, bc): dq}.get((m, n, k), sdp)
         return rows, self.warps // rows
 
     def operand_bytes(self, products: dict, width: int) -> int:
         """Shared-memory bytes one thread block's warps read as product operands."""
         total = 0
         for (m, n, k, a_staged, b_staged), count in products.items():
-            wm, wn = self.grid(m, n)
+            wm, wn = self.grid(m, n, k)
             a = a_staged or not self.computed_in_registers
             b = b_staged or not self.computed_in_registers
             total += count * ((wn * m * k if a else 0) + (wm * n * k if b else 0))

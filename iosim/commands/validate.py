@@ -9,8 +9,18 @@ simulator's count, and whether they are equal (they must be, to the byte); the k
 (``--block-q``, ``--block-kv``), exact ragged tiles, no init writes, and for ``standard``
 the tiled GEMM model (``gemm="tiled"``) that matches a real tiled kernel.
 
-Exit status: 0 when every count is equal and every output within tolerance, 1 otherwise,
-2 for a usage problem (no CuPy, no GPU, a shape the kernels do not implement).
+``--vendor torch-sdpa`` validates a vendor kernel instead: PyTorch's FlashAttention-2
+(``scaled_dot_product_attention``, flash backend, fp16, forward and backward) runs under
+``ncu --clock-control none`` and each kernel launch's global-load bytes, L2 reads, DRAM
+bytes and time are printed beside the ``flash-attn-2`` preset's prediction (L2 model and
+kernel time model on), with issue 6's targets: forward loads exact, backward within 5 %,
+DRAM reads within 10 %, time within 25 % for N ≥ 2,048 (:mod:`iosim.gpu.sdpa`).
+
+Exit status: 0 when every count is equal and every output within tolerance (with
+``--vendor``: when every load count meets its target), 1 otherwise, 2 for a usage problem
+(no CuPy/PyTorch, no GPU, no ncu, a shape the kernels do not implement). With
+``--vendor``, DRAM and time outside their targets are marked in the report but do not
+fail the run: docs/validation/ explains where and why the models miss.
 """
 
 from __future__ import annotations
@@ -52,6 +62,9 @@ def register(subparsers) -> None:
     p.add_argument("--repeats", type=positive_int, default=20, help="timed launches; the median is reported (default 20)")
     p.add_argument("--seed", type=int, default=0, help="seed of the N(0,1) inputs (default 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--vendor", choices=["torch-sdpa"],
+                   help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
+                        "against the flash-attn-2 preset (fp16, forward+backward)")
     p.set_defaults(run=run)
 
 
@@ -101,6 +114,8 @@ def _tensor_order(name: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.vendor:
+        return run_vendor(args)
     from ..gpu import require
 
     require()  # DependencyError (exit 2) without CuPy or a GPU, before any other work
@@ -180,4 +195,53 @@ def format_table(report: dict) -> str:
         if "ncu" in r:
             lines += _ncu_lines(r)
     lines += ["", "all counts equal and outputs within tolerance" if report["ok"] else "MISMATCH: see above"]
+    return "\n".join(lines)
+
+
+def run_vendor(args: argparse.Namespace) -> int:
+    """``--vendor torch-sdpa``: PyTorch's flash kernels under ncu, beside the preset."""
+    from ..gpu import ncu, sdpa
+    from ..simulate import resolve_profile
+
+    problem = problem_from_args(args)
+    if not problem.is_square or problem.kv_heads != problem.heads or problem.dtype != "fp16":
+        raise ProblemError("--vendor torch-sdpa runs fp16 square multi-head attention: give --seq-len, no "
+                           "--kv-heads below --heads, and --dtype fp16")
+    profile = resolve_profile(args.hw)
+    sdpa.require_torch()
+    ncu.find_ncu()
+    rows = sdpa.compare(problem, sdpa.measure(problem, seed=args.seed), profile)
+    ok = all(r["within_target"]["loads"] is not False for r in rows)
+    report = {"vendor": "torch-sdpa", "hw_profile": profile.name,
+              "problem": {"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
+                          "heads": problem.heads, "causal": problem.causal, "dtype": problem.dtype},
+              "targets": sdpa.TARGETS, "launches": rows, "ok": ok}
+    print(json.dumps(report, indent=2) if args.format == "json" else format_vendor_table(report))
+    return 0 if ok else 1
+
+
+def _ratio(p, m) -> str:
+    return "-" if p is None or not m else f"{p / m:.2f}"
+
+
+def format_vendor_table(report: dict) -> str:
+    p = report["problem"]
+    mark = {True: "", False: " *", None: ""}
+    lines = [f"PyTorch SDPA (flash) under ncu vs iosim --kernel flash-attn-2 on {report['hw_profile']}: "
+             f"N={p['seq_len']} d={p['head_dim']} B={p['batch']} H={p['heads']} fp16{' causal' if p['causal'] else ''}",
+             "(* = outside issue 6's target: forward loads exact, backward 5 %, DRAM read 10 %, time 25 % at N >= 2,048)",
+             ""]
+    header = (f"{'kernel':<11} {'loads iosim':>15} {'loads ncu':>15} {'DRAM rd iosim':>14} {'DRAM rd ncu':>14} "
+              f"{'ratio':>6} {'DRAM wr iosim':>14} {'DRAM wr ncu':>14} {'time iosim':>11} {'time ncu':>11} {'ratio':>6}"
+              f"  bound (time model)")
+    lines += [header, "-" * len(header)]
+    for r in report["launches"]:
+        pr, me, ok = r["predicted"], r["measured"], r["within_target"]
+        lines.append(
+            f"{r['kernel']:<11} {pr['loads']:>15,} {me['loads']:>15,}{mark[ok['loads']]:<2}"
+            f"{pr.get('dram_read', 0):>12,} {me['dram_read']:>14,} {_ratio(pr.get('dram_read'), me['dram_read']):>6}"
+            f"{mark[ok['dram_read']]:<2}{pr.get('dram_write', 0):>12,} {me['dram_write']:>14,} "
+            f"{_ms(pr['time_s']):>11} {_ms(me['time_s']):>11} {_ratio(pr['time_s'], me['time_s']):>6}"
+            f"{mark[ok['time']]:<2} {pr['time_bound'] or '-'}")
+    lines += ["", "load counts meet their targets" if report["ok"] else "MISMATCH in the load counts: see above"]
     return "\n".join(lines)

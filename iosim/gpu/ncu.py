@@ -78,6 +78,25 @@ def parse_csv(text: str) -> dict[str, float]:
     return totals
 
 
+def read_launches(text: str) -> list[dict]:
+    """One dict per kernel launch of ncu's ``--csv --print-units base`` output, in launch
+    order: ``name`` (the kernel's full name), ``grid``, ``block`` and ``metrics`` {name: value}."""
+    start = text.find('"ID"')
+    if start < 0:
+        raise IosimError(f"ncu printed no metric table:\n{text[-2000:]}")
+    launches: dict[str, dict] = {}
+    for row in csv.DictReader(io.StringIO(text[start:])):
+        if not row.get("Metric Name"):
+            continue
+        entry = launches.setdefault(row["ID"], {"name": row["Kernel Name"], "grid": row.get("Grid Size", ""),
+                                                "block": row.get("Block Size", ""), "metrics": {}})
+        try:
+            entry["metrics"][row["Metric Name"]] = _number(row.get("Metric Value", ""))
+        except ValueError:
+            continue
+    return list(launches.values())
+
+
 def _run(ncu: str, metrics: list[str], cfg: Config, seed: int) -> subprocess.CompletedProcess:
     spec = json.dumps({**cfg.__dict__, "seed": seed})
     with tempfile.TemporaryDirectory() as tmp:

@@ -52,15 +52,22 @@ def _idealised(ctx) -> None:
 
 
 def _tiled(ctx) -> None:
-    for i in ctx.q_blocks():                             # 1: S = QKᵀ, one B_r × B_c tile at a time
-        for j in ctx.kv_blocks():
-            Q_i, K_j = ctx.load("Q", i), ctx.load("K", j)
-            ctx.store("S", (i, j), ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores"))
-    S = ctx.mask(ctx.read("S"))                          # 2: row softmax, one pass over S
-    ctx.write("P", _softmax_rows(S))
-    for i in ctx.q_blocks():                             # 3: O_i = Σ_j P_ij V_j
-        O_i = ctx.fill("O_i", i, 0.0, role="output", cols=ctx.problem.head_dim)
-        for j in ctx.kv_blocks():
-            P_ij, V_j = ctx.load("P", (i, j)), ctx.load("V", j)
-            O_i = ctx.keep("O_i", O_i + P_ij @ V_j, role="output")
-        ctx.store("O", i, O_i)
+    # Three launches, as a tiled implementation makes them (iosim's CuPy kernels do): one
+    # thread block per tile of S (key block fastest), the softmax, one per query block of O.
+    with ctx.kernel("qk"):
+        for i in ctx.q_blocks():                         # 1: S = QKᵀ, one B_r × B_c tile at a time
+            for j in ctx.kv_blocks():
+                with ctx.thread_block((i, j)):
+                    Q_i, K_j = ctx.load("Q", i), ctx.load("K", j)
+                    ctx.store("S", (i, j), ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores"))
+    with ctx.kernel("softmax"):
+        S = ctx.mask(ctx.read("S"))                      # 2: row softmax, one pass over S
+        ctx.write("P", _softmax_rows(S))
+    with ctx.kernel("pv"):
+        for i in ctx.q_blocks():                         # 3: O_i = Σ_j P_ij V_j
+            with ctx.thread_block(i):
+                O_i = ctx.fill("O_i", i, 0.0, role="output", cols=ctx.problem.head_dim)
+                for j in ctx.kv_blocks():
+                    P_ij, V_j = ctx.load("P", (i, j)), ctx.load("V", j)
+                    O_i = ctx.keep("O_i", O_i + P_ij @ V_j, role="output")
+                ctx.store("O", i, O_i)

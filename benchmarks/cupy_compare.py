@@ -1,0 +1,82 @@
+"""Compare iosim's own CuPy kernels, as Nsight Compute measured them (benchmarks/cupy_ncu.py),
+with the simulator's predictions with the L2 model on. Runs anywhere.
+
+    python benchmarks/cupy_compare.py RAW_DIR [--json OUT.json]
+
+Per configuration (all of its kernel launches summed: standard runs three kernels) it prints
+the simulator's global-load bytes (the paper's count with the kernels' tiles) beside ncu's
+SASS load bytes, the L2 model's DRAM bytes beside ncu's, and the roofline time beside
+ncu's ``gpu__time_duration``. The simulator runs each algorithm as one kernel: for
+``standard`` the L2 stays warm between its three launches in the model but is flushed
+between them under ncu, and the model writes S and P back only when evicted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from iosim import Problem, load_profile, simulate
+from iosim.gpu.ncu import read_launches
+
+
+def compare(raw_dir: str) -> list[dict]:
+    meta = json.load(open(os.path.join(raw_dir, "cupy_configs.json")))
+    launches = read_launches(open(os.path.join(raw_dir, "cupy.csv")).read())
+    profile = load_profile("h200")
+    rows, at = [], 0
+    for cfg in meta["grid"]:
+        mine = launches[at:at + len(cfg["kernels"])]
+        at += len(cfg["kernels"])
+        if len(mine) < len(cfg["kernels"]):
+            break  # ncu ran out of time before this config
+        problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], heads=cfg["heads_total"],
+                          dtype=cfg["dtype"], causal=cfg["causal"])
+        threads = int(mine[0]["block"].strip("()").split(",")[0])
+        sim = simulate(profile, cfg["algo"], problem, block_q=cfg["block_q"], block_kv=cfg["block_kv"], cache=True,
+                       threads_per_block=threads,
+                       schedule_options={"gemm": "tiled"} if cfg["algo"] == "standard" else None)
+        get = lambda k: int(sum(l["metrics"].get(k, 0) for l in mine))  # noqa: E731
+        measured = {
+            "loads": get("smsp__sass_data_bytes_mem_global_op_ld.sum") + get("smsp__sass_data_bytes_mem_global_op_ldgsts.sum"),
+            "stores": get("smsp__sass_data_bytes_mem_global_op_st.sum"),
+            "dram_read": get("dram__bytes_read.sum"), "dram_write": get("dram__bytes_write.sum"),
+            "time_s": sum(l["metrics"].get("gpu__time_duration.sum", 0) for l in mine) * 1e-9,
+        }
+        total = sim.cache.total
+        predicted = {"loads": sim.hbm.read_bytes, "stores": sim.hbm.write_bytes, "dram_read": total.dram_read_bytes,
+                     "dram_write": total.dram_write_bytes, "time_s": sim.time.predicted_s, "time_bound": sim.time.bound}
+        rows.append({**{k: cfg[k] for k in ("algo", "impl", "seq_len", "head_dim", "heads_total", "causal")},
+                     "kernels": [l["name"].replace("void ", "").split("(")[0] for l in mine],
+                     "predicted": predicted, "measured": measured})
+    return rows
+
+
+def markdown(rows: list[dict]) -> str:
+    out = ["| algo | N | d | causal | loads, iosim | loads, SASS | DRAM read, iosim | DRAM read, ncu | ratio "
+           "| DRAM write, iosim | DRAM write, ncu | time, roofline | time, ncu |",
+           "|---|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        p, m = r["predicted"], r["measured"]
+        ratio = p["dram_read"] / m["dram_read"] if m["dram_read"] else float("nan")
+        out.append(f"| {r['algo']} ({r['impl']}) | {r['seq_len']:,} | {r['head_dim']} | {'y' if r['causal'] else ''} | "
+                   f"{p['loads']:,} | {m['loads']:,}{'' if p['loads'] == m['loads'] else ' ≠'} | {p['dram_read']:,} | "
+                   f"{m['dram_read']:,} | {ratio:.3f} | {p['dram_write']:,} | {m['dram_write']:,} | "
+                   f"{p['time_s'] * 1e6:,.0f} µs | {m['time_s'] * 1e6:,.0f} µs |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("raw_dir")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    rows = compare(args.raw_dir)
+    if args.json:
+        json.dump(rows, open(args.json, "w"), indent=1)
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()

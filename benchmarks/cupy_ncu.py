@@ -1,0 +1,95 @@
+"""Measure iosim's own CuPy kernels with Nsight Compute over a grid (device machine only).
+
+Driver:  python3 benchmarks/cupy_ncu.py --out DIR [--budget-s 300]
+  Runs this file in ``--target`` mode under ``ncu --clock-control none`` and writes
+  DIR/cupy.csv (raw ncu CSV, one row per kernel launch and metric) and DIR/cupy_configs.json
+  (the grid, in launch order, with each config's kernel launches).
+Target:  python3 benchmarks/cupy_ncu.py --target
+  One uninstrumented launch of every config, in order.
+
+The metrics are issue 6's (iosim.gpu.sdpa.METRICS). The comparison with
+iosim's predictions runs anywhere: benchmarks/cupy_compare.py DIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from sdpa_ncu import available_metrics  # noqa: E402
+
+from iosim.gpu.sdpa import METRICS  # noqa: E402
+
+from iosim.gpu.kernels import launches, make_config  # noqa: E402
+from iosim.gpu.ncu import KERNEL_REGEX  # noqa: E402
+
+HEADS_TOTAL = 16
+
+
+def grid() -> list[dict]:
+    """fa2 and standard on the tensor cores (fp16, 64 x 64 tiles) and fa1 on the CUDA cores
+    (one thread block per head walks every tile, so it is kept small)."""
+    out = []
+    for algo, n, d, causal in itertools.product(("fa2", "standard"), (2048, 8192), (64, 128), (False, True)):
+        out.append(dict(algo=algo, seq_len=n, head_dim=d, heads_total=HEADS_TOTAL, dtype="fp16", causal=causal,
+                        block_q=64, block_kv=64))
+    for causal in (False, True):
+        out.append(dict(algo="fa1", seq_len=1024, head_dim=64, heads_total=HEADS_TOTAL, dtype="fp16", causal=causal,
+                        block_q=64, block_kv=64))
+    return out
+
+
+def run_target() -> None:
+    import cupy
+
+    from iosim.gpu import reference
+    from iosim.gpu.kernels import Attention
+
+    for spec in grid():
+        cfg = make_config(**spec)
+        q, k, v = (cupy.asarray(x) for x in reference.make_inputs(cfg.heads_total, cfg.seq_len, cfg.head_dim,
+                                                                    cfg.dtype, 0))
+        att = Attention(cfg, q, k, v, count=False)
+        att.launch()
+        cupy.cuda.Device().synchronize()
+        del att, q, k, v
+        cupy.get_default_memory_pool().free_all_blocks()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--target", action="store_true")
+    parser.add_argument("--out")
+    parser.add_argument("--budget-s", type=float, default=300.0)
+    args = parser.parse_args()
+    if args.target:
+        run_target()
+        return
+    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    metrics = available_metrics(ncu, METRICS)
+    os.makedirs(args.out, exist_ok=True)
+    configs = [{**spec, "impl": make_config(**spec).impl,
+                "kernels": [ln.name for ln in launches(make_config(**spec))]} for spec in grid()]
+    json.dump({"metrics": metrics, "grid": configs}, open(os.path.join(args.out, "cupy_configs.json"), "w"), indent=1)
+    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", KERNEL_REGEX,
+           "--metrics", ",".join(metrics), sys.executable, __file__, "--target"]
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.budget_s, env=env)
+        text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")
+    except subprocess.TimeoutExpired as exc:
+        text = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        text += "\n#TIMEOUT\n"
+    open(os.path.join(args.out, "cupy.csv"), "w").write(text)
+    print(f"{text.count(chr(10))} lines", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""PyTorch's FlashAttention-2 SDPA kernels under Nsight Compute, beside iosim's predictions.
+
+:func:`measure` runs one forward and one backward of ``scaled_dot_product_attention``
+(flash backend, fp16) under ``ncu --clock-control none`` and returns each kernel launch's
+metrics; :func:`compare` puts them beside the ``flash-attn-2`` preset's predictions with
+the L2 model and the kernel time model: global-load bytes, L2 reads from the SMs, DRAM
+bytes read and written, and time. ``iosim validate --vendor torch-sdpa`` prints the result;
+benchmarks/sdpa_ncu.py and sdpa_compare.py do the same over a grid.
+
+Bytes by instruction class are ncu's SASS counts (what the executed instructions asked
+for, summed over threads): loads = LD + LDGSTS (``cp.async``), stores = ST, atomics =
+RED + ATOM; iosim counts dQaccum's read-modify-write in the main backward kernel as one
+atomic of its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from ..errors import DependencyError, IosimError
+from .ncu import find_ncu, read_launches
+
+#: ncu's kernel name -> iosim's kernel label in the flash-attn-2 preset
+KERNEL_LABELS = {
+    "flash_fwd_kernel": "main",
+    "flash_fwd_splitkv_kernel": "splitkv",
+    "flash_fwd_splitkv_combine_kernel": "combine",
+    "flash_bwd_dot_do_o_kernel": "dot_do_o",
+    "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel": "dq_dk_dv",
+    "flash_bwd_convert_dq_kernel": "convert_dq",
+}
+#: issue 6's metrics, and the SASS byte counts by instruction class
+METRICS = [
+    "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+    "smsp__sass_data_bytes_mem_global_op_ld.sum",
+    "smsp__sass_data_bytes_mem_global_op_ldgsts.sum",
+    "smsp__sass_data_bytes_mem_global_op_st.sum",
+    "smsp__sass_data_bytes_mem_global_op_red.sum",
+    "smsp__sass_data_bytes_mem_global_op_atom.sum",
+    "lts__t_sectors_srcunit_tex_op_read.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "gpu__time_duration.sum",
+]
+#: issue 6's targets: forward loads exact, backward within 5 %, DRAM reads within 10 %,
+#: time within 25 % for N >= 2,048
+TARGETS = {"loads_backward": 0.05, "dram_read": 0.10, "time": 0.25, "time_min_seq_len": 2048}
+
+
+def label(kernel_name: str) -> str:
+    name = kernel_name.replace("void ", "").split("<")[0].split("(")[0].strip()
+    return KERNEL_LABELS.get(name, name)
+
+
+def require_torch() -> None:
+    """Raise DependencyError unless PyTorch with a CUDA device is importable."""
+    try:
+        import torch
+    except Exception as exc:  # noqa: BLE001 - ImportError, or a torch that cannot load CUDA
+        raise DependencyError(f"--vendor torch-sdpa runs PyTorch's kernels, and PyTorch is not importable ({exc}); "
+                              "install a CUDA build of torch on a machine with an NVIDIA GPU") from None
+    if not torch.cuda.is_available():
+        raise DependencyError("--vendor torch-sdpa needs a CUDA GPU, and PyTorch sees none")
+
+
+def measure(problem, seed: int = 0) -> list[dict]:
+    """One launch dict per kernel, in launch order: label, name, grid, block, metrics."""
+    ncu = find_ncu()
+    spec = json.dumps({"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
+                       "heads": problem.heads, "causal": problem.causal, "seed": seed})
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        log = os.path.join(tmp, "ncu.csv")
+        cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "-k", "regex:flash",
+               "--metrics", ",".join(METRICS), "--log-file", log, sys.executable, "-m", "iosim.gpu.sdpa_target", spec]
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
+        text = open(log, encoding="utf-8").read() if os.path.exists(log) else ""
+    if done.returncode != 0 or '"ID"' not in text:
+        raise IosimError(f"ncu on PyTorch's SDPA failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
+    launches = read_launches(text)
+    for launch in launches:
+        launch["label"] = label(launch["name"])
+    return launches
+
+
+def predicted_classes(kernel_bytes: dict, kernel: str) -> dict:
+    """Bytes by instruction class for one launch, from iosim's per-kernel bytes."""
+    loads = stores = atomics = 0
+    for tensor, (r, w) in kernel_bytes.items():
+        if tensor == "dQaccum" and kernel == "dq_dk_dv":
+            atomics += r  # each atomicAdd reads and writes the same bytes once
+            continue
+        loads += r
+        stores += w
+    return {"loads": loads, "stores": stores, "atomics": atomics}
+
+
+def measured_classes(metrics: dict) -> dict:
+    get = lambda k: int(metrics.get(k, 0))  # noqa: E731
+    return {
+        "loads": get("smsp__sass_data_bytes_mem_global_op_ld.sum") + get("smsp__sass_data_bytes_mem_global_op_ldgsts.sum"),
+        "stores": get("smsp__sass_data_bytes_mem_global_op_st.sum"),
+        "atomics": get("smsp__sass_data_bytes_mem_global_op_red.sum") + get("smsp__sass_data_bytes_mem_global_op_atom.sum"),
+        "l1tex_ld": get("l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum"),
+        "dram_read": get("dram__bytes_read.sum"),
+        "dram_write": get("dram__bytes_write.sum"),
+        "l2_read_from_sm": 32 * get("lts__t_sectors_srcunit_tex_op_read.sum"),
+        "time_s": metrics.get("gpu__time_duration.sum", 0.0) * 1e-9,
+    }
+
+
+def predicted(result, kernel: str) -> dict:
+    """What iosim predicts for one launch of a ``flash-attn-2`` result (cache model on)."""
+    out = predicted_classes(result.kernel_bytes(kernel), kernel)
+    t = result.kernel_times.get(kernel)
+    out.update(time_s=t.predicted_s if t else None, time_bound=t.bound if t else None)
+    if result.cache is not None and kernel in result.cache.kernels:
+        s = result.cache.kernels[kernel]
+        out.update(dram_read=s.dram_read_bytes, dram_write=s.dram_write_bytes, l2_read=s.read_bytes)
+    return out
+
+
+def checks(problem, kernel: str, pred: dict, meas: dict, passes: str) -> dict:
+    """Each of issue 6's targets for one launch: True, False, or None where it does not apply."""
+    def within(p, m, tol):
+        return None if p is None or not m else abs(p / m - 1) <= tol
+    loads_ok = pred["loads"] == meas["loads"] if passes == "forward" else within(pred["loads"], meas["loads"],
+                                                                                 TARGETS["loads_backward"])
+    time_ok = within(pred.get("time_s"), meas["time_s"], TARGETS["time"]) \
+        if problem.seq_len_q >= TARGETS["time_min_seq_len"] else None
+    return {"loads": loads_ok, "dram_read": within(pred.get("dram_read"), meas["dram_read"], TARGETS["dram_read"]),
+            "time": time_ok}
+
+
+def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[dict]:
+    """Rows of predicted against measured, one per launch (PyTorch's launches in order);
+    ``cache=False`` skips the L2 model (no DRAM prediction; DRAM time from every request)."""
+    from ..simulate import simulate
+
+    result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
+    forward = {"main", "splitkv", "combine"}
+    rows = []
+    for launch in launches:
+        kernel = launch["label"]
+        if kernel not in result.kernels:
+            raise IosimError(f"PyTorch launched {launch['name']!r}, which the flash-attn-2 preset does not predict "
+                             f"(preset launches: {', '.join(result.kernels)})")
+        pred, meas = predicted(result, kernel), measured_classes(launch["metrics"])
+        passes = "forward" if kernel in forward else "backward"
+        rows.append({"kernel": kernel, "pass": passes, "grid": launch["grid"], "predicted": pred, "measured": meas,
+                     "within_target": checks(problem, kernel, pred, meas, passes)})
+    return rows

@@ -1,0 +1,33 @@
+"""One forward and one backward of PyTorch's flash SDPA kernels, for Nsight Compute to profile.
+
+Usage (by :mod:`iosim.gpu.sdpa`): ``python -m iosim.gpu.sdpa_target '<problem as JSON>'`` with
+keys seq_len, head_dim, batch, heads, causal. Inputs are fp16 N(0, 1) in PyTorch's (B, H, N, d)
+layout; only the flash backend is enabled, so a shape it does not take fails here rather than
+silently running another kernel.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def main(argv: list[str]) -> int:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cfg = json.loads(argv[0])
+    torch.manual_seed(cfg.get("seed", 0))
+    b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
+    grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
+        out.backward(grad)
+    torch.cuda.synchronize()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
