@@ -87,7 +87,9 @@ def result_table(r: Result) -> str:
         s = r.cache.total
         parts.append(
             f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
-            f"DRAM read {s.dram_read_bytes:,} B, written {s.dram_write_bytes:,} B")
+            f"DRAM read {s.dram_read_bytes:,} B, written {s.dram_write_bytes:,} B"
+            + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
+                      for name, t in r.cache.outer_totals().items()))
     return "\n\n".join(parts)
 
 

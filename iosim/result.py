@@ -174,6 +174,10 @@ def _cache_fields(report) -> dict:
                                   "dram_write_bytes": v.dram_write_bytes, "concurrent_blocks": report.concurrency[k]}
                               for k, v in report.kernels.items()}},
         "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes},
+        # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
+        # reached each from the level in front, and what it served
+        "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}
+                         for name, t in report.outer_totals().items()},
     }
 
 
@@ -225,8 +229,9 @@ def combine_results(results: list[Result], **fields) -> Result:
     caches = [r.cache for r in results if r.cache is not None]
     cache = None
     if caches:
+        outer = {k: v for c in caches for k, v in (c.outer or {}).items()}
         cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
-                            {k: v for c in caches for k, v in c.concurrency.items()})
+                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None)
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,

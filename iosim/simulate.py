@@ -262,9 +262,10 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
                       register_file_bytes=regs.capacity_bytes if regs is not None else None)
     kernels = {r.kernel for r in ctx.requests}
     p = problem
+    outer = tuple((c.name, c.capacity_bytes) for c in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(ctx.requests, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                   kv_of_q=lambda h: (h // p.heads) * p.kv_heads + (h % p.heads) // p.group_size,
-                  concurrency={k: slots for k in kernels})
+                  concurrency={k: slots for k in kernels}, outer_levels=outer)
 
 
 def _on_chip_levels(profile: HardwareProfile, sram_bytes: int, residency: str):

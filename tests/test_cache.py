@@ -37,6 +37,34 @@ def test_write_back_counts_each_dirty_chunk_once():
     assert cache.stats.dram_read_bytes == 300              # writes allocate without a fetch
 
 
+def test_a_second_level_catches_what_the_first_evicts():
+    # MI300X-like: a 2-chunk L2 in front of a 4-chunk Infinity Cache. A 3-chunk cycle thrashes
+    # the L2 but fits the outer level: DRAM sees each chunk once, the outer level serves the rest.
+    outer = LRUCache(capacity_bytes=4 * 100)
+    l2 = LRUCache(capacity_bytes=2 * 100, backing=outer)
+    for _ in range(3):
+        for key in "abc":
+            l2.read(key, 100)
+    assert l2.stats.read_hit_bytes == 0 and l2.stats.dram_read_bytes == 900   # all passed on
+    assert outer.stats.read_bytes == 900 and outer.stats.dram_read_bytes == 300
+    l2.write("d", 100)
+    l2.read("a", 100)
+    l2.read("b", 100)                                      # evicts dirty "d" into the outer level
+    assert l2.stats.dram_write_bytes == 100 and outer.stats.write_bytes == 100
+    assert outer.stats.dram_write_bytes == 0               # still held there, not in DRAM
+
+
+def test_mi300x_reports_its_infinity_cache():
+    r = simulate("mi300x", "fa2", Problem(seq_len=4096, head_dim=128, heads=64), block_q=128, block_kv=64, cache=True)
+    outer = r.cache.outer_totals()
+    assert list(outer) == ["infinity_cache"]
+    # what reaches the Infinity Cache is what the L2 did not serve; DRAM is what it did not
+    l2 = r.cache.total
+    assert outer["infinity_cache"].read_bytes == l2.read_bytes - l2.read_hit_bytes
+    assert l2.dram_read_bytes == outer["infinity_cache"].dram_read_bytes
+    assert r.to_dict()["outer_caches"]["infinity_cache"]["read_bytes"] == outer["infinity_cache"].read_bytes
+
+
 def test_occupancy():
     # H100/H200: 228 KiB of shared memory per SM; FA2 d=128 128×64 tiles need 64 KiB.
     assert occupancy(132, 228 * 1024, 64 * 1024, 128) == 132 * 3

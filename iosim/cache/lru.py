@@ -8,6 +8,10 @@ DRAM; a write allocates the chunk without fetching it (the kernels overwrite who
 tiles) and marks it dirty; a dirty chunk is written to DRAM when evicted. Dirty data
 still in the cache when the run ends is not written back: that is what a profiler
 measures per kernel (the L2 keeps it).
+
+Levels chain: a cache made with ``backing=`` (MI300X's L2 in front of its Infinity Cache)
+sends its read misses and dirty evictions to that cache instead of DRAM; its
+``dram_*`` stats then count what it passed on.
 """
 
 from __future__ import annotations
@@ -20,11 +24,11 @@ from dataclasses import dataclass
 class CacheStats:
     """Bytes requested from the cache and bytes that reached DRAM."""
 
-    read_bytes: int = 0          # read requests from the SMs
+    read_bytes: int = 0          # read requests from the SMs (or from the cache in front)
     read_hit_bytes: int = 0
-    write_bytes: int = 0         # write requests from the SMs
-    dram_read_bytes: int = 0     # read misses
-    dram_write_bytes: int = 0    # dirty evictions
+    write_bytes: int = 0         # write requests from the SMs (or from the cache in front)
+    dram_read_bytes: int = 0     # read misses, passed on to the next level or DRAM
+    dram_write_bytes: int = 0    # dirty evictions, passed on
 
     @property
     def hit_rate(self) -> float:
@@ -35,10 +39,11 @@ class CacheStats:
 class LRUCache:
     """``capacity_bytes`` of chunks, least recently used evicted first."""
 
-    def __init__(self, capacity_bytes: int):
+    def __init__(self, capacity_bytes: int, backing: "LRUCache | None" = None):
         if capacity_bytes <= 0:
             raise ValueError("cache capacity must be positive")
         self.capacity = capacity_bytes
+        self.backing = backing
         self.used = 0
         self.entries: OrderedDict = OrderedDict()   # key -> [size, dirty]
         self.stats = CacheStats()
@@ -52,6 +57,8 @@ class LRUCache:
             self.stats.read_hit_bytes += size
             return True
         self.stats.dram_read_bytes += size
+        if self.backing is not None:
+            self.backing.read(key, size)
         self._insert(key, size, dirty=False)
         return False
 
@@ -67,13 +74,18 @@ class LRUCache:
 
     def _insert(self, key, size: int, dirty: bool) -> None:
         while self.used + size > self.capacity and self.entries:
-            _, (old_size, old_dirty) = self.entries.popitem(last=False)
+            old_key, (old_size, old_dirty) = self.entries.popitem(last=False)
             self.used -= old_size
             if old_dirty:
-                self.stats.dram_write_bytes += old_size
+                self._pass_write(old_key, old_size)
         if size > self.capacity:  # larger than the whole cache: streams through
             if dirty:
-                self.stats.dram_write_bytes += size
+                self._pass_write(key, size)
             return
         self.entries[key] = [size, dirty]
         self.used += size
+
+    def _pass_write(self, key, size: int) -> None:
+        self.stats.dram_write_bytes += size
+        if self.backing is not None:
+            self.backing.write(key, size)

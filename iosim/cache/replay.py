@@ -21,6 +21,7 @@ Assumptions (docs/cache.md):
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -50,16 +51,28 @@ def occupancy(sm_count: int, smem_per_sm: int, smem_per_cta: int, threads_per_ct
 class CacheReport:
     """What the cache model predicts for a run (all heads)."""
 
-    kernels: dict            # kernel -> CacheStats
+    kernels: dict            # kernel -> CacheStats of the cache nearest the SMs; its dram_* count
+                             # what reached DRAM past every level
     concurrency: dict        # kernel -> resident CTAs
+    #: kernel -> {level name: CacheStats} of the levels beyond the nearest (MI300X's Infinity Cache)
+    outer: dict = None
 
     @property
     def total(self) -> CacheStats:
-        out = CacheStats()
-        for s in self.kernels.values():
-            for f in ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes"):
-                setattr(out, f, getattr(out, f) + getattr(s, f))
-        return out
+        return _sum(self.kernels.values())
+
+    def outer_totals(self) -> dict:
+        """{level name: CacheStats summed over kernels} of the levels beyond the nearest."""
+        names = {n for levels in (self.outer or {}).values() for n in levels}
+        return {n: _sum(levels[n] for levels in self.outer.values() if n in levels) for n in sorted(names)}
+
+
+def _sum(stats) -> CacheStats:
+    out = CacheStats()
+    for s in stats:
+        for f in ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes"):
+            setattr(out, f, getattr(out, f) + getattr(s, f))
+    return out
 
 
 def _chunks(request, chunk_rows: int) -> list[tuple]:
@@ -77,23 +90,33 @@ def _chunks(request, chunk_rows: int) -> list[tuple]:
 
 
 def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
-           chunk_rows: int = 64) -> CacheReport:
+           chunk_rows: int = 64, outer_levels: tuple = ()) -> CacheReport:
     """Play one head's recorded ``requests`` for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``concurrency[kernel]``:
-    resident CTAs (:func:`occupancy`).
+    resident CTAs (:func:`occupancy`); ``outer_levels``: (name, capacity) of further
+    caches between this one and DRAM, nearest first (each an LRU fed by the misses and
+    dirty evictions of the one in front).
     """
     by_kernel: OrderedDict = OrderedDict()
     for r in requests:
         ctas = by_kernel.setdefault(r.kernel, OrderedDict())
         ctas.setdefault(r.cta, []).extend((key, size, write, r.gathered) for key, size, write in _chunks(r, chunk_rows))
-    stats = {}
+    stats, outer = {}, {}
     for kernel, ctas in by_kernel.items():
-        cache = LRUCache(capacity_bytes)
+        chain = []
+        for name, capacity in reversed(outer_levels):
+            chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
+        cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
         programs = [(h, prog) for h in range(heads_total) for prog in ctas.values()]  # launch order
         _run(cache, programs, concurrency.get(kernel, 1), kv_of_q)
         stats[kernel] = cache.stats
-    return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel})
+        if chain:
+            outer[kernel] = {name: c.stats for name, c in chain}
+            last = chain[-1][1].stats
+            stats[kernel] = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
+                                                dram_write_bytes=last.dram_write_bytes)
+    return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel}, outer or None)
 
 
 def _run(cache: LRUCache, programs: list, slots: int, kv_of_q) -> None:
