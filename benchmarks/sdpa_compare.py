@@ -106,6 +106,37 @@ def dram_markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def time_markdown(rows: list[dict]) -> str:
+    """Predicted (kernel time model) against measured time, per kernel launch with N >= 2,048."""
+    out = ["| d | N | B×H | causal | kernel | iosim | ncu | ratio | bound (time model) |",
+           "|---:|---:|---:|:---:|---|---:|---:|---:|---|"]
+    for r in rows:
+        if r["seq_len"] < 2048:
+            continue
+        p, m = r["predicted"], r["measured"]
+        out.append(f"| {r['head_dim']} | {r['seq_len']:,} | {r['batch']}×{r['heads']} | {'y' if r['causal'] else ''} | "
+                   f"{r['kernel']} | {p['time_s'] * 1e6:,.1f} µs | {m['time_s'] * 1e6:,.1f} µs | "
+                   f"{p['time_s'] / m['time_s']:.2f} | {p['time_bound']} |")
+    return "\n".join(out)
+
+
+def summary(rows: list[dict]) -> str:
+    """How many launches meet each of issue 6's targets, by kernel."""
+    lines = ["| kernel | DRAM read within 10 % | DRAM write within 10 % | time within 25 % (N ≥ 2,048) "
+             "| time ratio min / median / max |", "|---|---:|---:|---:|---|"]
+    for kernel in dict.fromkeys(r["kernel"] for r in rows):
+        mine = [r for r in rows if r["kernel"] == kernel]
+        near = lambda p, m, tol: p == m if not m else abs(p / m - 1) <= tol  # noqa: E731
+        dr = sum(near(r["predicted"]["dram_read"], r["measured"]["dram_read"], 0.10) for r in mine)
+        dw = sum(near(r["predicted"]["dram_write"], r["measured"]["dram_write"], 0.10) for r in mine)
+        big = [r["predicted"]["time_s"] / r["measured"]["time_s"] for r in mine if r["seq_len"] >= 2048]
+        big.sort()
+        t = sum(0.75 <= x <= 1.25 for x in big)
+        spread = f"{big[0]:.2f} / {big[len(big) // 2]:.2f} / {big[-1]:.2f}" if big else "-"
+        lines.append(f"| {kernel} | {dr}/{len(mine)} | {dw}/{len(mine)} | {t}/{len(big)} | {spread} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("raw_dir")
@@ -114,10 +145,11 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
     args = parser.parse_args()
     rows = compare(args.raw_dir, cache=args.cache)
-    if args.json:
-        json.dump(rows, open(args.json, "w"), indent=1)
     if args.cache:
-        print(dram_markdown(rows))
+        text = "\n\n".join([summary(rows), dram_markdown(rows), time_markdown(rows)])
+        if args.markdown:
+            open(args.markdown, "w").write(text + "\n")
+        print(text)
         return
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)

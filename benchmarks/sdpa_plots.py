@@ -1,12 +1,12 @@
 """Predicted against measured, one plot per quantity, for the committed SDPA measurements.
 
     python benchmarks/sdpa_compare.py RAW_DIR --cache --json rows.json
-    python benchmarks/sdpa_plots.py rows.json OUT_DIR
+    python benchmarks/sdpa_plots.py OUT_DIR rows.json [more_rows.json ...]
 
-Writes OUT_DIR/sdpa-global-loads.png, sdpa-dram-read.png and sdpa-time.png: each point is
-one kernel launch, iosim's prediction on x and Nsight Compute's measurement on y, log-log,
-with the y = x line (and ±10 % / ±25 % bands where the issue sets a target). Time is the
-vendor-peak roofline iosim reports, to show the gap (docs/validation/2026-11-29-h200-rates.md).
+Writes OUT_DIR/sdpa-global-loads.png, sdpa-dram-read.png, sdpa-dram-write.png and
+sdpa-time.png: each point is one kernel launch, iosim's prediction on x and Nsight
+Compute's measurement on y, log-log, with the y = x line (and ±10 % / ±25 % bands where
+the issue sets a target). Time is the kernel time model's (iosim.kernel_time).
 """
 
 from __future__ import annotations
@@ -53,8 +53,8 @@ def _plot(rows, pick, title, unit, path, band=None):
 
 
 def main() -> None:
-    rows = json.load(open(sys.argv[1]))
-    out = sys.argv[2]
+    out = sys.argv[1]
+    rows = [row for path in sys.argv[2:] for row in json.load(open(path))]
     os.makedirs(out, exist_ok=True)
     _plot(rows, lambda r: (r["predicted"]["loads"], r["measured"]["l1tex_ld"]),
           "Global-load bytes per kernel launch\nPyTorch flash SDPA on an H200 vs iosim --kernel flash-attn-2",
@@ -62,8 +62,11 @@ def main() -> None:
     _plot(rows, lambda r: (r["predicted"]["dram_read"], r["measured"]["dram_read"]),
           "DRAM read bytes per kernel launch\nmeasured vs iosim's L2 model", "bytes",
           os.path.join(out, "sdpa-dram-read.png"), band=[(0.10, "--")])
+    _plot(rows, lambda r: (r["predicted"]["dram_write"], r["measured"]["dram_write"]),
+          "DRAM write bytes per kernel launch\nmeasured vs iosim's L2 model", "bytes",
+          os.path.join(out, "sdpa-dram-write.png"), band=[(0.10, "--")])
     _plot([r for r in rows if r["seq_len"] >= 2048], lambda r: (r["predicted"]["time_s"], r["measured"]["time_s"]),
-          "Kernel time per launch (N ≥ 2,048)\nmeasured vs iosim's vendor-peak roofline", "s",
+          "Kernel time per launch (N ≥ 2,048)\nmeasured vs iosim's kernel time model", "s",
           os.path.join(out, "sdpa-time.png"), band=[(0.25, ":")])
 
 
