@@ -84,3 +84,29 @@ def test_rectangular_or_grouped_shapes_are_refused(monkeypatch):
             argv += ["--seq-len", "256"]
         with pytest.raises(ProblemError, match="square multi-head"):
             validate.run(parse(*argv))
+
+
+def test_vendor_without_torch_exits_2(monkeypatch, capsys):
+    cli = pytest.importorskip("iosim.cli")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    code = cli.main(["validate", "--vendor", "torch-sdpa", *ARGS])
+    err = capsys.readouterr().err
+    assert code == 2 and "PyTorch is not importable" in err
+
+
+def test_vendor_without_ncu_exits_2(monkeypatch, capsys):
+    cli = pytest.importorskip("iosim.cli")
+    fake = types.ModuleType("torch")
+    fake.cuda = types.SimpleNamespace(is_available=lambda: True)
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    monkeypatch.setattr("shutil.which", lambda name: None)
+    monkeypatch.setattr("os.path.exists", lambda path: False)
+    code = cli.main(["validate", "--vendor", "torch-sdpa", *ARGS])
+    assert code == 2 and "Nsight Compute" in capsys.readouterr().err
+
+
+def test_vendor_takes_fp16_square_mha_only():
+    from iosim.errors import ProblemError
+
+    with pytest.raises(ProblemError, match="fp16"):
+        validate.run(parse(*ARGS, "--vendor", "torch-sdpa", "--dtype", "fp32"))
