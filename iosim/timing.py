@@ -49,34 +49,3 @@ def _slowest(per: dict) -> TimePrediction:
         return TimePrediction(0.0, "nothing", per)
     bound = max(per, key=per.get)
     return TimePrediction(per[bound], bound, per)
-
-
-def predict_kernel_times(profile, result) -> dict:
-    """The same roofline for each kernel launch of ``result`` (``Result.kernels``).
-
-    Memory: the launch's requested bytes cross the link into the chip nearest the SMs
-    (the L2's, when the profile has one) and its DRAM bytes — the L2 model's when the
-    result has one, else every requested byte — cross the DRAM's link. Compute: its
-    matrix-product FLOPs, exponentials and other element-wise operations.
-    """
-    links = {tuple(sorted((l.a, l.b))): l.bandwidth_bytes_per_s for l in profile.links}
-    dram_name = profile.dram.name
-    cache = profile.cache
-    dram_link = next((bw for k, bw in links.items() if dram_name in k), None)
-    l2_link = next((bw for k, bw in links.items() if cache is not None and cache.name in k and dram_name not in k), None)
-    out = {}
-    for kernel in result.kernels:
-        requested = sum(r + w for r, w in result.kernel_bytes(kernel).values())
-        dram = requested
-        if result.cache is not None and kernel in result.cache.kernels:
-            s = result.cache.kernels[kernel]
-            dram = s.dram_read_bytes + s.dram_write_bytes
-        ops = {k: v for k, v in result.kernel_ops.get(kernel, {}).items() if k != "thread_blocks"}
-        per: dict[str, float] = {}
-        if dram_link and dram:
-            per["DRAM"] = dram / dram_link
-        if l2_link and requested:
-            per["L2"] = requested / l2_link
-        per.update(predict_time(profile, {}, ops, result.problem.dtype).per_resource_s)
-        out[kernel] = _slowest(per)
-    return out

@@ -63,18 +63,10 @@ def _number(text: str) -> float:
 
 def parse_csv(text: str) -> dict[str, float]:
     """Sum each metric of ncu's ``--csv --print-units base`` output over all kernels."""
-    start = text.find('"ID"')
-    if start < 0:
-        raise IosimError(f"ncu printed no metric table:\n{text[-2000:]}")
     totals: dict[str, float] = {}
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        name = row.get("Metric Name")
-        if not name:
-            continue
-        try:
-            totals[name] = totals.get(name, 0.0) + _number(row.get("Metric Value", ""))
-        except ValueError:
-            continue
+    for launch in read_launches(text):
+        for name, value in launch["metrics"].items():
+            totals[name] = totals.get(name, 0.0) + value
     return totals
 
 
