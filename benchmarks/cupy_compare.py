@@ -5,8 +5,8 @@ with the simulator's predictions with the L2 model on. Runs anywhere.
 
 Per configuration (all of its kernel launches summed: standard runs three kernels) it prints
 the simulator's global-load bytes (the paper's count with the kernels' tiles) beside ncu's
-SASS load bytes, the L2 model's DRAM bytes beside ncu's, and the roofline time beside
-ncu's ``gpu__time_duration``. The simulator runs each algorithm as one kernel: for
+SASS load bytes, the L2 model's DRAM bytes beside ncu's, and the roofline time (and, for
+the tensor-core fa2 kernel, the kernel time model's) beside ncu's ``gpu__time_duration``. The simulator runs each algorithm as one kernel: for
 ``standard`` the L2 stays warm between its three launches in the model but is flushed
 between them under ncu, and the model writes S and P back only when evicted.
 """
@@ -17,7 +17,8 @@ import argparse
 import json
 import os
 
-from iosim import Problem, load_profile, simulate
+from iosim import Problem, kernel_time, load_profile, simulate
+from iosim.gpu.kernels import make_config, warp_layout
 from iosim.gpu.ncu import read_launches
 
 
@@ -46,7 +47,13 @@ def compare(raw_dir: str) -> list[dict]:
         }
         total = sim.cache.total
         predicted = {"loads": sim.hbm.read_bytes, "stores": sim.hbm.write_bytes, "dram_read": total.dram_read_bytes,
-                     "dram_write": total.dram_write_bytes, "time_s": sim.time.predicted_s, "time_bound": sim.time.bound}
+                     "dram_write": total.dram_write_bytes, "time_s": sim.time.predicted_s, "time_bound": sim.time.bound,
+                     "model_time_s": None}
+        layout = warp_layout(make_config(**{k: cfg[k] for k in ("algo", "seq_len", "head_dim", "heads_total", "dtype",
+                                                                 "causal", "block_q", "block_kv", "impl")}))
+        if layout is not None:  # the tensor-core fa2 kernel: the kernel time model applies
+            times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
+            predicted["model_time_s"] = sum(t.predicted_s for t in times.values())
         rows.append({**{k: cfg[k] for k in ("algo", "impl", "seq_len", "head_dim", "heads_total", "causal")},
                      "kernels": [l["name"].replace("void ", "").split("(")[0] for l in mine],
                      "predicted": predicted, "measured": measured})
@@ -55,15 +62,17 @@ def compare(raw_dir: str) -> list[dict]:
 
 def markdown(rows: list[dict]) -> str:
     out = ["| algo | N | d | causal | loads, iosim | loads, SASS | DRAM read, iosim | DRAM read, ncu | ratio "
-           "| DRAM write, iosim | DRAM write, ncu | time, roofline | time, ncu |",
-           "|---|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+           "| DRAM write, iosim | DRAM write, ncu | time, roofline | time, model | time, ncu |",
+           "|---|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         p, m = r["predicted"], r["measured"]
         ratio = p["dram_read"] / m["dram_read"] if m["dram_read"] else float("nan")
         out.append(f"| {r['algo']} ({r['impl']}) | {r['seq_len']:,} | {r['head_dim']} | {'y' if r['causal'] else ''} | "
                    f"{p['loads']:,} | {m['loads']:,}{'' if p['loads'] == m['loads'] else ' ≠'} | {p['dram_read']:,} | "
                    f"{m['dram_read']:,} | {ratio:.3f} | {p['dram_write']:,} | {m['dram_write']:,} | "
-                   f"{p['time_s'] * 1e6:,.0f} µs | {m['time_s'] * 1e6:,.0f} µs |")
+                   f"{p['time_s'] * 1e6:,.0f} µs | "
+                   + (f"{p['model_time_s'] * 1e6:,.0f} µs ({p['model_time_s'] / m['time_s']:.2f}×)"
+                      if p["model_time_s"] else "–") + f" | {m['time_s'] * 1e6:,.0f} µs |")
     return "\n".join(out)
 
 

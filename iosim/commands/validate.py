@@ -4,8 +4,9 @@ simulator to what they do.
 For each algorithm it reports: the output against a float64 NumPy reference; the bytes each
 tensor moved to and from global memory, counted by the instrumented kernels, beside the
 simulator's count, and whether they are equal (they must be, to the byte); the kernel time
-(CUDA events, median after warm-up) beside the simulator's predicted time; and with
-``--ncu`` what Nsight Compute measured. The simulator is run with the kernels' tiles
+(CUDA events, median after warm-up) beside the simulator's roofline (a lower bound) and, for
+the tensor-core fa2 kernel, the kernel time model (:mod:`iosim.kernel_time`); and with
+``--ncu`` what Nsight Compute measured, DRAM bytes beside the L2 model's. The simulator is run with the kernels' tiles
 (``--block-q``, ``--block-kv``), exact ragged tiles, no init writes, and for ``standard``
 the tiled GEMM model (``gemm="tiled"``) that matches a real tiled kernel.
 
@@ -70,15 +71,25 @@ def register(subparsers) -> None:
 
 def validate_one(algo: str, args: argparse.Namespace, problem) -> dict:
     """Run one algorithm on the GPU and in the simulator; the comparison as a JSON-able dict."""
-    from ..simulate import simulate
+    from .. import kernel_time
     from ..gpu import runner
-    from ..gpu.kernels import make_config
+    from ..gpu.kernels import launches, make_config, warp_layout
+    from ..simulate import resolve_profile, simulate
 
     cfg = make_config(algo, seq_len=problem.seq_len_q, head_dim=problem.head_dim,
                       heads_total=problem.heads_total, dtype=problem.dtype, causal=problem.causal,
                       block_q=args.block_q, block_kv=args.block_kv, impl=args.impl)
-    sim = simulate(args.hw, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
-                   schedule_options={"gemm": "tiled"} if algo == "standard" else None)
+    profile = resolve_profile(args.hw)
+    # With a cache in the profile, the L2 model gives the DRAM bytes ncu is compared with.
+    sim = simulate(profile, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
+                   schedule_options={"gemm": "tiled"} if algo == "standard" else None,
+                   cache=profile.cache is not None, threads_per_block=launches(cfg)[0].block)
+    layout = warp_layout(cfg)
+    model = None
+    if layout is not None:
+        times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
+        model = {"predicted_s": sum(t.predicted_s for t in times.values()),
+                 "bound": "; ".join(t.bound for t in times.values())}
     gpu = runner.run(cfg, seed=args.seed, warmup=args.warmup, repeats=args.repeats)
     rows = []
     for name in sorted(set(sim.tensors) | {n for n, (r, w) in gpu.counts.items() if r or w}, key=_tensor_order):
@@ -99,8 +110,11 @@ def validate_one(algo: str, args: argparse.Namespace, problem) -> dict:
                       "write_bytes": sum(r["gpu_write_bytes"] for r in rows)},
         "sim_total": {"read_bytes": sim.hbm.read_bytes, "write_bytes": sim.hbm.write_bytes},
         "time": {"measured_s": gpu.time_s, "predicted_s": sim.time.predicted_s, "warmup": gpu.warmup,
-                 "repeats": gpu.repeats, "tflops": gpu.tflops},
+                 "repeats": gpu.repeats, "tflops": gpu.tflops, "kernel_time_model": model},
     }
+    if sim.cache is not None:
+        out["l2_model"] = {"dram_read_bytes": sim.cache.total.dram_read_bytes,
+                           "dram_write_bytes": sim.cache.total.dram_write_bytes}
     if args.ncu:
         from ..gpu import ncu
 
@@ -161,8 +175,13 @@ def _ncu_lines(r: dict) -> list[str]:
     line("instructions' global writes (ST)", m.get("sass_st_bytes"), "counted writes", g["write_bytes"])
     line("l1tex global-load bytes (whole sectors)", m.get("global_load_bytes"), "", None)
     line("L2 reads from SMs (sectors x 32)", m.get("l2_read_bytes_from_sm"), "sim reads", s["read_bytes"])
-    line("DRAM read", m.get("dram_read_bytes"), "sim reads", s["read_bytes"])
-    line("DRAM write", m.get("dram_write_bytes"), "sim writes", s["write_bytes"])
+    model = r.get("l2_model")
+    if model:
+        line("DRAM read", m.get("dram_read_bytes"), "L2 model", model["dram_read_bytes"])
+        line("DRAM write", m.get("dram_write_bytes"), "L2 model", model["dram_write_bytes"])
+    else:
+        line("DRAM read", m.get("dram_read_bytes"), "sim reads", s["read_bytes"])
+        line("DRAM write", m.get("dram_write_bytes"), "sim writes", s["write_bytes"])
     return out
 
 
@@ -190,8 +209,10 @@ def format_table(report: dict) -> str:
         lines.append(f"  {'total':<6} {g['read_bytes']:>15,} {s['read_bytes']:>15,} {g['write_bytes']:>15,} "
                      f"{s['write_bytes']:>15,}  {'yes' if r['counts_equal'] else 'NO'}")
         tf = "" if t["tflops"] is None else f", {t['tflops']:.1f} TFLOP/s"
+        model = t.get("kernel_time_model")
         lines.append(f"  time: measured {_ms(t['measured_s'])} (median of {t['repeats']} after {t['warmup']} warm-up"
-                     f"{tf}); simulator predicts {_ms(t['predicted_s'])}")
+                     f"{tf}); roofline (lower bound) {_ms(t['predicted_s'])}"
+                     + (f"; kernel time model {_ms(model['predicted_s'])} ({model['bound']})" if model else ""))
         if "ncu" in r:
             lines += _ncu_lines(r)
     lines += ["", "all counts equal and outputs within tolerance" if report["ok"] else "MISMATCH: see above"]

@@ -142,6 +142,16 @@ def launches(cfg: Config) -> list[Launch]:
     ]
 
 
+def warp_layout(cfg: Config):
+    """How the warps of ``cfg``'s kernel share its products, for :mod:`iosim.kernel_time`, or
+    None where the kernel has none the model knows: ``fa2_mma`` gives each warp 16 query rows
+    (B_r/16 warps stacked on the rows, as flash-attn's forward), reads Q_i, K_j and V_j with
+    ``ldmatrix`` per warp and keeps P in registers."""
+    from ..kernel_time import WarpLayout
+
+    return WarpLayout(cfg.block_q // 16) if cfg.impl == "mma" and cfg.algo == "fa2" else None
+
+
 def smem_limit() -> int:
     """Largest dynamic shared memory one block may opt in to on the current device."""
     import cupy
