@@ -12,10 +12,14 @@ JSON contract (``Result.to_dict()``; byte counts are integers summed over batch 
 * ``blocks``: ``{block_q, block_kv, num_q_blocks, num_kv_blocks, rule}``.
 * ``flops``: matrix-product FLOPs (2·m·k·n per product, the usual attention FLOP count);
   ``ops`` has those plus ``exp`` and ``elementwise`` operation counts.
-* ``time``: ``{predicted_s, bound, per_resource_s}``.
+* ``time``: ``{predicted_s, bound, per_resource_s}`` — the roofline, or with a real-kernel
+  preset the sum of ``kernel_times``, bound by its longest launch.
+* ``kernel_times``: ``{LAUNCH: {predicted_s, bound, per_resource_s}}`` — the kernel time
+  model per launch (``--kernel flash-attn-2``; empty otherwise; :mod:`iosim.kernel_time`).
 * ``l2`` and ``dram`` (with ``cache=True``): ``l2`` {``read_bytes`` (requests from the SMs),
   ``write_bytes``, ``hit_rate``, ``per_kernel``}; ``dram`` {``read_bytes``, ``write_bytes``}
-  (what reaches the HBM devices; docs/cache.md).
+  (what reaches the HBM devices; docs/cache.md); ``outer_caches`` {NAME: {``read_bytes``,
+  ``write_bytes``, ``hit_rate``}} for cache levels behind the L2 (MI300X's Infinity Cache).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """
