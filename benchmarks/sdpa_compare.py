@@ -20,31 +20,13 @@ import argparse
 import json
 import os
 
-from iosim import Problem, load_profile, simulate
+from iosim import Problem, load_profile
+from iosim.gpu import sdpa
 from iosim.gpu.ncu import read_launches
-from iosim.gpu.sdpa import label, measured_classes, predicted_classes
-
-def read_kernels(path: str) -> list[dict]:
-    """One dict per kernel launch, in launch order: label, grid and metric values."""
-    return [{"label": label(l["name"]), "grid": l["grid"], **l["metrics"]} for l in read_launches(open(path).read())]
-
-
-def split_by_config(launches: list[dict], configs: list[dict]) -> list[list[dict]]:
-    """Each config ran one forward (1 or 2 kernels) then one backward (3 kernels)."""
-    groups, current = [], []
-    for launch in launches:
-        if launch["label"] in ("main", "splitkv") and current:
-            groups.append(current)
-            current = []
-        current.append(launch)
-    if current:
-        groups.append(current)
-    if len(groups) != len(configs):
-        raise SystemExit(f"{len(groups)} kernel groups for {len(configs)} configs")
-    return groups
 
 
 def compare(raw_dir: str, cache: bool = False) -> list[dict]:
+    """One row per kernel launch of every config (iosim.gpu.sdpa.compare), with the config."""
     meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
     profile = load_profile("h200")
     rows = []
@@ -52,22 +34,13 @@ def compare(raw_dir: str, cache: bool = False) -> list[dict]:
         path = os.path.join(raw_dir, f"sdpa_d{d}.csv")
         if not os.path.exists(path):
             continue
-        for cfg, launches in zip(configs, split_by_config(read_kernels(path), configs)):
+        groups = sdpa.group_by_config(read_launches(open(path).read()))
+        if len(groups) != len(configs):
+            raise SystemExit(f"{path}: {len(groups)} kernel groups for {len(configs)} configs")
+        for cfg, launches in zip(configs, groups):
             problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
                               heads=cfg["heads"], causal=cfg["causal"])
-            result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
-            for launch in launches:
-                label = launch["label"]
-                predicted = predicted_classes(result.kernel_bytes(label), label)
-                predicted["time_s"] = result.kernel_times[label].predicted_s
-                predicted["time_bound"] = result.kernel_times[label].bound
-                if cache:
-                    stats = result.cache.kernels[label]
-                    predicted.update(dram_read=stats.dram_read_bytes, dram_write=stats.dram_write_bytes,
-                                     l2_read=stats.read_bytes)
-                rows.append({**cfg, "kernel": label, "grid": launch["grid"],
-                             "predicted": predicted, "measured": measured_classes(launch),
-                             "launches": result.options["launches"]})
+            rows += [{**cfg, **row} for row in sdpa.compare(problem, launches, profile, cache=cache)]
     return rows
 
 
@@ -145,14 +118,14 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
     args = parser.parse_args()
     rows = compare(args.raw_dir, cache=args.cache)
+    if args.json:
+        json.dump(rows, open(args.json, "w"), indent=1)
     if args.cache:
         text = "\n\n".join([summary(rows), dram_markdown(rows), time_markdown(rows)])
         if args.markdown:
             open(args.markdown, "w").write(text + "\n")
         print(text)
         return
-    if args.json:
-        json.dump(rows, open(args.json, "w"), indent=1)
     text = markdown(rows)
     if args.markdown:
         open(args.markdown, "w").write(text + "\n")

@@ -9,7 +9,7 @@ import pytest
 from iosim import Problem, load_profile, simulate
 from iosim.cache import occupancy
 from iosim.gpu.ncu import read_launches
-from iosim.gpu.sdpa import compare, label
+from iosim.gpu.sdpa import compare, group_by_config
 from iosim.kernel_time import KernelRates, WarpLayout, busiest_sm
 from iosim.presets import TABLES
 
@@ -92,19 +92,10 @@ def _measured_rows():
     meta = json.load(open(os.path.join(SDPA, "sdpa_configs.json")))
     profile = load_profile("h200")
     for d, configs in meta["grid"].items():
-        launches = read_launches(open(os.path.join(SDPA, f"sdpa_d{d}.csv")).read())
-        groups, current = [], []
-        for launch in launches:
-            if label(launch["name"]) in ("main", "splitkv") and current:
-                groups.append(current)
-                current = []
-            current.append(launch)
-        groups.append(current)
+        groups = group_by_config(read_launches(open(os.path.join(SDPA, f"sdpa_d{d}.csv")).read()))
         for cfg, group in zip(configs, groups):
             if cfg["seq_len"] < 2048:
                 continue
-            for launch in group:
-                launch["label"] = label(launch["name"])
             problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
                               heads=cfg["heads"], causal=cfg["causal"])
             yield cfg, compare(problem, group, profile, cache=False)

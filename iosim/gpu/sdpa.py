@@ -68,7 +68,7 @@ def require_torch() -> None:
 
 
 def measure(problem, seed: int = 0) -> list[dict]:
-    """One launch dict per kernel, in launch order: label, name, grid, block, metrics."""
+    """One launch dict per kernel, in launch order: name, grid, block, metrics."""
     ncu = find_ncu()
     spec = json.dumps({"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
                        "heads": problem.heads, "causal": problem.causal, "seed": seed})
@@ -82,10 +82,18 @@ def measure(problem, seed: int = 0) -> list[dict]:
         text = open(log, encoding="utf-8").read() if os.path.exists(log) else ""
     if done.returncode != 0 or '"ID"' not in text:
         raise IosimError(f"ncu on PyTorch's SDPA failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
-    launches = read_launches(text)
+    return read_launches(text)
+
+
+def group_by_config(launches: list[dict]) -> list[list[dict]]:
+    """Split a run of several configs into one list of launches per config: each config ran
+    one forward (its first launch is ``main`` or ``splitkv``) then one backward."""
+    groups: list[list[dict]] = []
     for launch in launches:
-        launch["label"] = label(launch["name"])
-    return launches
+        if label(launch["name"]) in ("main", "splitkv") or not groups:
+            groups.append([])
+        groups[-1].append(launch)
+    return groups
 
 
 def predicted_classes(kernel_bytes: dict, kernel: str) -> dict:
@@ -146,7 +154,7 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
     forward = {"main", "splitkv", "combine"}
     rows = []
     for launch in launches:
-        kernel = launch["label"]
+        kernel = label(launch["name"])
         if kernel not in result.kernels:
             raise IosimError(f"PyTorch launched {launch['name']!r}, which the flash-attn-2 preset does not predict "
                              f"(preset launches: {', '.join(result.kernels)})")
