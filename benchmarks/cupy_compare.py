@@ -1,7 +1,7 @@
 """Compare iosim's own CuPy kernels, as Nsight Compute measured them (benchmarks/cupy_ncu.py),
 with the simulator's predictions with the L2 model on. Runs anywhere.
 
-    python benchmarks/cupy_compare.py RAW_DIR [--json OUT.json]
+    python benchmarks/cupy_compare.py RAW_DIR [--json OUT.json] [--plots DIR]
 
 Per configuration (all of its kernel launches summed: standard runs three kernels) it prints
 the simulator's global-load bytes (the paper's count with the kernels' tiles) beside ncu's
@@ -55,6 +55,7 @@ def compare(raw_dir: str) -> list[dict]:
             times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
             predicted["model_time_s"] = sum(t.predicted_s for t in times.values())
         rows.append({**{k: cfg[k] for k in ("algo", "impl", "seq_len", "head_dim", "heads_total", "causal")},
+                     "kernel": cfg["algo"],
                      "kernels": [l["name"].replace("void ", "").split("(")[0] for l in mine],
                      "predicted": predicted, "measured": measured})
     return rows
@@ -76,14 +77,33 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def plots(rows: list[dict], out: str) -> None:
+    from sdpa_plots import plot_pairs
+
+    os.makedirs(out, exist_ok=True)
+    title = "iosim's CuPy kernels on an H200 (Nsight Compute) vs iosim"
+    plot_pairs(rows, lambda r: (r["predicted"]["loads"], r["measured"]["loads"]), f"Global-load bytes\n{title}",
+               "bytes", os.path.join(out, "cupy-global-loads.png"))
+    plot_pairs(rows, lambda r: (r["predicted"]["dram_read"], r["measured"]["dram_read"]),
+               f"DRAM read bytes (L2 model)\n{title}", "bytes", os.path.join(out, "cupy-dram-read.png"),
+               band=[(0.10, "--")])
+    plot_pairs([r for r in rows if r["predicted"]["model_time_s"]],
+               lambda r: (r["predicted"]["model_time_s"], r["measured"]["time_s"]),
+               f"Kernel time, tensor-core fa2 (kernel time model)\n{title}", "s",
+               os.path.join(out, "cupy-time.png"), band=[(0.25, ":")])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("raw_dir")
     parser.add_argument("--json")
+    parser.add_argument("--plots", help="write cupy-global-loads/dram-read/time.png here")
     args = parser.parse_args()
     rows = compare(args.raw_dir)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
+    if args.plots:
+        plots(rows, args.plots)
     print(markdown(rows))
 
 

@@ -3,8 +3,8 @@
     python benchmarks/sdpa_compare.py RAW_DIR --cache --json rows.json
     python benchmarks/sdpa_plots.py OUT_DIR rows.json [more_rows.json ...]
 
-Writes OUT_DIR/sdpa-global-loads.png, sdpa-dram-read.png, sdpa-dram-write.png and
-sdpa-time.png: each point is one kernel launch, iosim's prediction on x and Nsight
+Writes OUT_DIR/sdpa-global-loads.png, sdpa-l2-read.png, sdpa-dram-read.png,
+sdpa-dram-write.png and sdpa-time.png: each point is one kernel launch, iosim's prediction on x and Nsight
 Compute's measurement on y, log-log, with the y = x line (and ±10 % / ±25 % bands where
 the issue sets a target). Time is the kernel time model's (iosim.kernel_time).
 """
@@ -15,10 +15,12 @@ import json
 import os
 import sys
 
-MARKERS = {"main": "o", "splitkv": "s", "combine": "D", "dot_do_o": "^", "dq_dk_dv": "v", "convert_dq": "P"}
+MARKERS = {"main": "o", "splitkv": "s", "combine": "D", "dot_do_o": "^", "dq_dk_dv": "v", "convert_dq": "P",
+           "fa2": "o", "standard": "s", "fa1": "D"}  # the last three: iosim's CuPy kernels
 
 
-def _plot(rows, pick, title, unit, path, band=None):
+def plot_pairs(rows, pick, title, unit, path, band=None):
+    """One log-log scatter of (predicted, measured) = pick(row), a marker per row["kernel"]."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -56,16 +58,19 @@ def main() -> None:
     out = sys.argv[1]
     rows = [row for path in sys.argv[2:] for row in json.load(open(path))]
     os.makedirs(out, exist_ok=True)
-    _plot(rows, lambda r: (r["predicted"]["loads"], r["measured"]["l1tex_ld"]),
+    plot_pairs(rows, lambda r: (r["predicted"]["loads"], r["measured"]["l1tex_ld"]),
           "Global-load bytes per kernel launch\nPyTorch flash SDPA on an H200 vs iosim --kernel flash-attn-2",
           "bytes", os.path.join(out, "sdpa-global-loads.png"))
-    _plot(rows, lambda r: (r["predicted"]["dram_read"], r["measured"]["dram_read"]),
+    plot_pairs(rows, lambda r: (r["predicted"]["l2_read"], r["measured"]["l2_read_from_sm"]),
+               "L2 reads from the SMs per kernel launch\nmeasured (lts__t_sectors_srcunit_tex_op_read × 32) vs "
+               "iosim's requests", "bytes", os.path.join(out, "sdpa-l2-read.png"))
+    plot_pairs(rows, lambda r: (r["predicted"]["dram_read"], r["measured"]["dram_read"]),
           "DRAM read bytes per kernel launch\nmeasured vs iosim's L2 model", "bytes",
           os.path.join(out, "sdpa-dram-read.png"), band=[(0.10, "--")])
-    _plot(rows, lambda r: (r["predicted"]["dram_write"], r["measured"]["dram_write"]),
+    plot_pairs(rows, lambda r: (r["predicted"]["dram_write"], r["measured"]["dram_write"]),
           "DRAM write bytes per kernel launch\nmeasured vs iosim's L2 model", "bytes",
           os.path.join(out, "sdpa-dram-write.png"), band=[(0.10, "--")])
-    _plot([r for r in rows if r["seq_len"] >= 2048], lambda r: (r["predicted"]["time_s"], r["measured"]["time_s"]),
+    plot_pairs([r for r in rows if r["seq_len"] >= 2048], lambda r: (r["predicted"]["time_s"], r["measured"]["time_s"]),
           "Kernel time per launch (N ≥ 2,048)\nmeasured vs iosim's kernel time model", "s",
           os.path.join(out, "sdpa-time.png"), band=[(0.25, ":")])
 
