@@ -55,7 +55,20 @@ GRIDS = {
     "wide": dict(seq_lens=(2048, 8192, 32768), batch_heads=((1, 1), (1, 16), (8, 64)), max_work=2 ** 34),
     # the kernels' launch resources (LAUNCH_METRICS), one small config per head dim
     "launch": dict(seq_lens=(2048,), batch_heads=((1, 16),), max_work=2 ** 34),
+    # how busy the pipes and the warp schedulers are (PIPE_METRICS), for the time model's misses
+    "pipes": dict(seq_lens=(8192,), batch_heads=((1, 16),), max_work=2 ** 34),
 }
+#: per-pipe and issue activity, % of the elapsed cycles of the SMs that were active
+PIPE_METRICS = [
+    "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active",
+    "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "gpu__time_duration.sum",
+]
 
 
 def grid(head_dim: int, name: str = "counts") -> list[dict]:
@@ -90,7 +103,7 @@ def run_target(head_dim: int, grid_name: str) -> None:
 def available_metrics(ncu: str, wanted: list[str]) -> list[str]:
     text = subprocess.run([ncu, "--query-metrics"], capture_output=True, text=True).stdout
     names = set(re.findall(r"^(\S+)", text, flags=re.M))
-    return [m for m in wanted if m.rsplit(".", 1)[0] in names or m.startswith("launch__")]
+    return [m for m in wanted if m.split(".")[0] in names or m.startswith("launch__")]
 
 
 def main() -> None:
@@ -105,7 +118,8 @@ def main() -> None:
         run_target(args.head_dim, args.grid)
         return
     ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
-    metrics = available_metrics(ncu, LAUNCH_METRICS if args.grid == "launch" else WANTED_METRICS)
+    wanted = {"launch": LAUNCH_METRICS, "pipes": PIPE_METRICS}.get(args.grid, WANTED_METRICS)
+    metrics = available_metrics(ncu, wanted)
     os.makedirs(args.out, exist_ok=True)
     json.dump({"metrics": metrics, "grid_name": args.grid, "grid": {d: grid(d, args.grid) for d in HEAD_DIMS}},
               open(os.path.join(args.out, "sdpa_configs.json"), "w"), indent=1)
