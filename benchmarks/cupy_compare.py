@@ -17,43 +17,33 @@ import argparse
 import json
 import os
 
-from iosim import Problem, kernel_time, load_profile, simulate
-from iosim.gpu.kernels import make_config, warp_layout
-from iosim.gpu.ncu import read_launches
+from iosim import Problem, load_profile
+from iosim.gpu.kernels import make_config, model_time, simulate_config
+from iosim.gpu.ncu import cupy_groups, sum_metrics
+from iosim.gpu.sdpa import measured_classes
+
+from sdpa_compare import DRAM_ALIGN, DRAM_HEAD, dram_cells
 
 
 def compare(raw_dir: str) -> list[dict]:
-    meta = json.load(open(os.path.join(raw_dir, "cupy_configs.json")))
-    launches = read_launches(open(os.path.join(raw_dir, "cupy.csv")).read())
     profile = load_profile("h200")
-    rows, at = [], 0
-    for cfg in meta["grid"]:
-        mine = launches[at:at + len(cfg["kernels"])]
-        at += len(cfg["kernels"])
-        if len(mine) < len(cfg["kernels"]):
-            break  # ncu ran out of time before this config
+    rows = []
+    for cfg, mine in cupy_groups(raw_dir):  # stops where ncu ran out of time
         problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], heads=cfg["heads_total"],
                           dtype=cfg["dtype"], causal=cfg["causal"])
         threads = int(mine[0]["block"].strip("()").split(",")[0])
-        sim = simulate(profile, cfg["algo"], problem, block_q=cfg["block_q"], block_kv=cfg["block_kv"], cache=True,
-                       threads_per_block=threads,
-                       schedule_options={"gemm": "tiled"} if cfg["algo"] == "standard" else None)
-        get = lambda k: int(sum(l["metrics"].get(k, 0) for l in mine))  # noqa: E731
-        measured = {
-            "loads": get("smsp__sass_data_bytes_mem_global_op_ld.sum") + get("smsp__sass_data_bytes_mem_global_op_ldgsts.sum"),
-            "stores": get("smsp__sass_data_bytes_mem_global_op_st.sum"),
-            "dram_read": get("dram__bytes_read.sum"), "dram_write": get("dram__bytes_write.sum"),
-            "time_s": sum(l["metrics"].get("gpu__time_duration.sum", 0) for l in mine) * 1e-9,
-        }
+        config = make_config(**{k: cfg[k] for k in ("algo", "seq_len", "head_dim", "heads_total", "dtype", "causal",
+                                                    "block_q", "block_kv", "impl")})
+        sim = simulate_config(profile, config, problem, cache=True, threads_per_block=threads)
+        classes = measured_classes(sum_metrics(mine))
+        measured = {k: classes[k] for k in ("loads", "stores", "dram_read", "dram_write", "time_s")}
         total = sim.cache.total
         predicted = {"loads": sim.hbm.read_bytes, "stores": sim.hbm.write_bytes, "dram_read": total.dram_read_bytes,
                      "dram_write": total.dram_write_bytes, "time_s": sim.time.predicted_s, "time_bound": sim.time.bound,
                      "model_time_s": None}
-        layout = warp_layout(make_config(**{k: cfg[k] for k in ("algo", "seq_len", "head_dim", "heads_total", "dtype",
-                                                                 "causal", "block_q", "block_kv", "impl")}))
-        if layout is not None:  # the tensor-core fa2 kernel: the kernel time model applies
-            times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
-            predicted["model_time_s"] = sum(t.predicted_s for t in times.values())
+        model = model_time(sim, profile, config)
+        if model is not None:  # the tensor-core fa2 kernel: the kernel time model applies
+            predicted["model_time_s"] = model["predicted_s"]
         rows.append({**{k: cfg[k] for k in ("algo", "impl", "seq_len", "head_dim", "heads_total", "causal")},
                      "kernel": cfg["algo"],
                      "kernels": [l["name"].replace("void ", "").split("(")[0] for l in mine],
@@ -62,15 +52,13 @@ def compare(raw_dir: str) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    out = ["| algo | N | d | causal | loads, iosim | loads, SASS | DRAM read, iosim | DRAM read, ncu | ratio "
-           "| DRAM write, iosim | DRAM write, ncu | time, roofline | time, model | time, ncu |",
-           "|---|---:|---:|:---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = ["| algo | N | d | causal | loads, iosim | loads, SASS |" + DRAM_HEAD + " time, roofline | time, model "
+           "| time, ncu |",
+           "|---|---:|---:|:---:|---:|---:|" + DRAM_ALIGN + "---:|---:|---:|"]
     for r in rows:
         p, m = r["predicted"], r["measured"]
-        ratio = p["dram_read"] / m["dram_read"] if m["dram_read"] else float("nan")
         out.append(f"| {r['algo']} ({r['impl']}) | {r['seq_len']:,} | {r['head_dim']} | {'y' if r['causal'] else ''} | "
-                   f"{p['loads']:,} | {m['loads']:,}{'' if p['loads'] == m['loads'] else ' ≠'} | {p['dram_read']:,} | "
-                   f"{m['dram_read']:,} | {ratio:.3f} | {p['dram_write']:,} | {m['dram_write']:,} | "
+                   f"{p['loads']:,} | {m['loads']:,}{'' if p['loads'] == m['loads'] else ' ≠'} | {dram_cells(p, m)} "
                    f"{p['time_s'] * 1e6:,.0f} µs | "
                    + (f"{p['model_time_s'] * 1e6:,.0f} µs ({p['model_time_s'] / m['time_s']:.2f}×)"
                       if p["model_time_s"] else "–") + f" | {m['time_s'] * 1e6:,.0f} µs |")

@@ -17,18 +17,16 @@ import argparse
 import itertools
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sdpa_ncu import available_metrics  # noqa: E402
+from sdpa_ncu import available_metrics, run_ncu  # noqa: E402
 
 from iosim.gpu.sdpa import METRICS  # noqa: E402
 
 from iosim.gpu.kernels import launches, make_config  # noqa: E402
-from iosim.gpu.ncu import KERNEL_REGEX  # noqa: E402
+from iosim.gpu.ncu import KERNEL_REGEX, find_ncu  # noqa: E402
 
 HEADS_TOTAL = 16
 
@@ -49,17 +47,10 @@ def grid() -> list[dict]:
 def run_target() -> None:
     import cupy
 
-    from iosim.gpu import reference
-    from iosim.gpu.kernels import Attention
+    from iosim.gpu.ncu_target import run
 
     for spec in grid():
-        cfg = make_config(**spec)
-        q, k, v = (cupy.asarray(x) for x in reference.make_inputs(cfg.heads_total, cfg.seq_len, cfg.head_dim,
-                                                                    cfg.dtype, 0))
-        att = Attention(cfg, q, k, v, count=False)
-        att.launch()
-        cupy.cuda.Device().synchronize()
-        del att, q, k, v
+        run(make_config(**spec))  # seed 0, uninstrumented; the launch's buffers are dropped on return
         cupy.get_default_memory_pool().free_all_blocks()
 
 
@@ -72,22 +63,17 @@ def main() -> None:
     if args.target:
         run_target()
         return
-    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    ncu = find_ncu()
     metrics = available_metrics(ncu, METRICS)
     os.makedirs(args.out, exist_ok=True)
-    configs = [{**spec, "impl": make_config(**spec).impl,
-                "kernels": [ln.name for ln in launches(make_config(**spec))]} for spec in grid()]
+    configs = []
+    for spec in grid():
+        cfg = make_config(**spec)
+        configs.append({**spec, "impl": cfg.impl, "kernels": [ln.name for ln in launches(cfg)]})
     json.dump({"metrics": metrics, "grid": configs}, open(os.path.join(args.out, "cupy_configs.json"), "w"), indent=1)
-    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", KERNEL_REGEX,
-           "--metrics", ",".join(metrics), sys.executable, __file__, "--target"]
     env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    try:
-        res = subprocess.run(cmd, capture_output=True, text=True, timeout=args.budget_s, env=env)
-        text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")
-    except subprocess.TimeoutExpired as exc:
-        text = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        text += "\n#TIMEOUT\n"
-    open(os.path.join(args.out, "cupy.csv"), "w").write(text)
+    text = run_ncu(ncu, KERNEL_REGEX, metrics, [__file__, "--target"], os.path.join(args.out, "cupy.csv"),
+                   timeout=args.budget_s, env=env)
     print(f"{text.count(chr(10))} lines", flush=True)
 
 

@@ -47,25 +47,30 @@ def time_torch(fn, warmup: int, repeats: int) -> float:
     return statistics.median(times)
 
 
+def config(algo, n, d, b, h, blocks):
+    """The tensor-core kernel of ``algo`` at fp16, not causal, with B_r × B_c = ``blocks``."""
+    from iosim.gpu.kernels import make_config
+
+    return make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype="fp16", causal=False,
+                       block_q=blocks[0], block_kv=blocks[1], impl="mma")
+
+
 def iosim_time(algo, n, d, b, h, blocks, q, k, v, warmup, repeats):
     """Median seconds of iosim's uninstrumented kernels on the given cupy inputs, and O."""
-    from iosim.gpu.kernels import Attention, make_config
+    from iosim.gpu.kernels import Attention
     from iosim.gpu.runner import time_launches
 
-    cfg = make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype="fp16", causal=False,
-                      block_q=blocks[0], block_kv=blocks[1], impl="mma")
-    att = Attention(cfg, q, k, v, count=False)
+    att = Attention(config(algo, n, d, b, h, blocks), q, k, v, count=False)
     t = statistics.median(time_launches(att, warmup, repeats))
     return t, att
 
 
 def simulated_bytes(algo, n, d, b, h, blocks) -> int:
     from iosim import Problem
-    from iosim.simulate import simulate
+    from iosim.gpu.kernels import simulate_config
 
-    r = simulate("h200", algo, Problem(seq_len=n, head_dim=d, batch=b, heads=h, dtype="fp16"),
-                 block_q=blocks[0], block_kv=blocks[1],
-                 schedule_options={"gemm": "tiled"} if algo == "standard" else None)
+    r = simulate_config("h200", config(algo, n, d, b, h, blocks),
+                        Problem(seq_len=n, head_dim=d, batch=b, heads=h, dtype="fp16"))
     return r.hbm.total_bytes
 
 
@@ -85,19 +90,12 @@ def main() -> int:
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
     from iosim.gpu import build
-    from iosim.gpu.kernels import launches, make_config
     from iosim.gpu.runner import device_info
 
     seq_lens = [int(x) for x in args.seq_lens.split(",")]
     head_dims = [int(x) for x in args.head_dims.split(",")]
-    jobs = set()
-    for d in head_dims:
-        for blocks in SWEEP:
-            for algo in ("fa2", "standard"):
-                cfg = make_config(algo, seq_len=1024, head_dim=d, heads_total=1, dtype="fp16", causal=False,
-                                  block_q=blocks[0], block_kv=blocks[1], impl="mma")
-                jobs |= {(ln.name, False) for ln in launches(cfg)}
-    build.warm(sorted(jobs))
+    build.warm_configs([config(algo, 1024, d, 1, 1, blocks) for d in head_dims for blocks in SWEEP
+                        for algo in ("fa2", "standard")], counts=(False,))
 
     gen = torch.Generator(device="cuda").manual_seed(0)
 
@@ -122,8 +120,8 @@ def main() -> int:
         for blocks in SWEEP:
             for algo in ("fa2", "standard"):
                 sec, att = iosim_time(algo, n, d, b, h, blocks, *c, args.warmup, args.repeats)
+                tf = att.cfg.flops / sec / 1e12
                 del att
-                tf = 4 * n * n * d * b * h / sec / 1e12
                 report["sweep"].append({"algo": algo, "d": d, "N": n, "block_q": blocks[0], "block_kv": blocks[1],
                                         "time_s": sec, "tflops": tf})
                 print(f"sweep d={d} N={n} {algo:8s} {blocks[0]}x{blocks[1]}: {tf:7.1f} TFLOP/s", flush=True)
@@ -138,8 +136,8 @@ def main() -> int:
     for d in head_dims:
         for n in seq_lens:
             b, h, t, c = inputs(n, d)
-            flops = 4 * n * n * d * b * h
             t_fa2, att = iosim_time("fa2", n, d, b, h, chosen[d]["fa2"], *c, args.warmup, args.repeats)
+            flops = att.cfg.flops  # 4·N²·d per head
             ref = flash(t)
             diff = float((torch.from_dlpack(att.out["O"]).view_as(ref).float() - ref.float()).abs().max())
             del att

@@ -23,12 +23,12 @@ import itertools
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from iosim.gpu.ncu import find_ncu  # noqa: E402
 from iosim.gpu.sdpa import METRICS as WANTED_METRICS  # noqa: E402  (issue 6's metrics and the SASS classes)
 
 HEAD_DIMS = (32, 64, 128, 256)
@@ -84,20 +84,29 @@ def grid(head_dim: int, name: str = "counts") -> list[dict]:
 
 def run_target(head_dim: int, grid_name: str) -> None:
     import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    from iosim.gpu.sdpa_target import run
 
     torch.manual_seed(0)
     for cfg in grid(head_dim, grid_name):
-        b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
-        q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
-        grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
-            out.backward(grad)
-        torch.cuda.synchronize()
-        del q, k, v, grad, out
-        torch.cuda.empty_cache()
+        run(cfg)
+
+
+def run_ncu(ncu: str, kernel_filter: str, metrics: list[str], target: list[str], path: str, timeout: float,
+            env: dict | None = None) -> str:
+    """Run ``python TARGET...`` under ``ncu --clock-control none --csv`` for the kernels matching
+    ``kernel_filter``; write ncu's CSV to ``path`` (with the target's stderr after ``#STDERR``
+    when it failed, or ``#TIMEOUT`` after what came before a time-out) and return it."""
+    cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", kernel_filter,
+           "--metrics", ",".join(metrics), sys.executable, *target]
+    try:
+        res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")
+    except subprocess.TimeoutExpired as exc:
+        text = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        text += "\n#TIMEOUT\n"
+    open(path, "w").write(text)
+    return text
 
 
 def available_metrics(ncu: str, wanted: list[str]) -> list[str]:
@@ -117,7 +126,7 @@ def main() -> None:
     if args.target:
         run_target(args.head_dim, args.grid)
         return
-    ncu = shutil.which("ncu") or "/usr/local/cuda/bin/ncu"
+    ncu = find_ncu()
     wanted = {"launch": LAUNCH_METRICS, "pipes": PIPE_METRICS}.get(args.grid, WANTED_METRICS)
     metrics = available_metrics(ncu, wanted)
     os.makedirs(args.out, exist_ok=True)
@@ -129,17 +138,9 @@ def main() -> None:
         if left < 30:
             print(f"skipping d={d}: {left:.0f} s of budget left", flush=True)
             continue
-        cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "-k", "regex:flash",
-               "--metrics", ",".join(metrics), sys.executable, __file__, "--target", "--head-dim", str(d),
-               "--grid", args.grid]
         t0 = time.time()
-        try:
-            res = subprocess.run(cmd, capture_output=True, text=True, timeout=left)
-            text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")
-        except subprocess.TimeoutExpired as exc:
-            text = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-            text += "\n#TIMEOUT\n"
-        open(os.path.join(args.out, f"sdpa_d{d}.csv"), "w").write(text)
+        text = run_ncu(ncu, "regex:flash", metrics, [__file__, "--target", "--head-dim", str(d), "--grid", args.grid],
+                       os.path.join(args.out, f"sdpa_d{d}.csv"), timeout=left)
         print(f"d={d}: {time.time() - t0:.0f} s, {text.count(chr(10))} lines", flush=True)
 
 

@@ -16,13 +16,11 @@ With OUT.png it also draws them (log-log). The cache model runs a few seconds pe
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 from iosim import Problem, load_profile, simulate
-from iosim.gpu.ncu import read_launches
-from iosim.gpu.sdpa import label
+from iosim.gpu.sdpa import label, raw_configs
 
 HEADS, HEAD_DIM = 16, 128
 SEQ_LENS = (2048, 4096, 8192, 16384, 32768)
@@ -32,13 +30,12 @@ MEASURED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 
 def measured_dram_reads() -> dict:
     """N -> DRAM bytes read by PyTorch's forward kernel at (1 × 16 heads, d = 128, not causal)."""
-    configs = json.load(open(os.path.join(MEASURED, "sdpa_configs.json")))["grid"][str(HEAD_DIM)]
-    launches = read_launches(open(os.path.join(MEASURED, f"sdpa_d{HEAD_DIM}.csv")).read())
-    forward = [l for l in launches if label(l["name"]) in ("main", "splitkv")]
     out = {}
-    for cfg, launch in zip(configs, forward):  # one forward launch per config, in order
-        if cfg["batch"] * cfg["heads"] == HEADS and not cfg["causal"] and label(launch["name"]) == "main":
-            out[cfg["seq_len"]] = int(launch["metrics"]["dram__bytes_read.sum"])
+    for cfg, _, launches in raw_configs(MEASURED):
+        forward = launches[0]  # each config ran one forward launch, then its backward
+        if cfg["head_dim"] == HEAD_DIM and cfg["batch"] * cfg["heads"] == HEADS and not cfg["causal"] \
+                and label(forward["name"]) == "main":
+            out[cfg["seq_len"]] = int(forward["metrics"]["dram__bytes_read.sum"])
     return out
 
 

@@ -71,6 +71,7 @@ from .hardware import HardwareProfile
 from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
 from .progress import progress_map
 from .simulate import resolve_profile, simulate
+from .theory import FLASH_EXPRESSION, STANDARD_EXPRESSION, flash_accesses, standard_accesses
 
 #: Θ claims: the ratio count/expression may vary by at most this factor over the sweep.
 BAND_LIMIT = 4
@@ -102,7 +103,6 @@ class Algorithm:
     outer: str | None
     description: str
     block_q: int | None = None
-    options: tuple = ()
     passes: str = "forward"
     block_mask: str | None = None
 
@@ -182,11 +182,11 @@ class Claim:
 
 
 def _nd_n2(N, d, M, s=1):
-    return Fraction(N * d + N * N)
+    return Fraction(standard_accesses(N, N, d))
 
 
 def _n2d2_m(N, d, M, s=1):
-    return Fraction(N * N * d * d, M)
+    return flash_accesses(N, N, d, M)
 
 
 def _nd_n2d2s_m(N, d, M, s=1):
@@ -195,16 +195,17 @@ def _nd_n2d2s_m(N, d, M, s=1):
 
 CLAIMS: dict[str, Claim] = {
     "theorem2-standard": Claim(
-        "theorem2-standard", "Theorem 2: standard attention needs Θ(Nd + N²) HBM accesses", "N·d + N²", "theta",
+        "theorem2-standard", "Theorem 2: standard attention needs Θ(Nd + N²) HBM accesses", STANDARD_EXPRESSION,
+        "theta",
         f"holds if max/min of count ÷ (N·d + N²) ≤ {BAND_LIMIT} and the fitted exponents of the count in N, d, M "
         f"are each within {EXPONENT_TOLERANCE} of those of N·d + N² over the same points", _nd_n2),
     "theorem2-flash": Claim(
-        "theorem2-flash", "Theorem 2: FlashAttention needs Θ(N²d²/M) HBM accesses", "N²·d²/M", "theta",
+        "theorem2-flash", "Theorem 2: FlashAttention needs Θ(N²d²/M) HBM accesses", FLASH_EXPRESSION, "theta",
         f"holds if max/min of count ÷ (N²·d²/M) ≤ {BAND_LIMIT} and the fitted exponents of the count are within "
         f"{EXPONENT_TOLERANCE} of N: 2, d: 2, M: −1", _n2d2_m),
     "proposition3-lower": Claim(
         "proposition3-lower", "Proposition 3: no exact algorithm does o(N²d²/M) HBM accesses for all M in [d, Nd]",
-        "N²·d²/M", "lower",
+        FLASH_EXPRESSION, "lower",
         f"holds if count ≥ {LOWER_CONSTANT}·N²·d²/M at every point with M ≥ d² (the pointwise form Saha & Ye prove; "
         "points with M < d² are not judged, where N²·d²/M is not a lower bound)", _n2d2_m),
     "compulsory": Claim(
@@ -214,12 +215,12 @@ CLAIMS: dict[str, Claim] = {
         lambda N, d, M, s=1: Fraction(4 * N * d)),
     "theorem5-standard-backward": Claim(
         "theorem5-standard-backward", "Theorem 5: the standard backward pass needs Θ(Nd + N²) HBM accesses",
-        "N·d + N²", "theta",
-        f"as theorem2-standard, on the backward pass's count", _nd_n2),
+        STANDARD_EXPRESSION, "theta",
+        "as theorem2-standard, on the backward pass's count", _nd_n2),
     "theorem5-flash-backward": Claim(
         "theorem5-flash-backward", "Theorem 5: the FlashAttention backward pass needs Θ(N²d²/M) HBM accesses",
-        "N²·d²/M", "theta",
-        f"as theorem2-flash, on the backward pass's count", _n2d2_m),
+        FLASH_EXPRESSION, "theta",
+        "as theorem2-flash, on the backward pass's count", _n2d2_m),
     "proposition4-block-sparse": Claim(
         "proposition4-block-sparse",
         "Proposition 4: block-sparse FlashAttention needs Θ(Nd + N²d²s/M) HBM accesses (s: nonzero-block fraction)",
@@ -302,8 +303,7 @@ def run_blocks(key: tuple) -> tuple:
     algorithm, N, d, block_q, block_kv, dtype = key
     problem = Problem(seq_len=N, head_dim=d, dtype=dtype)
     r = simulate(_WORKER_PROFILE, algorithm.schedule, problem, block_q=block_q, block_kv=block_kv,
-                 sram_bytes=_UNLIMITED_BYTES, schedule_options=dict(algorithm.options) or None,
-                 passes=algorithm.passes, block_mask=algorithm.block_mask)
+                 sram_bytes=_UNLIMITED_BYTES, passes=algorithm.passes, block_mask=algorithm.block_mask)
     bh = problem.heads_total
     reads = {n: t.read_elements // bh for n, t in r.tensors.items()}
     writes = {n: t.write_elements // bh for n, t in r.tensors.items()}
@@ -394,6 +394,12 @@ def _claim_values(claim, points) -> list[float]:
     return [float(claim.value(p.N, p.d, p.M, p.density)) for p in points]
 
 
+def _fits(claim, points) -> tuple[dict, dict]:
+    """The fitted exponents of the count and of the claim's expression over ``points``."""
+    coords = [(p.N, p.d, p.M) for p in points]
+    return fit_exponents(coords, [p.count for p in points]), fit_exponents(coords, _claim_values(claim, points))
+
+
 def _worst(p: Point, ratio: Fraction) -> dict:
     return {"N": p.N, "d": p.d, "M": p.M, "block_q": p.block_q, "block_kv": p.block_kv,
             "count_elements": p.count, "ratio": float(ratio)}
@@ -402,9 +408,7 @@ def _worst(p: Point, ratio: Fraction) -> dict:
 def _judge_theta(claim, algorithm, points, check_exponents: bool = True) -> Verdict:
     ratios = _ratios(claim, points)
     lo, hi = min(ratios), max(ratios)
-    coords = [(p.N, p.d, p.M) for p in points]
-    got = fit_exponents(coords, [p.count for p in points])
-    want = fit_exponents(coords, _claim_values(claim, points))
+    got, want = _fits(claim, points)
     failures = []
     if hi > BAND_LIMIT * lo:
         failures.append(f"the ratio varies {float(hi / lo):,.1f}× ({float(lo):.3g} to {float(hi):.3g}), "
@@ -423,9 +427,14 @@ def _judge_theta(claim, algorithm, points, check_exponents: bool = True) -> Verd
                    _worst(points[extreme], ratios[extreme]))
 
 
+def _rounded(x: float) -> float:
+    """An exponent rounded to two decimals, without a -0.0 (so it never prints "-0.00")."""
+    return round(x, 2) + 0.0
+
+
 def _exp(x: float) -> str:
     """An exponent to two decimals, without a "-0.00"."""
-    return f"{round(x, 2) + 0.0:.2f}"
+    return f"{_rounded(x):.2f}"
 
 
 def _explain_cap(v: Verdict, claim, algorithm, points) -> None:
@@ -451,9 +460,7 @@ def _judge_lower(claim, algorithm, points) -> Verdict:
     if not judged:
         raise ProblemError(f"{claim.id}: no point of the sweep has M ≥ d², where the bound is judged")
     ratios = _ratios(claim, judged)
-    coords = [(p.N, p.d, p.M) for p in points]
-    got = fit_exponents(coords, [p.count for p in points])
-    want = fit_exponents(coords, _claim_values(claim, points))
+    got, want = _fits(claim, points)
     k = min(range(len(judged)), key=ratios.__getitem__)
     lo, hi = ratios[k], max(ratios)
     below = [p for p, r in zip(judged, ratios) if r < LOWER_CONSTANT]
@@ -485,9 +492,7 @@ def _judge_compulsory(claim, algorithm, points) -> Verdict:
             if got < n:
                 missing.append((p, f"{tensor} {way} {got:,} < N·d = {n:,} elements"))
     ratios = _ratios(claim, points)
-    coords = [(p.N, p.d, p.M) for p in points]
-    got_exp = fit_exponents(coords, [p.count for p in points])
-    want = fit_exponents(coords, _claim_values(claim, points))
+    got_exp, want = _fits(claim, points)
     k = min(range(len(points)), key=ratios.__getitem__)
     if missing:
         p, what = missing[0]
@@ -641,7 +646,8 @@ def check_bounds(
     # entries, so those points are reported and skipped rather than exhausting memory.
     kept = []
     for a, N, d, M, b, capped in planned:
-        t_r, t_c = -(-N // b.block_q), -(-N // b.block_kv)
+        square = Problem(seq_len=N, head_dim=d, dtype=dtype)
+        t_r, t_c = b.num_q_blocks(square), b.num_kv_blocks(square)
         if a.block_mask and t_r * t_c > MAX_MASK_BLOCKS:
             excluded.append({"N": N, "d": d, "M": M, "algorithm": a.name,
                              "reason": f"block mask of {t_r:,} × {t_c:,} blocks is over the "
@@ -694,7 +700,12 @@ def _check_positive(name: str, values: Sequence[int]) -> None:
 def _fmt_exp(got, want) -> str:
     if got is None:
         return "—"
-    return f"{round(got, 2) + 0.0:+.2f} ({round(want, 2) + 0.0:+.2f})"
+    return f"{_rounded(got):+.2f} ({_rounded(want):+.2f})"
+
+
+def _exp_cells(v: Verdict) -> list[str]:
+    """The N, d and M exponents of a verdict, each as "count (claim)"."""
+    return [_fmt_exp(v.exponents[k], v.claim_exponents[k]) for k in "NdM"]
 
 
 def render_bounds(report: BoundsReport) -> str:
@@ -711,10 +722,7 @@ def render_bounds(report: BoundsReport) -> str:
     rows = []
     for v in report.verdicts:
         rows.append([v.claim.id, v.algorithm, v.claim.expression, "HOLDS" if v.holds else "FAILS",
-                     f"{v.ratio_min:.3g}", f"{v.ratio_max:.3g}",
-                     _fmt_exp(v.exponents["N"], v.claim_exponents["N"]),
-                     _fmt_exp(v.exponents["d"], v.claim_exponents["d"]),
-                     _fmt_exp(v.exponents["M"], v.claim_exponents["M"]), str(v.points)])
+                     f"{v.ratio_min:.3g}", f"{v.ratio_max:.3g}", *_exp_cells(v), str(v.points)])
     lines.append(render_table(rows, ["claim", "algorithm", "expression", "verdict", "ratio min", "ratio max",
                                      "exp N (claim)", "exp d (claim)", "exp M (claim)", "points"], "lllllrrrrr"))
     lines.append("")
@@ -727,10 +735,9 @@ def render_bounds(report: BoundsReport) -> str:
             lines.append(f"    note: {note}")
         if v.uncapped is not None:
             u = v.uncapped
+            exp_n, exp_d, exp_m = _exp_cells(u)
             lines.append(f"    without the capped points ({u.points} points): {'holds' if u.holds else 'fails'}; "
-                         f"{u.reason}; exponents N {_fmt_exp(u.exponents['N'], u.claim_exponents['N'])}, "
-                         f"d {_fmt_exp(u.exponents['d'], u.claim_exponents['d'])}, "
-                         f"M {_fmt_exp(u.exponents['M'], u.claim_exponents['M'])}")
+                         f"{u.reason}; exponents N {exp_n}, d {exp_d}, M {exp_m}")
     for sk in report.skipped:
         lines.append(f"{sk['id']} / {sk['algorithm']}: not judged: {sk['reason']}")
     lines.append("")

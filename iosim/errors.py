@@ -33,7 +33,17 @@ class ScheduleError(IosimError):
 
 
 class CapacityError(IosimError):
-    """The tiles a schedule keeps on chip do not fit in a capacity-limited level."""
+    """The tiles a schedule keeps on chip do not fit in a capacity-limited level.
+
+    The message is built from parts a caller can use apart: ``detail`` (what does not
+    fit), ``advice`` (what the CLI user can do) and ``where`` (the run: blocks, then the
+    block rule and passes), read as "detail advice (where...)".
+    """
+
+    def __init__(self, detail: str, advice: str = "", where: tuple[str, ...] = ()):
+        self.detail, self.advice, self.where = detail, advice, tuple(where)
+        text = detail + (f" {advice}" if advice else "") + (f" ({', '.join(self.where)})" if self.where else "")
+        super().__init__(text)
 
 
 class DependencyError(IosimError):

@@ -73,6 +73,11 @@ class Candidate:
     def registers_fit(self) -> bool:
         return self.registers_capacity_bytes is None or self.registers_bytes <= self.registers_capacity_bytes
 
+    def eligible(self, allow_spill: bool) -> bool:
+        """Whether it may be chosen as best: it fits in shared memory, and in the register
+        file unless ``allow_spill``."""
+        return self.feasible and (allow_spill or self.registers_fit)
+
     @property
     def hbm_total_bytes(self) -> int:
         return self.hbm_read_bytes + self.hbm_write_bytes
@@ -136,7 +141,7 @@ class ExploreResult:
         p = self.problem
         return {
             "algorithm": self.algorithm, "profile": self.profile, "objective": self.objective,
-            "problem": {"batch": p.batch, "heads": p.heads, "kv_heads": getattr(p, "kv_heads", p.heads),
+            "problem": {"batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads,
                         "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
                         "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal},
             "M_elements": self.M, "allow_spill": self.allow_spill, "grid_limits": self.grid_limits,
@@ -231,7 +236,8 @@ def explore(
     regs = profile.registers
     reg_cap = regs.per_block_bytes if regs is not None else None
     M = sram_elements(sram_cap, problem.dtype)
-    _init_worker(profile, algorithm, problem, options, passes, block_mask)
+    worker_args = (profile, algorithm, problem, options, passes, block_mask)
+    _init_worker(*worker_args)
 
     limits = {}
     if block_q is None:
@@ -262,12 +268,11 @@ def explore(
 
     keys = list(sources)
     raw = progress_map(_measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
-                       initializer=_init_worker, initargs=(profile, algorithm, problem, options, passes, block_mask),
-                       progress=progress)
+                       initializer=_init_worker, initargs=worker_args, progress=progress)
     by_key = {k: _candidate(r, sram_cap, reg_cap, sources[k]) for k, r in zip(keys, raw)}
     candidates = sorted(by_key.values(), key=lambda c: (c.block_q, c.block_kv))
 
-    eligible = [c for c in candidates if c.feasible and (allow_spill or c.registers_fit)]
+    eligible = [c for c in candidates if c.eligible(allow_spill)]
     if not eligible:
         worst = min(candidates, key=lambda c: c.sram_need_bytes)
         raise ProblemError(f"{algorithm}: no candidate fits on {profile.name} (smallest need: {worst.reason})")
@@ -290,7 +295,7 @@ def render_explore(results: Sequence[ExploreResult], top: int = 10) -> str:
         spill = sum(c.feasible and not c.registers_fit for c in res.candidates)
         out.append(
             f"{res.algorithm} on {res.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads}"
-            f"{'' if getattr(p, 'kv_heads', p.heads) == p.heads else f' kv_heads={p.kv_heads}'} {p.dtype}"
+            f"{'' if p.kv_heads == p.heads else f' kv_heads={p.kv_heads}'} {p.dtype}"
             f"{' causal' if p.causal else ''}; shared memory {res.best.sram_capacity_bytes:,} B per block "
             f"(M = {res.M:,} elements); objective {res.objective}\n"
             f"{len(res.candidates):,} candidates: {feasible:,} fit in shared memory "
@@ -310,7 +315,7 @@ def render_explore(results: Sequence[ExploreResult], top: int = 10) -> str:
                          f"{c.sram_need_bytes:,}", note])
         out.append(render_table(rows, ["", "B_r×B_c", "HBM traffic", "× best", "predicted", "× best",
                                        "smem need (B)", "note"], "lrrrrrrl"))
-        ranked = sorted((c for c in res.candidates if c.feasible and (res.allow_spill or c.registers_fit)),
+        ranked = sorted((c for c in res.candidates if c.eligible(res.allow_spill)),
                         key=lambda c: c.score(res.objective))[:top]
         table = [[f"{c.block_q}×{c.block_kv}", f"{c.hbm_total_bytes:,}", format_seconds(c.predicted_s), c.bound,
                   f"{c.sram_need_bytes:,}", f"{c.registers_bytes:,}", ",".join(s for s in c.sources if s != "grid")]

@@ -61,11 +61,7 @@ class KernelRates:
     @classmethod
     def from_profile(cls, profile, dtype: str) -> "KernelRates":
         m = profile.measured
-        links = {tuple(sorted((l.a, l.b))): l.bandwidth_bytes_per_s for l in profile.links}
-
-        def link(a, b):
-            return links.get(tuple(sorted((a, b)))) if a and b else None
-
+        link = profile.bandwidth
         dram, cache = profile.dram.name, profile.cache.name if profile.cache is not None else None
         scratch = profile.scratchpad.name
         regs = profile.registers.name if profile.registers is not None else None

@@ -36,7 +36,8 @@ KERNELS = ("flash-attn-2", "flash-attn-3")
 
 @dataclass(frozen=True)
 class Launch:
-    """One pass as the kernel runs it: which schedule, on which problem, with which tile."""
+    """One pass as the kernel runs it: which schedule, on which problem (the one the kernel
+    really runs, e.g. decode's GQA swap; :func:`iosim.splitkv.decode_layout`), with which tile."""
 
     passes: str                    # "forward" or "backward"
     algorithm: str | Callable
@@ -70,17 +71,17 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
 
 def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> Launch:
     d = problem.head_dim
+    run = decode_layout(problem)  # the problem the forward kernels really run
     if kernel == "flash-attn-3":
         tile = kernel_tile("fa3", d, profile, causal=problem.causal)
-        return Launch("forward", "fa2", problem, tile, {})
-    run = decode_layout(problem)
+        return Launch("forward", "fa2", run, tile, {})
     split_tile = kernel_tile("fa2-splitkv", d, profile)
     if num_splits is None:
         n_blocks = -(-run.seq_len_kv // split_tile.block_kv)
         num_splits = default_num_splits(run.batch, run.heads, run.seq_len_q, n_blocks, profile.sm_count,
                                         split_tile.block_q)
     if num_splits > 1:
-        return Launch("forward", "fa2-splitkv", problem, split_tile, {"num_splits": num_splits})
+        return Launch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (fa-io-spec.md §3.10)
     return Launch("forward", "fa2", run, tile, {"kv_descending": True})

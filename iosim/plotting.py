@@ -70,17 +70,13 @@ def plot_bounds(report, path: str | os.PathLike) -> Path:
     fig = _new_figure(13, 6.8)
     ax_m, ax_n = fig.subplots(1, 2)
     theta = [v for v in report.verdicts if v.claim.kind == "theta"]
+    has_lower = "proposition3-lower" in {v.claim.id for v in report.verdicts}
 
     # Left: count vs M at (N, d).
-    for k, algo in enumerate(report.algorithms):
-        pts = sorted((p for p in report.feasible(algo) if p.N == N and p.d == d), key=lambda p: p.M)
-        if pts:
-            ax_m.plot([p.M for p in pts], [p.count for p in pts], label=algo, **_style(k))
-    Ms = sorted({p.M for p in report.points if p.N == N and p.d == d})
+    Ms = _algorithm_lines(ax_m, report, theta, lambda p: p.N == N and p.d == d, lambda p: p.M)
     if Ms:
-        _claim_lines(ax_m, report, theta, lambda p: p.N == N and p.d == d, lambda p: p.M)
         lower = [M for M in Ms if M >= d * d]
-        if lower and "proposition3-lower" in {v.claim.id for v in report.verdicts}:
+        if lower and has_lower:
             ax_m.plot(lower, [N * N * d * d / M for M in lower], color="black", linestyle=":", linewidth=1.4,
                       label="lower bound N²d²/M, M ≥ d² (Prop. 3; Saha & Ye)")
         ax_m.plot(Ms, [4 * N * d] * len(Ms), color="0.45", linestyle=(0, (6, 2, 1, 2)), linewidth=1.2,
@@ -95,14 +91,9 @@ def plot_bounds(report, path: str | os.PathLike) -> Path:
 
     # Right: count vs N at the profile's M, d.
     M = report.profile_M
-    for k, algo in enumerate(report.algorithms):
-        pts = sorted((p for p in report.feasible(algo) if p.M == M and p.d == d), key=lambda p: p.N)
-        if pts:
-            ax_n.plot([p.N for p in pts], [p.count for p in pts], label=algo, **_style(k))
-    Ns = sorted({p.N for p in report.points if p.M == M and p.d == d})
+    Ns = _algorithm_lines(ax_n, report, theta, lambda p: p.M == M and p.d == d, lambda p: p.N)
     if Ns:
-        _claim_lines(ax_n, report, theta, lambda p: p.M == M and p.d == d, lambda p: p.N)
-        if M >= d * d and "proposition3-lower" in {v.claim.id for v in report.verdicts}:
+        if M >= d * d and has_lower:
             ax_n.plot(Ns, [n * n * d * d / M for n in Ns], color="black", linestyle=":", linewidth=1.4,
                       label="lower bound N²d²/M (M ≥ d²)")
         ax_n.plot(Ns, [4 * n * d for n in Ns], color="0.45", linestyle=(0, (6, 2, 1, 2)), linewidth=1.2,
@@ -121,6 +112,19 @@ def plot_bounds(report, path: str | os.PathLike) -> Path:
                  f"{chr(10) + held if held else ''}", fontsize=10)
     fig.savefig(path)
     return path
+
+
+def _algorithm_lines(ax, report, theta, on_slice, x_of) -> list:
+    """One line per algorithm, its count against ``x_of(point)`` over its feasible points on
+    the slice, then the Θ claims' lines; the sorted x values of every point on the slice."""
+    for k, algo in enumerate(report.algorithms):
+        pts = sorted((p for p in report.feasible(algo) if on_slice(p)), key=x_of)
+        if pts:
+            ax.plot([x_of(p) for p in pts], [p.count for p in pts], label=algo, **_style(k))
+    xs = sorted({x_of(p) for p in report.points if on_slice(p)})
+    if xs:
+        _claim_lines(ax, report, theta, on_slice, x_of)
+    return xs
 
 
 def _claim_lines(ax, report, theta, on_slice, x_of) -> None:

@@ -151,14 +151,17 @@ class Rule:
     block_q: int
     block_kv: int
     warps: int
-    #: backward only: how many warps load each query row's L and D, kNWarps / AtomLayoutMSdP
-    #: (the warps that split the key columns of S each load the row statistics themselves);
-    #: None where the template arguments were not checked
-    stats_loads: int | None = None
     #: backward only: (AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ), the warps along the
-    #: rows of S/dP, of dV/dK and of dQ (the rest of the kNWarps split the columns); None
-    #: where unchecked. The forward kernels stack all warps along the query rows.
-    atoms: tuple[int, int, int] | None = None
+    #: rows of S/dP, of dV/dK and of dQ (the rest of the kNWarps split the columns); None,
+    #: or a None entry, where the template argument was not checked. The forward kernels
+    #: stack all warps along the query rows.
+    atoms: tuple[int, int | None, int | None] | None = None
+
+    @property
+    def stats_loads(self) -> int | None:
+        """Backward: how many warps load each query row's L and D, kNWarps / AtomLayoutMSdP
+        (the warps that split the key columns of S each load the row statistics themselves)."""
+        return self.warps // self.atoms[0] if self.atoms else None
 
 
 @dataclass(frozen=True)
@@ -222,21 +225,20 @@ TABLES: dict[tuple[str, str], Table] = {
         head_dims=(32, 64, 96, 128, 192, 256),
         min_cc=(8, 0),
         rules=(
-            # stats_loads = kNWarps / AtomLayoutMSdP from Flash_bwd_kernel_traits<d, M, N, warps,
-            # AtomLayoutMSdP, ...>: 32 and 64 use <.., 128, 128, 8, 4, ..>, 64 below 144 KiB
+            # atoms from Flash_bwd_kernel_traits<d, M, N, warps, AtomLayoutMSdP, ...>: 32 and 64 use <.., 128, 128, 8, 4, ..>, 64 below 144 KiB
             # <.., 64, 128, 8, 2, ..>, 96 <.., 64, 128, 8, 2, ..>, 128 <.., 64, 128, 8, 2, ..> and
             # below 144 KiB <.., 64, 64, 8, 4, ..>, 256 on H100 <.., 64, 64, 8, 4, ..> (launch
             # template; the 32/64/128/256 ones are also the kernel names ncu printed on an H200,
             # which give the atoms too: Flash_bwd_kernel_traits<32, 128, 128, 8, 4, 4, 4, ..>,
             # <64, 128, 128, 8, 4, 4, 4, ..>, <128, 64, 128, 8, 2, 4, 2, ..>, <256, 64, 64, 8, 4, 2, 2, ..>).
-            Rule(32, ANY, 128, 128, 8, stats_loads=2, atoms=(4, 4, 4)),
-            Rule(64, SMEM_144K, 128, 128, 8, stats_loads=2, atoms=(4, 4, 4)),
-            Rule(64, SMEM_LESS_144K, 64, 128, 8, stats_loads=4),
-            Rule(96, ANY, 64, 128, 8, stats_loads=4),
-            Rule(128, SMEM_144K, 64, 128, 8, stats_loads=4, atoms=(2, 4, 2)),
-            Rule(128, SMEM_LESS_144K, 64, 64, 8, stats_loads=2),
+            Rule(32, ANY, 128, 128, 8, atoms=(4, 4, 4)),
+            Rule(64, SMEM_144K, 128, 128, 8, atoms=(4, 4, 4)),
+            Rule(64, SMEM_LESS_144K, 64, 128, 8, atoms=(2, None, None)),
+            Rule(96, ANY, 64, 128, 8, atoms=(2, None, None)),
+            Rule(128, SMEM_144K, 64, 128, 8, atoms=(2, 4, 2)),
+            Rule(128, SMEM_LESS_144K, 64, 64, 8, atoms=(4, None, None)),
             Rule(192, ANY, 64, 64, 8),
-            Rule(256, SMEM_176K, 64, 64, 8, stats_loads=2, atoms=(4, 2, 2)),
+            Rule(256, SMEM_176K, 64, 64, 8, atoms=(4, 2, 2)),
             Rule(256, SMEM_LESS_176K_AT_LEAST_144K, 64, 64, 8),
             Rule(256, SMEM_LESS_144K, 64, 32, 8),
         ),
@@ -274,12 +276,6 @@ TABLES: dict[tuple[str, str], Table] = {
     ),
 }
 
-#: iosim algorithm name -> the kernel table whose tiles it is compared against.
-ALGORITHM_KERNELS: dict[str, tuple[str, str]] = {
-    "fa2": ("fa2", "fwd"), "fa2-splitkv": ("fa2-splitkv", "fwd"), "fa1": ("fa1", "fwd"),
-}
-
-
 @dataclass(frozen=True)
 class KernelTile:
     """The tile a real kernel launches with, and why."""
@@ -292,9 +288,18 @@ class KernelTile:
     rule: str            # the matching condition, e.g. "d=128: no dropout, not sm86/87/89 (A100, H100)"
     source: str
     gpu: str             # e.g. "h100-sxm (sm90)"
-    stats_loads: int | None = None  # backward: warps loading each row's L and D (see Rule)
-    atoms: tuple[int, int, int] | None = None  # backward: warp grids of its products (see Rule)
+    atoms: tuple[int, int | None, int | None] | None = None  # backward: warp grids of its products (see Rule)
     registers: int | None = None  # per thread, as compiled (Table.registers_per_thread)
+
+    @property
+    def stats_loads(self) -> int | None:
+        """Backward: warps loading each row's L and D (see :attr:`Rule.stats_loads`)."""
+        return self.warps // self.atoms[0] if self.atoms else None
+
+    @property
+    def warp_grids(self) -> tuple[int, int, int] | None:
+        """The backward atoms when every one was checked (the time model needs all three)."""
+        return self.atoms if self.atoms and None not in self.atoms else None
 
     def to_dict(self) -> dict:
         return {"block_q": self.block_q, "block_kv": self.block_kv, "warps": self.warps, "kernel": self.kernel,
@@ -311,9 +316,7 @@ def kernel_tile(
     pre-Ampere GPU for FA2, a head dim above the largest compiled one, no table for the
     algorithm).
     """
-    key = ALGORITHM_KERNELS.get(algorithm, (algorithm, direction))
-    key = (key[0], direction)
-    table = TABLES.get(key)
+    table = TABLES.get((algorithm, direction))
     if table is None:
         known = ", ".join(f"{k}/{d}" for k, d in TABLES)
         raise NoKernelTile(f"no real-kernel tile table for {algorithm!r} ({direction}); tables: {known}")
@@ -336,8 +339,8 @@ def kernel_tile(
         if rule.head_dim == k_head_dim and predicate(gpu, features):
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
                               f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
-                              rule.stats_loads, rule.atoms, table.registers_per_thread)
+                              rule.atoms, table.registers_per_thread)
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 
-__all__ = ["kernel_tile", "KernelTile", "NoKernelTile", "gpu_info", "GpuInfo", "TABLES", "ALGORITHM_KERNELS"]
+__all__ = ["kernel_tile", "KernelTile", "NoKernelTile", "gpu_info", "GpuInfo", "TABLES"]

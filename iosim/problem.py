@@ -75,6 +75,11 @@ class Problem:
         """Query heads per K/V head (1 for plain multi-head attention)."""
         return self.heads // self.kv_heads
 
+    def kv_head_of(self, h):
+        """The K/V head (over batch × K/V heads) that query head ``h`` (over batch × heads)
+        reads; ``h`` may be an int or a NumPy array of them."""
+        return (h // self.heads) * self.kv_heads + (h % self.heads) // self.group_size
+
     @property
     def width(self) -> int:
         """Bytes per element of Q, K, V, O, S, P."""

@@ -9,20 +9,39 @@ from __future__ import annotations
 import numpy as np
 
 
-def _probabilities(Q, K, causal):
+def _masked_scores(Q, K, causal):
+    """S = QKᵀ/√d, with −∞ where the causal mask (aligned bottom-right) hides a key."""
     n_q, n_kv, d = Q.shape[-2], K.shape[-2], Q.shape[-1]
     S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(d)
     if causal:
         visible = np.arange(n_kv)[None, :] <= np.arange(n_q)[:, None] + (n_kv - n_q)
         S = np.where(visible, S, -np.inf)
+    return S
+
+
+def _softmax(S):
     P = np.exp(S - S.max(axis=-1, keepdims=True))
     return P / P.sum(axis=-1, keepdims=True)
+
+
+def _probabilities(Q, K, causal):
+    return _softmax(_masked_scores(Q, K, causal))
 
 
 def reference_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: bool = False) -> np.ndarray:
     """O for arrays shaped (..., N_q, d), (..., N_kv, d), (..., N_kv, d), in float64."""
     Q, K, V = (np.asarray(x, dtype=np.float64) for x in (Q, K, V))
     return _probabilities(Q, K, causal) @ V
+
+
+def reference_statistics(Q: np.ndarray, K: np.ndarray, causal: bool = False) -> dict[str, np.ndarray]:
+    """The row statistics of S = QKᵀ/√d, in float64: m = rowmax(S), ℓ = rowsum(e^{S−m}) and
+    the logsumexp L = m + log ℓ, each shaped (..., N_q)."""
+    Q, K = (np.asarray(x, dtype=np.float64) for x in (Q, K))
+    S = _masked_scores(Q, K, causal)
+    m = S.max(axis=-1)
+    l = np.exp(S - m[..., None]).sum(axis=-1)
+    return {"m": m, "l": l, "L": m + np.log(l)}
 
 
 def reference_gradients(Q, K, V, dO, causal: bool = False) -> dict[str, np.ndarray]:

@@ -41,18 +41,19 @@ def result_table(r: Result) -> str:
     """The human-readable report of ``iosim simulate``."""
     p = r.problem
     shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
-    head = (
+    title = (
         f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
         + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
-        f"{p.dtype}{' causal' if p.causal else ''}\n"
-        f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
-        f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"
+        f"{p.dtype}{' causal' if p.causal else ''}"
     )
     if "launches" in r.options:  # a real-kernel preset: each launch has its own tile
-        head = head.split("\nblocks:")[0] + "\n" + "\n".join(
-            f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
-            + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
-            for l in r.options["launches"])
+        tiles = [f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
+                 + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
+                 for l in r.options["launches"]]
+    else:
+        tiles = [f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
+                 f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"]
+    head = title + "\n" + "\n".join(tiles)
     rows = [
         [name, t.dtype, f"{t.read_bytes:,}", f"{t.write_bytes:,}", format_bytes(t.read_bytes + t.write_bytes)]
         for name, t in r.tensors.items()

@@ -31,9 +31,9 @@ from dataclasses import asdict, dataclass, field
 
 from .problem import BlockSizes, Problem
 from .cache import CacheReport
-from .engine.tensors import TensorTable
+from .dtypes import width
 from .theory import Theorem2
-from .timing import TimePrediction
+from .timing import TimePrediction, in_sequence
 
 
 @dataclass(frozen=True)
@@ -112,8 +112,7 @@ class Result:
 
     def kernel_bytes(self, kernel: str) -> dict:
         """{tensor: (read bytes, write bytes)} of one kernel launch, summed over heads."""
-        table = TensorTable()
-        return {t: (r * table[t].width(self.problem), w * table[t].width(self.problem))
+        return {t: (r * width(self.tensors[t].dtype), w * width(self.tensors[t].dtype))
                 for t, (r, w) in self.kernels.get(kernel, {}).items()}
 
     @property
@@ -204,12 +203,9 @@ def combine_results(results: list[Result], **fields) -> Result:
     hbm = HbmTraffic(*(sum(getattr(r.hbm, f) for r in results)
                        for f in ("read_bytes", "write_bytes", "read_elements", "write_elements")))
     ops: dict[str, int] = {}
-    per_resource: dict[str, float] = {}
     for r in results:
         for k, v in r.ops.items():
             ops[k] = ops.get(k, 0) + v
-        for k, v in r.time.per_resource_s.items():
-            per_resource[k] = per_resource.get(k, 0.0) + v
     outputs: dict = {}
     kernels: dict = {}
     kernel_ops: dict = {}
@@ -225,11 +221,12 @@ def combine_results(results: list[Result], **fields) -> Result:
                 cta_work[key] = r.cta_work[name]
             if name in r.kernel_times:
                 kernel_times[key] = r.kernel_times[name]
-    bound = max(per_resource, key=per_resource.get) if per_resource else "nothing"
-    if kernel_times:  # the kernel time model: the longest launch names the bound
-        longest = max(kernel_times, key=lambda k: kernel_times[k].predicted_s)
-        bound = f"{longest}: {kernel_times[longest].bound}"
-    time = TimePrediction(sum(r.time.predicted_s for r in results), bound, per_resource)
+    seq = in_sequence(dict(enumerate(r.time for r in results)))
+    if kernel_times:  # the kernel time model: the longest kernel launch names the bound
+        bound = in_sequence(kernel_times).bound
+    else:             # rooflines: the resource busiest over all launches
+        bound = max(seq.per_resource_s, key=seq.per_resource_s.get) if seq.per_resource_s else "nothing"
+    time = TimePrediction(seq.predicted_s, bound, seq.per_resource_s)
     caches = [r.cache for r in results if r.cache is not None]
     cache = None
     if caches:

@@ -25,12 +25,11 @@ from .problem import BlockSizes, Problem, paper_block_sizes, sram_elements
 from .cache import occupancy, replay
 from .kernels import plan
 from .result import HbmTraffic, LevelOccupancy, Result, TensorTraffic, combine_results
-from .splitkv import decode_layout
-from .schedules import SCHEDULES, get_schedule
+from .schedules import SCHEDULES, get_schedule, options_for
 from .theory import THEOREM_BY_PASSES, theorem2
 from . import kernel_time
 from .kernel_time import WarpLayout
-from .timing import TimePrediction, predict_time
+from .timing import in_sequence, predict_time
 
 
 def resolve_profile(hw: str | os.PathLike | HardwareProfile) -> HardwareProfile:
@@ -141,18 +140,19 @@ def simulate(
             forward = simulate(profile, algorithm, problem, block_q=blocks.block_q, block_kv=blocks.block_kv,
                                mode="numeric", inputs=inputs, sram_bytes=capacity, residency=residency,
                                block_mask=mask,
-                               schedule_options={k: v for k, v in (schedule_options or {}).items() if k == "gemm"})
+                               schedule_options=options_for(algorithm, "forward", schedule_options))
             inputs = {**inputs, **forward.outputs}
     ctx = Context(
         problem, blocks, mode=mode, residency=tracker, level_names=level_names,
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=tiles, count_init=count_init, block_mask=mask,
+        sm_count=profile.sm_count,
     )
-    ctx.sm_count = profile.sm_count
     try:
         schedule(ctx, **(schedule_options or {}))
     except CapacityError as exc:
-        raise CapacityError(f"{exc} (B_r={blocks.block_q}, B_c={blocks.block_kv}, {rule} rule, {passes})") from None
+        raise CapacityError(exc.detail, exc.advice,
+                            (*exc.where, f"B_r={blocks.block_q}, B_c={blocks.block_kv}", f"{rule} rule, {passes}")) from None
     options = {"tiles": tiles, "count_init": count_init, "residency": residency, "sram_bytes": capacity,
                **(schedule_options or {})}
     cache_report = None
@@ -182,9 +182,8 @@ def _simulate_kernel(profile, kernel, algorithm, problem, *, mode, inputs, seed,
                    seed=seed, schedule_options=launch.schedule_options, cache=cache,
                    threads_per_block=32 * launch.tile.warps, registers_per_thread=launch.tile.registers,
                    **conventions)
-        layout = decode_layout(problem) if launch.algorithm == "fa2" else problem
-        if layout != problem:
-            result = _run_in_layout(layout, problem, profile, launch.algorithm, **run)
+        if launch.problem != problem:  # e.g. decode's GQA swap (Launch.problem is what the kernel runs)
+            result = _run_in_layout(launch.problem, problem, profile, launch.algorithm, **run)
         else:
             result = simulate(profile, launch.algorithm, problem, **run)
         if mode == "numeric" and launch.passes == "forward":
@@ -204,21 +203,15 @@ def _with_kernel_times(result: Result, profile, launch) -> Result:
     tile, p = launch.tile, launch.problem
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps)
-    elif tile.atoms is not None:
-        layout = WarpLayout(tile.warps, tile.atoms, tile.block_q, tile.block_kv, p.head_dim)
+    elif tile.warp_grids is not None:
+        layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim)
     else:
         return result  # warp layout unchecked for this tile: no model
     try:
         times = kernel_time.predict(result, profile, {k: layout for k in result.cta_work})
     except ValueError:
         return result  # the profile lacks a rate the model needs; the roofline stays
-    longest = max(times, key=lambda k: times[k].predicted_s)
-    per: dict[str, float] = {}
-    for t in times.values():
-        for k, v in t.per_resource_s.items():
-            per[k] = per.get(k, 0.0) + v
-    total = TimePrediction(sum(t.predicted_s for t in times.values()), f"{longest}: {times[longest].bound}", per)
-    return dataclasses.replace(result, kernel_times=times, time=total)
+    return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
 
 
 def _run_in_layout(kernel_problem: Problem, problem: Problem, profile, algorithm, *, mode, inputs, seed,
@@ -251,8 +244,7 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
         raise ProblemError(f"profile {profile.name} describes no cache level to model")
     level_names, trace_tracker = _on_chip_levels(profile, 1 << 60, residency)
     ctx = Context(dataclasses.replace(problem, batch=1, heads=1, kv_heads=1), blocks, mode="trace",
-                  residency=trace_tracker, level_names=level_names, block_mask=mask)
-    ctx.sm_count = profile.sm_count
+                  residency=trace_tracker, level_names=level_names, block_mask=mask, sm_count=profile.sm_count)
     ctx.record_requests()
     schedule(ctx, **(schedule_options or {}))
     smem_per_cta = tracker.use["scratchpad"].peak
@@ -264,7 +256,7 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
     p = problem
     outer = tuple((c.name, c.capacity_bytes) for c in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(ctx.requests, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
-                  kv_of_q=lambda h: (h // p.heads) * p.kv_heads + (h % p.heads) // p.group_size,
+                  kv_of_q=p.kv_head_of,
                   concurrency={k: slots for k in kernels}, outer_levels=outer)
 
 
@@ -290,9 +282,10 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         return table_q.get(key, 0) * bh + table_kv.get(key, 0) * bhk
 
     tensors = {}
+    per_q, per_kv = ledger.traffic, ledger.traffic_per_kv_head
     for spec in ctx.tensors:
-        r = total(ledger.traffic, ledger.traffic_per_kv_head, (spec.name, "read"))
-        w = total(ledger.traffic, ledger.traffic_per_kv_head, (spec.name, "write"))
+        r = total(per_q, per_kv, (spec.name, "read"))
+        w = total(per_q, per_kv, (spec.name, "write"))
         if r or w:
             wid = spec.width(problem)
             tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r, w, r * wid, w * wid)
@@ -307,7 +300,7 @@ def _collect(profile, name, problem, blocks, rule, mode, ctx, tracker, M, passes
         entry = kernels.setdefault(kernel, {}).setdefault(tensor, [0, 0])
         entry[direction == "write"] += elements * (bhk if per_kv else bh)
     kernels = {k: {t: tuple(v) for t, v in tensors_.items()} for k, tensors_ in kernels.items()}
-    ops = {k: v * bh for k, v in ctx.ledger.ops.items()}
+    ops = {k: v * bh for k, v in ledger.ops.items()}
     kernel_ops: dict = {}
     for (kernel, kind), n in ledger.ops_by_kernel.items():
         kernel_ops.setdefault(kernel, {})[kind] = n * bh

@@ -12,9 +12,25 @@ always come from running a schedule.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 #: which theorem bounds each pass (Theorem 5 is Theorem 2's statement for the backward pass)
 THEOREM_BY_PASSES = {"forward": "Theorem 2", "backward": "Theorem 5", "forward+backward": "Theorems 2 + 5"}
+
+
+#: Theorem 2's expressions (elements per head), as printed
+STANDARD_EXPRESSION = "N·d + N²"
+FLASH_EXPRESSION = "N²·d²/M"
+
+
+def standard_accesses(seq_len_q: int, seq_len_kv: int, head_dim: int) -> int:
+    """N·d + N², exactly (N_q·d + N_q·N_kv for N_q ≠ N_kv)."""
+    return seq_len_q * head_dim + seq_len_q * seq_len_kv
+
+
+def flash_accesses(seq_len_q: int, seq_len_kv: int, head_dim: int, sram_elements: int) -> Fraction:
+    """N²·d²/M, exactly (N_q·N_kv·d²/M for N_q ≠ N_kv)."""
+    return Fraction(seq_len_q * seq_len_kv * head_dim * head_dim, sram_elements)
 
 
 @dataclass(frozen=True)
@@ -44,8 +60,8 @@ def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_e
     d, M = head_dim, sram_elements
     in_regime = d <= M <= seq_len_q * d
     if family == "standard":
-        return Theorem2(family, "N·d + N²", seq_len_q * d + n2, in_regime, name)
+        return Theorem2(family, STANDARD_EXPRESSION, standard_accesses(seq_len_q, seq_len_kv, d), in_regime, name)
     if density is not None:
         return Theorem2(family, "N·d + N²·d²·s/M", seq_len_q * d + n2 * d * d * density / M, in_regime,
                         "Proposition 4")
-    return Theorem2(family, "N²·d²/M", n2 * d * d / M, in_regime, name)
+    return Theorem2(family, FLASH_EXPRESSION, float(flash_accesses(seq_len_q, seq_len_kv, d, M)), in_regime, name)

@@ -27,10 +27,10 @@ class TimePrediction:
 def predict_time(profile, link_bytes: dict, ops: dict, dtype: str) -> TimePrediction:
     """Per-resource times and their maximum (all counts already summed over heads)."""
     per: dict[str, float] = {}
-    bandwidth = {tuple(sorted((l.a, l.b))): l.bandwidth_bytes_per_s for l in profile.links}
     for key, nbytes in sorted(link_bytes.items()):
-        if key in bandwidth and nbytes:
-            per[f"link {key[0]}–{key[1]}"] = nbytes / bandwidth[key]
+        bandwidth = profile.bandwidth(*key)
+        if bandwidth and nbytes:
+            per[f"link {key[0]}–{key[1]}"] = nbytes / bandwidth
     tensor_rate = profile.tensor_flops_per_s(dtype)
     if ops.get("matmul") and tensor_rate:
         per["tensor cores"] = ops["matmul"] / tensor_rate
@@ -41,6 +41,19 @@ def predict_time(profile, link_bytes: dict, ops: dict, dtype: str) -> TimePredic
     if ops.get("elementwise") and fp32 is not None:
         per["fp32 ALUs"] = ops["elementwise"] / fp32.value
     return _slowest(per)
+
+
+def in_sequence(named: dict) -> TimePrediction:
+    """Named predictions that run one after another: their times add, and so do each
+    resource's; the longest names the bound ("name: its bound")."""
+    per: dict[str, float] = {}
+    for t in named.values():
+        for k, v in t.per_resource_s.items():
+            per[k] = per.get(k, 0.0) + v
+    if not named:
+        return TimePrediction(0.0, "nothing", per)
+    longest = max(named, key=lambda k: named[k].predicted_s)
+    return TimePrediction(sum(t.predicted_s for t in named.values()), f"{longest}: {named[longest].bound}", per)
 
 
 def _slowest(per: dict) -> TimePrediction:

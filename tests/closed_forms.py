@@ -5,6 +5,20 @@ Elements per head. These are the spec's formulas, transcribed; the engine never 
 
 from __future__ import annotations
 
+#: SRAM large enough that any block in the tables fits; counts do not depend on it
+BIG = 1 << 30
+
+
+def per_tensor(result, heads=1):
+    """A result's elements (read, written) per tensor, divided by ``heads`` (per head when
+    ``heads`` is B·H): what the closed forms below give."""
+    return {k: (t.read_elements // heads, t.write_elements // heads) for k, t in result.tensors.items()}
+
+
+def nonzero(forms):
+    """``forms`` without the tensors that were neither read nor written."""
+    return {k: v for k, v in forms.items() if v != (0, 0)}
+
 
 def ceil_div(a: int, b: int) -> int:
     return -(-a // b)

@@ -8,12 +8,7 @@ from iosim import (CapacityError, Problem, list_profiles, load_profile, paper_bl
 from iosim.simulate import random_inputs
 
 import closed_forms as cf
-
-BIG = 1 << 30
-
-
-def per_tensor(result, heads_total=1):
-    return {k: (t.read_elements // heads_total, t.write_elements // heads_total) for k, t in result.tensors.items()}
+from closed_forms import BIG, per_tensor
 
 
 SHAPES = [(1000, 64, 64, 128), (777, 16, 16, 48), (4097, 128, 64, 256), (513, 256, 256, 16), (8192, 128, 128, 192)]

@@ -8,12 +8,7 @@ from iosim.masks import parse_block_mask
 from iosim.simulate import random_inputs
 
 import closed_forms as cf
-
-BIG = 1 << 30
-
-
-def per_tensor(r):
-    return {k: (t.read_elements, t.write_elements) for k, t in r.tensors.items()}
+from closed_forms import BIG, per_tensor
 
 
 def sparse_forms(mask, n, d, br, bc):

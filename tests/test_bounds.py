@@ -23,8 +23,7 @@ from iosim.errors import DependencyError, ProblemError
 from iosim.progress import ProgressBar, progress_map
 
 import closed_forms as cf
-
-SMALL = {"seq_lens": [512, 1024, 2048, 4096], "head_dims": [32, 64], "jobs": 1}
+from conftest import SMALL
 
 
 # -- closed forms (tests/closed_forms.py, spec §3.1–3.3), per head, exact tiles -------------

@@ -5,7 +5,7 @@ import pytest
 from iosim.bounds import check_bounds
 from iosim.cli import main
 
-SMALL = {"seq_lens": [512, 1024, 2048, 4096], "head_dims": [32, 64], "jobs": 1}
+from conftest import SMALL
 
 
 @pytest.fixture(scope="module")

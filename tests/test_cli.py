@@ -10,11 +10,7 @@ import pytest
 
 from iosim.cli import main
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import run
 
 
 def run_exit(capsys, *argv):

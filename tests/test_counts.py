@@ -7,16 +7,7 @@ import pytest
 from iosim import Problem, simulate
 
 import closed_forms as cf
-
-BIG = 1 << 30  # SRAM large enough that any block in the table fits; counts do not depend on it
-
-
-def per_tensor(result, heads_total):
-    return {k: (t.read_elements // heads_total, t.write_elements // heads_total) for k, t in result.tensors.items()}
-
-
-def nonzero(forms):
-    return {k: v for k, v in forms.items() if v != (0, 0)}
+from closed_forms import BIG, per_tensor
 
 
 SHAPES = [

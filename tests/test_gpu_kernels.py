@@ -17,6 +17,8 @@ import zlib
 
 import pytest
 
+from closed_forms import nonzero
+
 pytestmark = pytest.mark.gpu
 
 
@@ -82,12 +84,11 @@ def _config(case):
 def compiled(cupy):
     """Compile every instantiation the grid needs, in parallel, before the first case."""
     from iosim.gpu import build
-    from iosim.gpu.kernels import launches
 
-    jobs = {(ln.name, True) for case in CASES for ln in launches(_config(case))}
-    jobs |= {(ln.name, False) for case in TIMED for ln in launches(_config(case))}
-    jobs |= {(ln.name, False) for impl, dtype, n, d in STAGES
-             for ln in launches(_config(("standard", impl, n, d, 64, 64, 1, 2, dtype, True)))}
+    jobs = build.launch_jobs([_config(case) for case in CASES], counts=(True,))
+    jobs |= build.launch_jobs([_config(case) for case in TIMED], counts=(False,))
+    jobs |= build.launch_jobs([_config(("standard", impl, n, d, 64, 64, 1, 2, dtype, True))
+                               for impl, dtype, n, d in STAGES], counts=(False,))
     build.warm(sorted(jobs))
     return True
 
@@ -117,10 +118,6 @@ def closed_form(algo, n, d, bh, dtype, causal, br, bc):
     return out
 
 
-def _nonzero(counts):
-    return {k: v for k, v in counts.items() if v != (0, 0)}
-
-
 def test_closed_form_matches_spec_worked_example():
     """§4.3: FA2 fwd, N = 8192, d = 128, tile 128×64: 136,323,072 elements (dense),
     70,262,784 (causal); the closed form above must reproduce both before it judges a kernel."""
@@ -132,11 +129,11 @@ def test_closed_form_matches_spec_worked_example():
 
 def _simulated(case):
     from iosim import Problem
-    from iosim.simulate import simulate
+    from iosim.gpu.kernels import simulate_config
 
     algo, impl, n, d, br, bc, b, h, dtype, causal = case
-    sim = simulate("h200", algo, Problem(seq_len=n, head_dim=d, batch=b, heads=h, dtype=dtype, causal=causal),
-                   block_q=br, block_kv=bc, schedule_options={"gemm": "tiled"} if algo == "standard" else None)
+    sim = simulate_config("h200", _config(case),
+                          Problem(seq_len=n, head_dim=d, batch=b, heads=h, dtype=dtype, causal=causal))
     return {k: (t.read_bytes, t.write_bytes) for k, t in sim.tensors.items()}
 
 
@@ -156,7 +153,7 @@ def test_counts_and_output(cupy, compiled, case):
     assert cfg.impl == impl
     run = runner.run(cfg, time=False, seed=zlib.crc32(_id(case).encode()) % 1000)
 
-    counted = _nonzero(run.counts)
+    counted = nonzero(run.counts)
     assert counted == closed_form(algo, n, d, b * h, dtype, causal, br, bc)
 
     assert counted == _simulated(case)

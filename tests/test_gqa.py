@@ -6,9 +6,7 @@ import pytest
 from iosim import Problem, ProblemError, reference_attention, reference_gradients, simulate
 from iosim.simulate import random_inputs
 
-
-def per_tensor(r):
-    return {k: (t.read_elements, t.write_elements) for k, t in r.tensors.items()}
+from closed_forms import per_tensor
 
 
 @pytest.mark.parametrize("algo", ["standard", "fa1", "fa2"])

@@ -141,11 +141,9 @@ def test_peek_cannot_reach_the_grader_state():
 def test_peek_would_find_the_state_in_process(capsys):
     # The same search, run in this process as a plain simulate, finds the engine's state:
     # under the grader it finds nothing because the state is not in the student's process.
-    import importlib.util
+    from conftest import load_module
 
-    spec = importlib.util.spec_from_file_location("peek", CHEATS / "peek.py")
-    peek = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(peek)
+    peek = load_module("peek", CHEATS / "peek.py")
     simulate("toy", peek.fa2_forward, Problem(seq_len=32, head_dim=32), mode="numeric")
     out = capsys.readouterr().out
     assert "Context.hbm" in out and "Tile.data" in out

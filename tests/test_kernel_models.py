@@ -8,12 +8,7 @@ from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
 from iosim.simulate import random_inputs
 
 import closed_forms as cf
-
-BIG = 1 << 30
-
-
-def per_tensor(r, heads=1):
-    return {k: (t.read_elements // heads, t.write_elements // heads) for k, t in r.tensors.items()}
+from closed_forms import BIG, per_tensor
 
 
 def kernel_backward_form(n, d, br, bc, causal):

@@ -5,7 +5,6 @@ kernels on an H200 committed in docs/validation/ (taken with benchmarks/sdpa_ncu
 requires iosim's per-kernel predictions to equal them.
 """
 
-import importlib.util
 import pathlib
 
 import numpy as np
@@ -15,6 +14,8 @@ from iosim import Problem, ProblemError, ScheduleError, reference_attention, ref
 from iosim.kernels import plan
 from iosim.presets import kernel_tile
 from iosim.simulate import random_inputs
+
+from conftest import load_module
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 VALIDATION = ROOT / "docs" / "validation"
@@ -72,10 +73,7 @@ def test_numeric_forward_and_backward(h100, heads, batch):
 
 @pytest.fixture(scope="module")
 def compare_module():
-    spec = importlib.util.spec_from_file_location("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
 
 
 @pytest.mark.parametrize("folder,configs,launches", RAW_RUNS)

@@ -1,15 +1,14 @@
 """The kernel time model (iosim.kernel_time): its pieces, and its predictions against the
 committed Nsight Compute measurements of PyTorch's FlashAttention-2 kernels on an H200."""
 
-import json
 import os
 
 import pytest
 
 from iosim import Problem, load_profile, simulate
 from iosim.cache import occupancy
-from iosim.gpu.ncu import read_launches
-from iosim.gpu.sdpa import compare, group_by_config
+from iosim.gpu.ncu import cupy_groups
+from iosim.gpu.sdpa import compare, raw_configs
 from iosim.kernel_time import KernelRates, WarpLayout, busiest_sm
 from iosim.presets import TABLES
 
@@ -89,16 +88,11 @@ def test_rates_measured_where_the_profile_has_them():
 
 
 def _measured_rows():
-    meta = json.load(open(os.path.join(SDPA, "sdpa_configs.json")))
     profile = load_profile("h200")
-    for d, configs in meta["grid"].items():
-        groups = group_by_config(read_launches(open(os.path.join(SDPA, f"sdpa_d{d}.csv")).read()))
-        for cfg, group in zip(configs, groups):
-            if cfg["seq_len"] < 2048:
-                continue
-            problem = Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
-                              heads=cfg["heads"], causal=cfg["causal"])
-            yield cfg, compare(problem, group, profile, cache=False)
+    for cfg, problem, group in raw_configs(SDPA):
+        if cfg["seq_len"] < 2048:
+            continue
+        yield cfg, compare(problem, group, profile, cache=False)
 
 
 def test_main_backward_kernel_time_within_25_percent_of_ncu():
@@ -141,11 +135,7 @@ def test_cupy_fa2_dram_reads_match_ncu(n):
     """iosim's own fa2 kernel under ncu (docs/validation/2026-11-29-cupy-ncu/): the L2 model's
     DRAM reads within 1 % of the measured bytes (they are 0.2 % apart)."""
     raw = os.path.join(ROOT, "docs", "validation", "2026-11-29-cupy-ncu")
-    meta = json.load(open(os.path.join(raw, "cupy_configs.json")))
-    launches = read_launches(open(os.path.join(raw, "cupy.csv")).read())
-    at = 0
-    for cfg in meta["grid"]:
-        mine, at = launches[at:at + len(cfg["kernels"])], at + len(cfg["kernels"])
+    for cfg, mine in cupy_groups(raw):
         if cfg["algo"] != "fa2" or cfg["seq_len"] != n:
             continue
         r = simulate("h200", "fa2", Problem(seq_len=n, head_dim=cfg["head_dim"], heads=cfg["heads_total"],

@@ -47,13 +47,12 @@ def test_unequal_lengths_causal_bottom_right(paper_a100):
 
 def test_dropping_the_rescale_is_caught(paper_a100):
     """A schedule without the e^{m − m_new} rescaling (the course kit's cheat) must fail this comparison."""
-    import importlib.util
     import pathlib
 
+    from conftest import load_module
+
     path = pathlib.Path(__file__).resolve().parent.parent / "examples/assignments/instructor/cheats/no_rescale.py"
-    spec = importlib.util.spec_from_file_location("no_rescale", path)
-    cheat = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cheat)
+    cheat = load_module("no_rescale", path)
     problem = Problem(seq_len=256, head_dim=16)
     x = random_inputs(problem, seed=0)
     r = simulate(paper_a100, cheat.fa2_forward, problem, block_q=64, block_kv=64, mode="numeric", inputs=x)

@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from iosim import Problem, simulate
-from iosim.cli import main
 from iosim.errors import IosimError
 from iosim.pebbling.compare import compare, iosim_count, render
 from iosim.pebbling.dag import attention_dag, min_red_pebbles
@@ -20,11 +19,7 @@ from iosim.pebbling.game import IllegalPebbling, play
 from iosim.pebbling.schedules import SCHEDULES, DoesNotFit, fit, peak_red
 from iosim.pebbling.search import SearchLimit, brute_force_io, minimum_io
 
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
+from conftest import run
 
 
 # --- the DAG -------------------------------------------------------------------------------------

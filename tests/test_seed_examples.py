@@ -1,11 +1,12 @@
 """Every figure of the seed article, reproduced by examples/seed_worked_examples.py."""
 
-import importlib.util
 import pathlib
 import subprocess
 import sys
 
 import pytest
+
+from conftest import load_module
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "examples" / "seed_worked_examples.py"
@@ -14,10 +15,7 @@ EPS = 2.0 ** -52  # float64 machine epsilon
 
 @pytest.fixture(scope="module")
 def seed():
-    spec = importlib.util.spec_from_file_location("seed_worked_examples", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module("seed_worked_examples", SCRIPT)
 
 
 def test_paper_a100(seed):

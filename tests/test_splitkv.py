@@ -8,10 +8,7 @@ from iosim.simulate import random_inputs
 from iosim.splitkv import default_num_splits, num_splits_heuristic
 
 import closed_forms as cf
-
-
-def per_tensor(r, heads=1):
-    return {k: (t.read_elements // heads, t.write_elements // heads) for k, t in r.tensors.items()}
+from closed_forms import per_tensor
 
 
 def test_heuristic_examples():

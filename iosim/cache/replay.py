@@ -69,9 +69,10 @@ class CacheReport:
 
 def _sum(stats) -> CacheStats:
     out = CacheStats()
+    names = [f.name for f in dataclasses.fields(CacheStats)]
     for s in stats:
-        for f in ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes"):
-            setattr(out, f, getattr(out, f) + getattr(s, f))
+        for name in names:
+            setattr(out, name, getattr(out, name) + getattr(s, name))
     return out
 
 

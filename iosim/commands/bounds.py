@@ -16,76 +16,10 @@ import json
 
 from ..bounds import ALGORITHMS, BLOCK_RULES, CLAIMS, check_bounds, render_bounds
 from ..dtypes import WIDTH_BYTES
-from .common import positive_int
-
-
-def parse_int(text: str) -> int:
-    t = text.strip().replace("_", "")
-    scale = 1
-    if t[-1:] in ("k", "K"):
-        t, scale = t[:-1], 1024
-    try:
-        value = int(t) * scale
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer such as 8192 or 8k, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return value
-
-
-def parse_values(text: str) -> list[int]:
-    """argparse type for a value list (see the module docstring); sorted, without repeats."""
-    out: set[int] = set()
-    for item in text.split(","):
-        item = item.strip()
-        if not item:
-            continue
-        parts = item.split(":")
-        if len(parts) == 1:
-            out.add(parse_int(parts[0]))
-            continue
-        if len(parts) not in (2, 3):
-            raise argparse.ArgumentTypeError(f"a range is LO:HI, LO:HI:STEP or LO:HI:xF, got {item!r}")
-        lo, hi = parse_int(parts[0]), parse_int(parts[1])
-        if hi < lo:
-            raise argparse.ArgumentTypeError(f"range {item!r}: HI is smaller than LO")
-        step = parts[2].strip() if len(parts) == 3 else "x2"
-        if step[:1] in ("x", "*"):
-            try:
-                factor = float(step[1:])
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be a number > 1") from None
-            if factor <= 1:
-                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be > 1")
-            x = float(lo)
-            while round(x) <= hi:
-                out.add(int(round(x)))
-                x *= factor
-        else:
-            inc = parse_int(step)
-            out.update(range(lo, hi + 1, inc))
-    if not out:
-        raise argparse.ArgumentTypeError(f"no values in {text!r}")
-    if len(out) > 100_000:
-        raise argparse.ArgumentTypeError(f"{text!r} expands to {len(out):,} values; at most 100,000")
-    return sorted(out)
-
-
-def comma_names(choices):
-    """argparse type: a comma list of names, each one of ``choices``."""
-    def parse(text: str) -> list[str]:
-        names = [t.strip() for t in text.split(",") if t.strip()]
-        for n in names:
-            if n not in choices:
-                raise argparse.ArgumentTypeError(f"unknown name {n!r}; choose from {', '.join(choices)}")
-        if not names:
-            raise argparse.ArgumentTypeError("give at least one name")
-        return names
-    return parse
-
-
-def flatten(lists) -> list:
-    return list(dict.fromkeys(x for xs in (lists or []) for x in xs))
+from ..errors import ProblemError
+from ..plotting import plot_bounds
+from .common import (add_hw_argument, add_sweep_output_arguments, check_plot_argument, comma_names, flatten,
+                     parse_values, positive_int, write_plot)
 
 
 def register(subparsers) -> None:
@@ -100,7 +34,7 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=__doc__.split("\n\n", 1)[1],
     )
-    p.add_argument("--hw", required=True, help="built-in profile name (see `iosim profiles`) or path to a YAML profile")
+    add_hw_argument(p)
     p.add_argument("--algo", required=True, action="append", type=comma_names(list(ALGORITHMS)),
                    help=f"algorithm(s), comma-separated or repeated: {', '.join(ALGORITHMS)} "
                         "(row-by-row: FA2's loop order with B_r = 1, which must fail theorem2-flash)")
@@ -120,19 +54,13 @@ def register(subparsers) -> None:
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16",
                    help="element type (sets the bytes of M; counts are in elements)")
     p.add_argument("--format", choices=["table", "json"], default="table")
-    p.add_argument("--plot", metavar="FILE", help="write count against M and N, log-log, to FILE (.png or .svg)")
-    p.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
+    add_sweep_output_arguments(p, "write count against M and N, log-log, to FILE (.png or .svg)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.plot:
-        from ..plotting import check_plot_path
-
-        check_plot_path(args.plot)
+    check_plot_argument(args)
     if args.sram is not None and args.sram_steps is not None:
-        from ..errors import ProblemError
-
         raise ProblemError("give --sram or --sram-steps, not both")
     report = check_bounds(
         args.hw, flatten(args.algo), flatten(args.claim) or None, seq_lens=args.seq_len, head_dims=args.head_dim,
@@ -142,10 +70,5 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_dict(), indent=2))
     else:
         print(render_bounds(report))
-    if args.plot:
-        from ..plotting import plot_bounds
-
-        plot_bounds(report, args.plot)
-        if args.format == "table":
-            print(f"\nplot written to {args.plot}")
+    write_plot(args, plot_bounds, report)
     return 0 if report.holds else 1

@@ -6,9 +6,10 @@ import argparse
 import json
 
 from ..explore import OBJECTIVES, explore, explore_csv, explore_json, render_explore
-from ..schedules import PASSES, SCHEDULES
-from .bounds import comma_names, parse_values
-from .common import add_problem_arguments, positive_int, problem_from_args
+from ..plotting import plot_explore
+from ..schedules import SCHEDULES
+from .common import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,
+                     comma_names, parse_values, positive_int, problem_from_args, write_plot)
 
 
 def register(subparsers) -> None:
@@ -23,8 +24,7 @@ def register(subparsers) -> None:
     add_problem_arguments(p)
     p.add_argument("--algo", required=True, type=comma_names(list(SCHEDULES)),
                    help=f"algorithm(s), comma-separated: {', '.join(SCHEDULES)} (standard runs with tiled GEMMs)")
-    p.add_argument("--pass", dest="passes", choices=list(PASSES), default="forward",
-                   help="forward (default), backward, or forward+backward")
+    add_pass_argument(p)
     p.add_argument("--block-mask", metavar="SPEC", help="block-sparse mask for every candidate: local:W, random:S[:SEED], ...")
     p.add_argument("--block-q", type=parse_values, help="B_r values to try (default: the grid)")
     p.add_argument("--block-kv", type=parse_values, help="B_c values to try (default: the grid)")
@@ -36,16 +36,12 @@ def register(subparsers) -> None:
                    help="look the real kernel's tile up for a dropout launch (counts do not model dropout)")
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.add_argument("--top", type=positive_int, default=10, help="rows in the table's ranking (default 10)")
-    p.add_argument("--plot", metavar="FILE", help="write a heat map over (B_r, B_c) to FILE (.png or .svg)")
-    p.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
+    add_sweep_output_arguments(p, "write a heat map over (B_r, B_c) to FILE (.png or .svg)")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.plot:
-        from ..plotting import check_plot_path
-
-        check_plot_path(args.plot)
+    check_plot_argument(args)
     problem = problem_from_args(args)
     results = [explore(args.hw, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
                        objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout, jobs=args.jobs,
@@ -57,10 +53,5 @@ def run(args: argparse.Namespace) -> int:
         print(explore_csv(results), end="")
     else:
         print(render_explore(results, top=args.top))
-    if args.plot:
-        from ..plotting import plot_explore
-
-        plot_explore(results, args.plot)
-        if args.format == "table":
-            print(f"\nplot written to {args.plot}")
+    write_plot(args, plot_explore, results)
     return 0

@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # Descriptions are long; the table keeps to the figures (the JSON has everything).
     columns = [c for c in (rows[0] if rows else []) if c != "description"]
-    print(render_table([[_cell(r[c]) for c in columns] for r in rows], columns, "l" + "r" * (len(columns) - 1)))
+    print(render_table([[_cell(r[c]) for c in columns] for r in rows], columns))
     return 0
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from ..kernels import KERNELS
+from ..problem import sram_elements
 from ..report import FORMATTERS
-from ..schedules import PASSES, SCHEDULES
-from ..simulate import simulate
-from .common import add_problem_arguments, positive_int, problem_from_args
+from ..schedules import SCHEDULES
+from ..simulate import choose_blocks, resolve_profile, simulate
+from .common import add_pass_argument, add_problem_arguments, positive_int, problem_from_args
 
 
 def register(subparsers) -> None:
@@ -19,8 +20,7 @@ def register(subparsers) -> None:
     )
     add_problem_arguments(p)
     p.add_argument("--algo", required=True, choices=list(SCHEDULES), help="loop order")
-    p.add_argument("--pass", dest="passes", choices=list(PASSES), default="forward",
-                   help="forward (default), backward, or forward+backward")
+    add_pass_argument(p)
     p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
     p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")
     p.add_argument("--format", choices=list(FORMATTERS), default="table")
@@ -54,11 +54,12 @@ def run(args: argparse.Namespace) -> int:
     if args.num_splits is not None:
         options["num_splits"] = args.num_splits
     problem = problem_from_args(args)
+    profile = resolve_profile(args.hw)
     cache = args.cache
     if cache is None:
-        cache = _cache_by_default(args.hw, problem, args.block_q, args.block_kv)
+        cache = _cache_by_default(profile, problem, args.block_q, args.block_kv)
     result = simulate(
-        args.hw, args.algo, problem, block_q=args.block_q, block_kv=args.block_kv, cache=cache,
+        profile, args.algo, problem, block_q=args.block_q, block_kv=args.block_kv, cache=cache,
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
         passes=args.passes, block_mask=args.block_mask, kernel=args.kernel,
     )
@@ -70,12 +71,8 @@ def run(args: argparse.Namespace) -> int:
 AUTO_CACHE_STEPS = 100_000
 
 
-def _cache_by_default(hw, problem, block_q, block_kv) -> bool:
+def _cache_by_default(profile, problem, block_q, block_kv) -> bool:
     """On for profiles that describe a cache, unless the run is too long to replay quickly."""
-    from ..problem import sram_elements
-    from ..simulate import choose_blocks, resolve_profile
-
-    profile = resolve_profile(hw)
     if profile.cache is None:
         return False
     M = sram_elements(profile.scratchpad.per_block_bytes, problem.dtype)

@@ -30,17 +30,10 @@ import argparse
 import json
 
 from ..errors import ProblemError
-from .common import add_problem_arguments, positive_int, problem_from_args
+from ..simulate import resolve_profile
+from .common import add_problem_arguments, comma_names, positive_int, problem_from_args
 
 ALGORITHMS = ("standard", "fa1", "fa2")
-
-
-def _algo_list(text: str) -> list[str]:
-    names = [a.strip() for a in text.split(",") if a.strip()]
-    bad = [a for a in names if a not in ALGORITHMS]
-    if bad or not names:
-        raise argparse.ArgumentTypeError(f"choose from {', '.join(ALGORITHMS)} (comma-separated), got {text!r}")
-    return names
 
 
 def register(subparsers) -> None:
@@ -51,7 +44,7 @@ def register(subparsers) -> None:
         "kernel loads and stores per tensor, and check the counts against the simulator.",
     )
     add_problem_arguments(p)
-    p.add_argument("--algo", type=_algo_list, default=list(ALGORITHMS),
+    p.add_argument("--algo", type=comma_names(ALGORITHMS), default=list(ALGORITHMS),
                    help="comma-separated algorithms (default standard,fa1,fa2)")
     p.add_argument("--block-q", type=positive_int, default=64, help="B_r, query rows per tile (default 64)")
     p.add_argument("--block-kv", type=positive_int, default=64, help="B_c, key/value rows per tile (default 64)")
@@ -69,27 +62,22 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
-def validate_one(algo: str, args: argparse.Namespace, problem) -> dict:
-    """Run one algorithm on the GPU and in the simulator; the comparison as a JSON-able dict."""
-    from .. import kernel_time
+def validate_one(algo: str, args: argparse.Namespace, problem, profile=None) -> dict:
+    """Run one algorithm on the GPU and in the simulator; the comparison as a JSON-able dict.
+
+    ``profile``: the simulator's hardware profile, already resolved (default: ``args.hw``'s)."""
     from ..gpu import runner
-    from ..gpu.kernels import launches, make_config, warp_layout
-    from ..simulate import resolve_profile, simulate
+    from ..gpu.kernels import launches, make_config, model_time, simulate_config
 
     cfg = make_config(algo, seq_len=problem.seq_len_q, head_dim=problem.head_dim,
                       heads_total=problem.heads_total, dtype=problem.dtype, causal=problem.causal,
                       block_q=args.block_q, block_kv=args.block_kv, impl=args.impl)
-    profile = resolve_profile(args.hw)
+    if profile is None:
+        profile = resolve_profile(args.hw)
     # With a cache in the profile, the L2 model gives the DRAM bytes ncu is compared with.
-    sim = simulate(profile, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
-                   schedule_options={"gemm": "tiled"} if algo == "standard" else None,
-                   cache=profile.cache is not None, threads_per_block=launches(cfg)[0].block)
-    layout = warp_layout(cfg)
-    model = None
-    if layout is not None:
-        times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
-        model = {"predicted_s": sum(t.predicted_s for t in times.values()),
-                 "bound": "; ".join(t.bound for t in times.values())}
+    sim = simulate_config(profile, cfg, problem, cache=profile.cache is not None,
+                          threads_per_block=launches(cfg)[0].block)
+    model = model_time(sim, profile, cfg)
     gpu = runner.run(cfg, seed=args.seed, warmup=args.warmup, repeats=args.repeats)
     rows = []
     for name in sorted(set(sim.tensors) | {n for n, (r, w) in gpu.counts.items() if r or w}, key=_tensor_order):
@@ -123,8 +111,9 @@ def validate_one(algo: str, args: argparse.Namespace, problem) -> dict:
 
 
 def _tensor_order(name: str) -> int:
-    order = ("Q", "K", "V", "O", "S", "P", "l", "m", "L")
-    return order.index(name) if name in order else len(order)
+    from ..gpu.kernels import TENSOR_SLOTS  # the kernels' counter order; imports no CuPy
+
+    return TENSOR_SLOTS.index(name) if name in TENSOR_SLOTS else len(TENSOR_SLOTS)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -140,13 +129,15 @@ def run(args: argparse.Namespace) -> int:
         raise ProblemError(
             "the GPU kernels implement square multi-head attention only: give --seq-len (not different "
             "--seq-len-q/--seq-len-kv) and no --kv-heads below --heads")
+    device = runner.device_info()
+    profile = resolve_profile(args.hw)
     report = {
-        "device": runner.device_info(),
+        "device": device,
         "hw_profile": args.hw,
         "problem": {"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
                     "heads": problem.heads, "dtype": problem.dtype, "causal": problem.causal,
                     "block_q": args.block_q, "block_kv": args.block_kv},
-        "results": [validate_one(algo, args, problem) for algo in args.algo],
+        "results": [validate_one(algo, args, problem, profile) for algo in args.algo],
     }
     report["ok"] = all(r["counts_equal"] and r["output"]["ok"] for r in report["results"])
     print(json.dumps(report, indent=2) if args.format == "json" else format_table(report))
@@ -221,8 +212,7 @@ def format_table(report: dict) -> str:
 
 def run_vendor(args: argparse.Namespace) -> int:
     """``--vendor torch-sdpa``: PyTorch's flash kernels under ncu, beside the preset."""
-    from ..gpu import ncu, sdpa
-    from ..simulate import resolve_profile
+    from ..gpu import sdpa
 
     problem = problem_from_args(args)
     if not problem.is_square or problem.kv_heads != problem.heads or problem.dtype != "fp16":
@@ -230,7 +220,6 @@ def run_vendor(args: argparse.Namespace) -> int:
                            "--kv-heads below --heads, and --dtype fp16")
     profile = resolve_profile(args.hw)
     sdpa.require_torch()
-    ncu.find_ncu()
     rows = sdpa.compare(problem, sdpa.measure(problem, seed=args.seed), profile)
     ok = all(r["within_target"]["loads"] is not False for r in rows)
     report = {"vendor": "torch-sdpa", "hw_profile": profile.name,

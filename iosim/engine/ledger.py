@@ -29,24 +29,22 @@ class CtaWork:
 
 @dataclass
 class Ledger:
-    """Counts accumulated while a schedule runs (all per head)."""
+    """Counts accumulated while a schedule runs (all per head).
 
-    #: (tensor, "read" | "write") -> elements moved between HBM and on-chip memory, per query head
-    traffic: dict = field(default_factory=lambda: defaultdict(int))
-    #: the same, for accesses made once per K/V head (GQA group reductions), per K/V head
-    traffic_per_kv_head: dict = field(default_factory=lambda: defaultdict(int))
+    Each access is recorded once, keyed by the kernel launch that made it; the totals over
+    launches (``traffic``, ``ops``, ``ctas_by_kernel``) are derived from those tables.
+    """
+
+    #: (kernel, tensor, "read" | "write", per_kv_head) -> elements moved between HBM and
+    #: on-chip memory: per query head, or per K/V head for the accesses made once per K/V
+    #: head (GQA group reductions). Schedules name their kernels with ctx.kernel(...)
+    traffic_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     #: (level a, level b) -> bytes crossing that link of the hierarchy, either way
     link_bytes: dict = field(default_factory=lambda: defaultdict(int))
     link_bytes_per_kv_head: dict = field(default_factory=lambda: defaultdict(int))
-    #: "matmul" (FLOPs), "exp" (special-function ops), "elementwise" (other ops)
-    ops: dict = field(default_factory=lambda: defaultdict(int))
-    #: (kernel, tensor, direction, per_kv_head) -> elements: the same traffic split by the
-    #: kernel launch that made it (schedules name their kernels with ctx.kernel(...))
-    traffic_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     kernel: str = "main"
-    #: kernel -> thread blocks launched (per head), from ctx.thread_block
-    ctas_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
-    #: (kernel, kind) -> operations, the ops split by kernel launch
+    #: (kernel, kind) -> operations: "matmul" (FLOPs), "exp" (special-function ops),
+    #: "elementwise" (other ops)
     ops_by_kernel: dict = field(default_factory=lambda: defaultdict(int))
     #: kernel -> [CtaWork, ...]: the work of each thread block of one head, in launch order
     #: (a grouped loop's identical thread blocks share one record with its count)
@@ -55,6 +53,37 @@ class Ledger:
     init_counted: set = field(default_factory=set)
 
     def add_traffic(self, tensor: str, direction: str, elements: int, per_kv_head: bool = False) -> None:
-        table = self.traffic_per_kv_head if per_kv_head else self.traffic
-        table[(tensor, direction)] += elements
         self.traffic_by_kernel[(self.kernel, tensor, direction, per_kv_head)] += elements
+
+    def add_ops(self, kind: str, n: int) -> None:
+        self.ops_by_kernel[(self.kernel, kind)] += n
+
+    def _traffic(self, per_kv_head: bool) -> dict:
+        out: dict = defaultdict(int)
+        for (_, tensor, direction, per_kv), elements in self.traffic_by_kernel.items():
+            if per_kv == per_kv_head:
+                out[(tensor, direction)] += elements
+        return out
+
+    @property
+    def traffic(self) -> dict:
+        """(tensor, direction) -> elements per query head, over all launches."""
+        return self._traffic(False)
+
+    @property
+    def traffic_per_kv_head(self) -> dict:
+        """The same for the accesses made once per K/V head."""
+        return self._traffic(True)
+
+    @property
+    def ops(self) -> dict:
+        """kind -> operations over all launches."""
+        out: dict = defaultdict(int)
+        for (_, kind), n in self.ops_by_kernel.items():
+            out[kind] += n
+        return out
+
+    @property
+    def ctas_by_kernel(self) -> dict:
+        """kernel -> thread blocks launched (per head), from ctx.thread_block."""
+        return {k: sum(w.count for w in works) for k, works in self.cta_work.items()}

@@ -112,7 +112,8 @@ class ResidencyTracker:
             raise CapacityError(
                 f"on-chip tiles do not fit in {use.level} ({level_role}): "
                 f"{use.current:,} bytes resident > capacity {use.capacity_bytes:,} bytes per thread block. "
-                f"Resident: {tiles}. Choose smaller blocks (--block-q/--block-kv)."
+                f"Resident: {tiles}.",
+                advice="Choose smaller blocks (--block-q/--block-kv).",
             )
 
     def _listing(self, level_role: str) -> list[tuple[str, int, str]]:

@@ -77,6 +77,19 @@ def warm(jobs: list[tuple[str, bool]], workers: int | None = None) -> None:
         list(pool.map(_warm_one, jobs))
 
 
+def launch_jobs(cfgs, counts=(True, False)) -> set[tuple[str, bool]]:
+    """The ``(name expression, count)`` compile jobs of every kernel launch of ``cfgs``
+    (:class:`~iosim.gpu.kernels.Config`), in each build of ``counts``."""
+    from .kernels import launches
+
+    return {(ln.name, c) for cfg in cfgs for ln in launches(cfg) for c in counts}
+
+
+def warm_configs(cfgs, counts=(True, False), workers: int | None = None) -> None:
+    """:func:`warm` for every kernel launch of ``cfgs``, in each build of ``counts``."""
+    warm(sorted(launch_jobs(cfgs, counts)), workers)
+
+
 def nvcc_report(instantiations: list[str], arch: str = "sm_90", count: bool = False) -> str:
     """Compile explicit instantiations with ``nvcc -Xptxas -v``; return the resource report.
 
@@ -91,9 +104,7 @@ def nvcc_report(instantiations: list[str], arch: str = "sm_90", count: bool = Fa
         path = os.path.join(tmp, "iosim_kernels.cu")
         with open(path, "w", encoding="utf-8") as f:
             f.write(source() + "\n" + "\n".join(instantiations) + "\n")
-        cmd = [nvcc, "-std=c++17", f"-arch={arch}", "-c", path, "-o", os.path.join(tmp, "k.o"), "-Xptxas", "-v"]
-        if count:
-            cmd.insert(1, COUNT_OPTION)
+        cmd = [nvcc, *options(count), f"-arch={arch}", "-c", path, "-o", os.path.join(tmp, "k.o"), "-Xptxas", "-v"]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
             raise RuntimeError(f"nvcc failed:\n{done.stderr}")

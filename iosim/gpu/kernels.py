@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import CapacityError, ProblemError
 from . import build
+from .reference import NP_DTYPE
 
 #: Order of the kernels' counter slots (common.cuh, ``enum IosimTensor``), with the
 #: simulator's tensor names: ℓ is "l", m is "m", the logsumexp is "L".
@@ -152,6 +153,31 @@ def warp_layout(cfg: Config):
     return WarpLayout(cfg.block_q // 16) if cfg.impl == "mma" and cfg.algo == "fa2" else None
 
 
+def simulate_config(profile, cfg: Config, problem, **kw):
+    """The simulator run that ``cfg``'s kernels are held to: its algorithm and tiles, and for
+    ``standard`` the tiled GEMM model (``gemm="tiled"``) that a real tiled kernel follows.
+    ``problem`` is the :class:`~iosim.Problem` (B and H apart); ``kw`` go to
+    :func:`iosim.simulate` (``cache``, ``threads_per_block``, ...)."""
+    from ..simulate import simulate
+
+    return simulate(profile, cfg.algo, problem, block_q=cfg.block_q, block_kv=cfg.block_kv,
+                    schedule_options={"gemm": "tiled"} if cfg.algo == "standard" else None, **kw)
+
+
+def model_time(sim, profile, cfg: Config) -> dict | None:
+    """The kernel time model's prediction for ``sim`` (a :func:`simulate_config` result) with
+    ``cfg``'s warp layout, summed over its kernels: ``{"predicted_s", "bound"}`` (the bounds
+    joined by "; "), or None where the model has no warp layout for the kernel."""
+    from .. import kernel_time
+
+    layout = warp_layout(cfg)
+    if layout is None:
+        return None
+    times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
+    return {"predicted_s": sum(t.predicted_s for t in times.values()),
+            "bound": "; ".join(t.bound for t in times.values())}
+
+
 def smem_limit() -> int:
     """Largest dynamic shared memory one block may opt in to on the current device."""
     import cupy
@@ -161,12 +187,6 @@ def smem_limit() -> int:
         return int(cupy.cuda.runtime.deviceGetAttribute(97, dev))
     except Exception:  # noqa: BLE001 - an old runtime without the attribute
         return DEFAULT_SMEM_LIMIT
-
-
-def _cupy_dtype(dtype: str):
-    import cupy
-
-    return cupy.float32 if dtype == "fp32" else cupy.float16
 
 
 class Attention:
@@ -180,7 +200,7 @@ class Attention:
         import cupy
 
         self.cfg, self.q, self.k, self.v, self.count = cfg, q, k, v, count
-        n, d, bh, dt = cfg.seq_len, cfg.head_dim, cfg.heads_total, _cupy_dtype(cfg.dtype)
+        n, d, bh, dt = cfg.seq_len, cfg.head_dim, cfg.heads_total, NP_DTYPE[cfg.dtype]
         self.out = {"O": cupy.empty((bh, n, d), dtype=dt)}
         if cfg.algo == "fa2":
             self.out["L"] = cupy.empty((bh, n), dtype=cupy.float32)
@@ -214,7 +234,7 @@ class Attention:
         """Zero the counters; for FA1, Algorithm 1 line 2: O = 0, ℓ = 0, m = −inf in HBM.
 
         These initialising writes are not counted (convention C5) and are not part of the timed
-        region (:func:`iosim.gpu.runner.time_kernels` records its events around :meth:`launch`).
+        region (:func:`iosim.gpu.runner.time_launches` records its events around :meth:`launch`).
         """
         if self.count:
             self.counters.fill(0)

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 
 from ..errors import DependencyError, IosimError
 from .kernels import Config
@@ -63,8 +64,13 @@ def _number(text: str) -> float:
 
 def parse_csv(text: str) -> dict[str, float]:
     """Sum each metric of ncu's ``--csv --print-units base`` output over all kernels."""
+    return sum_metrics(read_launches(text))
+
+
+def sum_metrics(launches: list[dict]) -> dict[str, float]:
+    """Each metric summed over ``launches`` (dicts of :func:`read_launches`)."""
     totals: dict[str, float] = {}
-    for launch in read_launches(text):
+    for launch in launches:
         for name, value in launch["metrics"].items():
             totals[name] = totals.get(name, 0.0) + value
     return totals
@@ -89,19 +95,62 @@ def read_launches(text: str) -> list[dict]:
     return list(launches.values())
 
 
-def _run(ncu: str, metrics: list[str], cfg: Config, seed: int) -> subprocess.CompletedProcess:
-    spec = json.dumps({**cfg.__dict__, "seed": seed})
+def cupy_groups(raw_dir: str):
+    """The configs of a benchmarks/cupy_ncu.py run saved in ``raw_dir`` (cupy_configs.json and
+    cupy.csv), in launch order: ``(cfg, launches)``, one launch per name in ``cfg["kernels"]``;
+    stops at the first config that ncu did not finish (its time ran out)."""
+    with open(os.path.join(raw_dir, "cupy_configs.json")) as f:
+        meta = json.load(f)
+    with open(os.path.join(raw_dir, "cupy.csv")) as f:
+        launches = read_launches(f.read())
+    at = 0
+    for cfg in meta["grid"]:
+        mine = launches[at:at + len(cfg["kernels"])]
+        at += len(cfg["kernels"])
+        if len(mine) < len(cfg["kernels"]):
+            return
+        yield cfg, mine
+
+
+@dataclass(frozen=True)
+class Profiled:
+    """What one :func:`profile` run gave: ncu's exit status, the metric CSV it wrote to its
+    log file ("" where it wrote none), and what ncu and the target printed."""
+
+    args: list[str]
+    returncode: int
+    log: str
+    stdout: str
+    stderr: str
+
+    @property
+    def ok(self) -> bool:
+        """ncu exited 0 and wrote a metric table."""
+        return self.returncode == 0 and '"ID"' in self.log
+
+
+def profile(module: str, spec_json: str, kernel_filter: str, metrics: list[str], extra: tuple[str, ...] = (),
+            ncu: str | None = None) -> Profiled:
+    """Run ``python -m module spec_json`` under ``ncu --clock-control none`` (this repository
+    first on PYTHONPATH), profiling the kernels whose names match ``kernel_filter`` for
+    ``metrics``; ``extra`` are more ncu options (after ``--clock-control none``)."""
+    ncu = ncu or find_ncu()
+    env = dict(os.environ)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     with tempfile.TemporaryDirectory() as tmp:
         log = os.path.join(tmp, "ncu.csv")
-        cmd = [ncu, "--clock-control", "none", "--target-processes", "all", "--csv", "--print-units", "base",
-               "--kernel-name", KERNEL_REGEX, "--metrics", ",".join(metrics), "--log-file", log,
-               sys.executable, "-m", "iosim.gpu.ncu_target", spec]
-        env = dict(os.environ)
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        cmd = [ncu, "--clock-control", "none", *extra, "--csv", "--print-units", "base",
+               "--kernel-name", kernel_filter, "--metrics", ",".join(metrics), "--log-file", log,
+               sys.executable, "-m", module, spec_json]
         done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
         text = open(log, encoding="utf-8").read() if os.path.exists(log) else ""
-        return subprocess.CompletedProcess(cmd, done.returncode, text, done.stdout + done.stderr)
+    return Profiled(cmd, done.returncode, text, done.stdout, done.stderr)
+
+
+def _run(ncu: str, metrics: list[str], cfg: Config, seed: int) -> Profiled:
+    spec = json.dumps({**cfg.__dict__, "seed": seed})
+    return profile("iosim.gpu.ncu_target", spec, KERNEL_REGEX, metrics, ("--target-processes", "all"), ncu=ncu)
 
 
 def measure(cfg: Config, seed: int = 0) -> dict[str, float]:
@@ -109,11 +158,11 @@ def measure(cfg: Config, seed: int = 0) -> dict[str, float]:
     ncu = find_ncu()
     wanted = list(METRICS) + list(EXTRA_METRICS)
     done = _run(ncu, wanted, cfg, seed)
-    if done.returncode != 0 or '"ID"' not in done.stdout:  # an older ncu without the extras
+    if not done.ok:  # an older ncu without the extras
         wanted = list(METRICS)
         done = _run(ncu, wanted, cfg, seed)
-    if done.returncode != 0 or '"ID"' not in done.stdout:
-        raise IosimError(f"ncu failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
-    totals = parse_csv(done.stdout)
+    if not done.ok:
+        raise IosimError(f"ncu failed (exit {done.returncode}):\n{(done.stdout + done.stderr + done.log)[-3000:]}")
+    totals = parse_csv(done.log)
     table = {**METRICS, **EXTRA_METRICS}
     return {table[m][0]: totals[m] * table[m][1] for m in wanted if m in totals}

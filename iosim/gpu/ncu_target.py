@@ -13,9 +13,26 @@ import os
 import sys
 
 
+def run(cfg, seed: int = 0, count: bool = False):
+    """One launch of ``cfg`` (a :class:`~iosim.gpu.kernels.Config`) on N(0, 1) inputs drawn
+    with ``seed``, synchronised; the :class:`~iosim.gpu.kernels.Attention` it ran is returned
+    (its buffers are freed when the caller drops it)."""
+    import cupy
+
+    from . import reference
+    from .kernels import Attention
+
+    q, k, v = (cupy.asarray(x) for x in reference.make_inputs(cfg.heads_total, cfg.seq_len, cfg.head_dim,
+                                                                cfg.dtype, seed))
+    att = Attention(cfg, q, k, v, count=count)
+    att.launch()
+    cupy.cuda.Device().synchronize()
+    return att
+
+
 def main(argv: list[str]) -> int:
-    from . import reference, require
-    from .kernels import Attention, Config
+    from . import require
+    from .kernels import Config
 
     cupy = require()
     if os.environ.get("IOSIM_NO_POOL") == "1":
@@ -23,12 +40,7 @@ def main(argv: list[str]) -> int:
     spec = json.loads(argv[0])
     seed = spec.pop("seed", 0)
     count = bool(spec.pop("count", False))
-    cfg = Config(**spec)
-    q, k, v = (cupy.asarray(x) for x in reference.make_inputs(cfg.heads_total, cfg.seq_len, cfg.head_dim,
-                                                                cfg.dtype, seed))
-    att = Attention(cfg, q, k, v, count=count)
-    att.launch()
-    cupy.cuda.Device().synchronize()
+    run(Config(**spec), seed, count)
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,7 +35,6 @@ class GpuRun:
     time_s: float | None
     warmup: int
     repeats: int
-    times_s: tuple[float, ...] = field(default=(), repr=False)
 
     @property
     def output_ok(self) -> bool:
@@ -111,7 +110,7 @@ def run(cfg: Config, *, seed: int = 0, time: bool = True, warmup: int = 5, repea
         lse_tolerance=reference.LSE_TOLERANCE, checked_rows=int(sum(len(r) for r in rows)),
         total_rows=cfg.heads_total * cfg.seq_len, timed_matches_counted=matches,
         time_s=statistics.median(times) if times else None, warmup=warmup if time else 0,
-        repeats=repeats if time else 0, times_s=tuple(times))
+        repeats=repeats if time else 0)
 
 
 def device_info() -> dict[str, str]:

@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-import tempfile
 
 from ..errors import DependencyError, IosimError
-from .ncu import find_ncu, read_launches
+from ..problem import Problem
+from .ncu import profile as ncu_profile
+from .ncu import read_launches
 
 #: ncu's kernel name -> iosim's kernel label in the flash-attn-2 preset
 KERNEL_LABELS = {
@@ -69,20 +68,12 @@ def require_torch() -> None:
 
 def measure(problem, seed: int = 0) -> list[dict]:
     """One launch dict per kernel, in launch order: name, grid, block, metrics."""
-    ncu = find_ncu()
     spec = json.dumps({"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
                        "heads": problem.heads, "causal": problem.causal, "seed": seed})
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    with tempfile.TemporaryDirectory() as tmp:
-        log = os.path.join(tmp, "ncu.csv")
-        cmd = [ncu, "--clock-control", "none", "--csv", "--print-units", "base", "-k", "regex:flash",
-               "--metrics", ",".join(METRICS), "--log-file", log, sys.executable, "-m", "iosim.gpu.sdpa_target", spec]
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=900)
-        text = open(log, encoding="utf-8").read() if os.path.exists(log) else ""
-    if done.returncode != 0 or '"ID"' not in text:
+    done = ncu_profile("iosim.gpu.sdpa_target", spec, "regex:flash", METRICS)
+    if not done.ok:
         raise IosimError(f"ncu on PyTorch's SDPA failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
-    return read_launches(text)
+    return read_launches(done.log)
 
 
 def group_by_config(launches: list[dict]) -> list[list[dict]]:
@@ -94,6 +85,26 @@ def group_by_config(launches: list[dict]) -> list[list[dict]]:
             groups.append([])
         groups[-1].append(launch)
     return groups
+
+
+def raw_configs(raw_dir: str):
+    """The configs of a benchmarks/sdpa_ncu.py run saved in ``raw_dir`` (sdpa_configs.json and
+    one sdpa_d{D}.csv per head dim), in launch order: ``(cfg, Problem, launches)`` per config.
+    A head dim without its CSV (the run's time ran out) is skipped; IosimError where a CSV's
+    kernel groups do not match its configs one to one."""
+    with open(os.path.join(raw_dir, "sdpa_configs.json")) as f:
+        meta = json.load(f)
+    for d, configs in meta["grid"].items():
+        path = os.path.join(raw_dir, f"sdpa_d{d}.csv")
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            groups = group_by_config(read_launches(f.read()))
+        if len(groups) != len(configs):
+            raise IosimError(f"{path}: {len(groups)} kernel groups for {len(configs)} configs")
+        for cfg, launches in zip(configs, groups):
+            yield cfg, Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
+                               heads=cfg["heads"], causal=cfg["causal"]), launches
 
 
 def predicted_classes(kernel_bytes: dict, kernel: str) -> dict:
@@ -133,10 +144,14 @@ def predicted(result, kernel: str) -> dict:
     return out
 
 
+def within(p, m, tol):
+    """Whether the prediction ``p`` is within ``tol`` (relative) of the measurement ``m``; None
+    where there is no prediction or nothing was measured."""
+    return None if p is None or not m else abs(p / m - 1) <= tol
+
+
 def checks(problem, kernel: str, pred: dict, meas: dict, passes: str) -> dict:
     """Each of issue 6's targets for one launch: True, False, or None where it does not apply."""
-    def within(p, m, tol):
-        return None if p is None or not m else abs(p / m - 1) <= tol
     loads_ok = pred["loads"] == meas["loads"] if passes == "forward" else within(pred["loads"], meas["loads"],
                                                                                  TARGETS["loads_backward"])
     time_ok = within(pred.get("time_s"), meas["time_s"], TARGETS["time"]) \

@@ -12,13 +12,13 @@ import json
 import sys
 
 
-def main(argv: list[str]) -> int:
+def run(cfg: dict) -> None:
+    """One forward and one backward of ``cfg`` (seq_len, head_dim, batch, heads, causal),
+    inputs drawn from torch's current random state; the GPU memory is freed after."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    cfg = json.loads(argv[0])
-    torch.manual_seed(cfg.get("seed", 0))
     b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
     q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
     grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
@@ -26,6 +26,16 @@ def main(argv: list[str]) -> int:
         out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
         out.backward(grad)
     torch.cuda.synchronize()
+    del q, k, v, grad, out
+    torch.cuda.empty_cache()
+
+
+def main(argv: list[str]) -> int:
+    import torch
+
+    cfg = json.loads(argv[0])
+    torch.manual_seed(cfg.get("seed", 0))
+    run(cfg)
     return 0
 
 

@@ -51,7 +51,6 @@ class ScheduleAssignment:
     io_hint: str
     answer: str | None = None   # module-level string holding a written answer
     answer_prompt: str = ""
-    kind: str = "schedule"
 
 
 @dataclass(frozen=True)
@@ -67,7 +66,6 @@ class BlocksAssignment:
     band: float
     answer: str
     answer_prompt: str
-    kind: str = "blocks"
 
 
 def _cases() -> tuple:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..reference import reference_attention
+from ..reference import reference_attention, reference_statistics
 from ..result import Result
 from .assignments import ATOL, RTOL, Case
 from .report import Check
@@ -47,14 +47,8 @@ class CaseRun:
 def reference_outputs(inputs: dict, problem) -> dict:
     """O, and the row statistics m = rowmax(S), ℓ = rowsum(e^{S−m}), L = m + log ℓ."""
     Q, K = inputs["Q"], inputs["K"]
-    S = Q @ np.swapaxes(K, -1, -2) / np.sqrt(problem.head_dim)
-    if problem.causal:
-        n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
-        visible = np.arange(n_kv)[None, :] <= np.arange(n_q)[:, None] + (n_kv - n_q)
-        S = np.where(visible, S, -np.inf)
-    m = S.max(axis=-1)
-    l = np.exp(S - m[..., None]).sum(axis=-1)
-    return {"O": reference_attention(Q, K, inputs["V"], causal=problem.causal), "m": m, "l": l, "L": m + np.log(l)}
+    return {"O": reference_attention(Q, K, inputs["V"], causal=problem.causal),
+            **reference_statistics(Q, K, causal=problem.causal)}
 
 
 # -- loads and runs ---------------------------------------------------------------------------

@@ -30,13 +30,10 @@ import numpy as np
 from .. import errors
 from ..engine.blocks import BlockMask
 from ..problem import BlockSizes, Problem
-from .protocol import Channel
+from .protocol import BLOCK_FIELDS, ERRORS, Channel
 
 #: freed when the schedule runs out of memory, so the child can still report it
 _RESERVE: list = []
-_ERRORS = {"ScheduleError": errors.ScheduleError, "CapacityError": errors.CapacityError,
-           "ProblemError": errors.ProblemError, "ValueError": ValueError, "TypeError": TypeError,
-           "ZeroDivisionError": ZeroDivisionError, "IndexError": IndexError, "KeyError": KeyError}
 _UFUNC_NAMES = {np.add: "add", np.subtract: "sub", np.multiply: "mul", np.divide: "div", np.maximum: "maximum"}
 API = ("problem, blocks, softmax_scale, mode, mask_info, q_blocks, kv_blocks, load, store, read, write, init, "
        "keep, fill, mask, watch, kernel, thread_block")
@@ -68,8 +65,12 @@ class Link:
             raise GradingAbort(self.aborted)
         if "e" in reply:
             kind, text = reply["e"]
-            raise _ERRORS.get(kind, RuntimeError)(text)
+            raise ERRORS.get(kind, RuntimeError)(text)
         return reply.get("r")
+
+    def tile(self, op: str, *args) -> "RemoteTile":
+        """A request answered with a new tile."""
+        return RemoteTile(self, self.call(op, *args))
 
     def quiet(self, op: str, *args) -> None:
         """A call whose failure does not matter (closing a loop the schedule left)."""
@@ -118,11 +119,11 @@ def _encode(value):
 class RemoteBlock:
     """A block from ``ctx.q_blocks()``/``ctx.kv_blocks()``: where it starts and how many rows it has."""
 
-    __slots__ = ("_id", "axis", "index", "start", "rows", "block", "count")
+    __slots__ = ("_id",) + BLOCK_FIELDS
 
     def __init__(self, desc: dict):
         self._id = desc["b"]
-        for key in ("axis", "index", "start", "rows", "block", "count"):
+        for key in BLOCK_FIELDS:
             setattr(self, key, desc[key])
 
     @property
@@ -169,14 +170,11 @@ class RemoteTile:
     def __repr__(self) -> str:
         return f"Tile{self.shape}"
 
-    def _op(self, op: str, *args) -> "RemoteTile":
-        return RemoteTile(self._link, self._link.call(op, *args))
-
     def _elementwise(self, other, ufunc, reverse: bool = False) -> "RemoteTile":
         name = _UFUNC_NAMES.get(ufunc)
         if name is None:
             raise TypeError(f"element-wise {getattr(ufunc, '__name__', ufunc)} is not a tile operation")
-        return self._op("binop", name, self, other, bool(reverse))
+        return self._link.tile("binop", name, self, other, bool(reverse))
 
     def __add__(self, o): return self._elementwise(o, np.add)
     def __radd__(self, o): return self._elementwise(o, np.add, True)
@@ -186,19 +184,19 @@ class RemoteTile:
     def __rmul__(self, o): return self._elementwise(o, np.multiply, True)
     def __truediv__(self, o): return self._elementwise(o, np.divide)
     def __rtruediv__(self, o): return self._elementwise(o, np.divide, True)
-    def __neg__(self): return self._op("unary", "neg", self)
-    def __matmul__(self, o): return self._op("matmul", self, o)
+    def __neg__(self): return self._link.tile("unary", "neg", self)
+    def __matmul__(self, o): return self._link.tile("matmul", self, o)
 
-    def exp(self): return self._op("unary", "exp", self)
-    def log(self): return self._op("unary", "log", self)
-    def rowmax(self): return self._op("unary", "rowmax", self)
-    def rowsum(self): return self._op("unary", "rowsum", self)
-    def inf_as_zero(self): return self._op("unary", "inf_as_zero", self)
-    def reciprocal(self): return self._op("unary", "reciprocal", self)
-    def col(self): return self._op("unary", "col", self)
+    def exp(self): return self._link.tile("unary", "exp", self)
+    def log(self): return self._link.tile("unary", "log", self)
+    def rowmax(self): return self._link.tile("unary", "rowmax", self)
+    def rowsum(self): return self._link.tile("unary", "rowsum", self)
+    def inf_as_zero(self): return self._link.tile("unary", "inf_as_zero", self)
+    def reciprocal(self): return self._link.tile("unary", "reciprocal", self)
+    def col(self): return self._link.tile("unary", "col", self)
 
     @property
-    def T(self): return self._op("unary", "T", self)
+    def T(self): return self._link.tile("unary", "T", self)
 
 
 class RemoteContext:
@@ -226,11 +224,8 @@ class RemoteContext:
             raise errors.ScheduleError("key/value splits are not part of the assignment's API")
         return self._link.loop("kv", visible_to, options)
 
-    def _tile(self, op, *args) -> RemoteTile:
-        return RemoteTile(self._link, self._link.call(op, *args))
-
     def load(self, tensor, block):
-        return self._tile("load", tensor, block)
+        return self._link.tile("load", tensor, block)
 
     def store(self, tensor, block, tile, sum_over_group=False):
         if sum_over_group:
@@ -238,7 +233,7 @@ class RemoteContext:
         self._link.call("store", tensor, block, tile)
 
     def read(self, tensor):
-        return self._tile("read", tensor)
+        return self._link.tile("read", tensor)
 
     def write(self, tensor, tile, sum_over_group=False):
         if sum_over_group:
@@ -251,13 +246,13 @@ class RemoteContext:
         self._link.call("init", tensor, value)
 
     def keep(self, name, tile, role):
-        return self._tile("keep", name, tile, role)
+        return self._link.tile("keep", name, tile, role)
 
     def fill(self, name, block, value, role, cols=None):
-        return self._tile("fill", name, block, value, role, cols)
+        return self._link.tile("fill", name, block, value, role, cols)
 
     def mask(self, scores, i=None, j=None):
-        return self._tile("mask", scores, i, j)
+        return self._link.tile("mask", scores, i, j)
 
     def watch(self, name, tile) -> None:
         """Recording values is a no-op under the grader (values never reach this process)."""
@@ -284,9 +279,7 @@ def describe(exc: BaseException, path: str) -> dict:
         if os.path.abspath(frame.filename) == path:
             where = f"line {frame.lineno}, in {frame.name}: {(frame.line or '').strip()}"
             break
-    lines = traceback.format_exception(type(exc), exc, exc.__traceback__)
-    return {"type": type(exc).__name__, "message": str(exc)[:2000], "where": where[:500],
-            "traceback": "".join(lines)[-3000:]}
+    return {"type": type(exc).__name__, "message": str(exc)[:2000], "where": where[:500]}
 
 
 def _apply_limits(memory_bytes: int | None, cpu_s: int | None) -> None:

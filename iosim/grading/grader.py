@@ -104,7 +104,7 @@ def resolve(path: str | pathlib.Path, assignment: str | None):
 
 
 def _signature(spec) -> str:
-    return "(ctx)" if spec.kind == "schedule" else "(hw, problem)"
+    return "(ctx)" if isinstance(spec, ScheduleAssignment) else "(hw, problem)"
 
 
 def _syntax_failure(exc: Exception) -> dict:
@@ -138,17 +138,38 @@ def _start(proc: StudentProcess, file: pathlib.Path, spec, timeout_s: float):
     return {k: v for k, v in answers.items() if isinstance(v, str)}, None
 
 
-def _transport_failure(run, exc: Exception, proc: StudentProcess, timeout_s: float) -> None:
-    """The connection broke during ``run``: a timeout, a dead process or garbage."""
+def _transport_failure(exc: Exception, proc: StudentProcess, timeout_s: float) -> tuple:
+    """(status, message) when the connection broke during a run: a timeout, a dead process or garbage."""
     if isinstance(exc, ChannelTimeout):
-        run.status, run.message = "timeout", f"no answer within the time limit of {timeout_s:g} s"
-    elif isinstance(exc, ChannelClosed):
+        return "timeout", f"no answer within the time limit of {timeout_s:g} s"
+    if isinstance(exc, ChannelClosed):
         reason = proc.exit_reason()
-        tail = proc.output_tail()
-        run.status = "memory" if "MemoryError" in tail else "crash"
-        run.message = reason + (" (out of memory)" if run.status == "memory" else "")
+        if "MemoryError" in proc.output_tail():
+            return "memory", reason + " (out of memory)"
+        return "crash", reason
+    return "protocol", f"the student's process broke the protocol: {exc}"
+
+
+def _graded_session(spec, file, syntax_error, timeout_s: float, memory_mb: int, seed: int, setup: str, *,
+                    run, checks) -> GradeReport:
+    """What every assignment does around its own part: load the file in the student's process
+    and, once it has loaded, ``run(proc)``; then, with the process gone, report whether it
+    loaded, the checks ``checks()`` returns (only when it loaded) and the written answer."""
+    answers, failure, output = {}, None, ""
+    if syntax_error is not None:
+        failure = _syntax_failure(syntax_error)
     else:
-        run.status, run.message = "protocol", f"the student's process broke the protocol: {exc}"
+        with StudentProcess(timeout_s, memory_mb) as proc:
+            answers, failure = _start(proc, file, spec, timeout_s)
+            if failure is None:
+                run(proc)
+            output = proc.output_tail()
+    graded = [loads_check(spec.function, _signature(spec), failure)]
+    if failure is None:
+        graded += checks()
+    if spec.answer:
+        graded.append(answer_check(spec.answer, answers.get(spec.answer), spec.answer_prompt))
+    return GradeReport(_shown(file), spec.name, spec.title, setup, graded, seed, output)
 
 
 def _shown(file: pathlib.Path) -> str:
@@ -189,18 +210,19 @@ def _run_cases(proc: StudentProcess, runs: list, profile, timeout_s: float) -> N
                                   mode="numeric", inputs=run.inputs, schedule_options={"payload": payload})
             run.status = "ok"
         except CapacityError as exc:
-            run.status, run.message = "capacity", _capacity_message(str(exc))
+            run.status, run.message = "capacity", _capacity_message(exc)
         except StudentFailure as exc:
             run.status, run.message, run.where = exc.kind, exc.message, exc.where
         except ChannelError as exc:
-            _transport_failure(run, exc, proc, timeout_s)
+            run.status, run.message = _transport_failure(exc, proc, timeout_s)
             return
 
 
-def _capacity_message(text: str) -> str:
-    """The engine's message without its CLI advice (the grader's hint replaces it)."""
-    text = text.replace(" Choose smaller blocks (--block-q/--block-kv).", "")
-    return re.sub(r", [\w+]+ rule, forward\)$", ")", text)
+def _capacity_message(exc: CapacityError) -> str:
+    """The engine's message with the blocks but without its CLI advice and block rule (the
+    grader's hint replaces them)."""
+    blocks = [w for w in exc.where if w.startswith("B_r=")]
+    return exc.detail + (f" ({blocks[0]})" if blocks else "")
 
 
 def _grade_schedule(spec: ScheduleAssignment, file, syntax_error, timeout_s, memory_mb, seed) -> GradeReport:
@@ -211,27 +233,18 @@ def _grade_schedule(spec: ScheduleAssignment, file, syntax_error, timeout_s, mem
              f"{profile.registers.per_block_bytes:,} B registers per thread block; blocks B_r × B_c = "
              f"{b.block_q} × {b.block_kv} (Algorithm 1's rule, in ctx.blocks); {len(runs)} random inputs "
              f"(seed {seed}); limits {timeout_s:g} s, {memory_mb} MiB")
-    answers, failure, output = {}, None, ""
-    if syntax_error is not None:
-        failure = _syntax_failure(syntax_error)
-    else:
-        with StudentProcess(timeout_s, memory_mb) as proc:
-            answers, failure = _start(proc, file, spec, timeout_s)
-            if failure is None:
-                _run_cases(proc, runs, profile, timeout_s)
-            output = proc.output_tail()
-    # What the runs are compared with is computed only now, with the student's process gone.
-    for run in runs:
-        p, b = run.case.problem, run.blocks
-        run.expected = simulate(profile, spec.algorithm, p, block_q=b.block_q, block_kv=b.block_kv)
-        run.reference = reference_outputs(run.inputs, p)
-    checks = [loads_check(spec.function, "(ctx)", failure)]
-    if failure is None:
-        checks += [runs_check(runs, timeout_s, memory_mb), exactness_check(runs, spec.outputs),
-                   capacity_check(runs), io_check(runs, spec.algorithm_title, spec.io_hint)]
-    if spec.answer:
-        checks.append(answer_check(spec.answer, answers.get(spec.answer), spec.answer_prompt))
-    return GradeReport(_shown(file), spec.name, spec.title, setup, checks, seed, output)
+
+    def checks() -> list:
+        # What the runs are compared with is computed only now, with the student's process gone.
+        for run in runs:
+            p, b = run.case.problem, run.blocks
+            run.expected = simulate(profile, spec.algorithm, p, block_q=b.block_q, block_kv=b.block_kv)
+            run.reference = reference_outputs(run.inputs, p)
+        return [runs_check(runs, timeout_s, memory_mb), exactness_check(runs, spec.outputs),
+                capacity_check(runs), io_check(runs, spec.algorithm_title, spec.io_hint)]
+
+    return _graded_session(spec, file, syntax_error, timeout_s, memory_mb, seed, setup,
+                           run=lambda proc: _run_cases(proc, runs, profile, timeout_s), checks=checks)
 
 
 # -- choosing blocks ----------------------------------------------------------------------------
@@ -246,32 +259,26 @@ def _valid_blocks(value) -> bool:
             and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value))
 
 
+def _call_cases(proc: StudentProcess, cases, replies: list, timeout_s: float) -> None:
+    """Call the student's function on each (GPU, shape); a reply per case, until the connection breaks."""
+    for hw, problem in cases:
+        try:
+            proc.channel.send({"call": {"hw": hw, "problem": _problem_payload(problem)}}, proc.deadline)
+            replies.append(proc.channel.recv(proc.deadline))
+        except ChannelError as exc:
+            status, message = _transport_failure(exc, proc, timeout_s)
+            replies.append({"done": False, "error": {"type": status, "message": message}, "status": status})
+            return
+
+
 def _grade_blocks(spec: BlocksAssignment, file, syntax_error, timeout_s, memory_mb, seed) -> GradeReport:
     labels = [f"{hw} N={p.seq_len_q} d={p.head_dim} {p.dtype}{' causal' if p.causal else ''}" for hw, p in spec.cases]
     setup = (f"{spec.algorithm} on {len(spec.cases)} GPUs and shapes ({'; '.join(labels)}); graded objective: HBM "
              f"bytes within {spec.band:.0%} of the best of `iosim explore`; limits {timeout_s:g} s, {memory_mb} MiB")
-    answers, failure, output, replies = {}, None, "", []
-    if syntax_error is not None:
-        failure = _syntax_failure(syntax_error)
-    else:
-        with StudentProcess(timeout_s, memory_mb) as proc:
-            answers, failure = _start(proc, file, spec, timeout_s)
-            for hw, problem in ([] if failure else spec.cases):
-                try:
-                    proc.channel.send({"call": {"hw": hw, "problem": _problem_payload(problem)}}, proc.deadline)
-                    replies.append(proc.channel.recv(proc.deadline))
-                except ChannelError as exc:
-                    run = CaseRun(None)
-                    _transport_failure(run, exc, proc, timeout_s)
-                    replies.append({"done": False, "error": {"type": run.status, "message": run.message},
-                                    "status": run.status})
-                    break
-            output = proc.output_tail()
-    checks = [loads_check(spec.function, "(hw, problem)", failure)]
-    if failure is None:
-        checks += _blocks_checks(spec, labels, replies, timeout_s, memory_mb)
-    checks.append(answer_check(spec.answer, answers.get(spec.answer), spec.answer_prompt))
-    return GradeReport(_shown(file), spec.name, spec.title, setup, checks, seed, output)
+    replies: list = []
+    return _graded_session(spec, file, syntax_error, timeout_s, memory_mb, seed, setup,
+                           run=lambda proc: _call_cases(proc, spec.cases, replies, timeout_s),
+                           checks=lambda: _blocks_checks(spec, labels, replies, timeout_s, memory_mb))
 
 
 def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:
@@ -308,7 +315,7 @@ def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb
         try:
             r = simulate(hw, spec.algorithm, problem, block_q=bq, block_kv=bkv)
         except CapacityError as exc:
-            cap_fail.append(f"{label}: {bq}×{bkv}: {_capacity_message(str(exc))}")
+            cap_fail.append(f"{label}: {bq}×{bkv}: {_capacity_message(exc)}")
             continue
         fact.update(shared_memory_peak_bytes=r.sram.peak_bytes, shared_memory_capacity_bytes=r.sram.capacity_bytes,
                     registers_peak_bytes=r.registers.peak_bytes, registers_capacity_bytes=r.registers.capacity_bytes)
@@ -360,5 +367,5 @@ def grade(path: str | pathlib.Path, assignment: str | None = None, *, timeout_s:
         raise GradingInputError(f"the memory limit must be an integer of at least 256 MiB, got {memory_mb!r}")
     file, spec, syntax_error = resolve(path, assignment)
     seed = secrets.randbelow(1 << 31) if seed is None else seed
-    run = _grade_schedule if spec.kind == "schedule" else _grade_blocks
+    run = _grade_schedule if isinstance(spec, ScheduleAssignment) else _grade_blocks
     return run(spec, file, syntax_error, timeout_s, memory_mb, seed)

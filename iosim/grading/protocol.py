@@ -13,8 +13,15 @@ import select
 import socket
 import time
 
+from ..errors import ScheduleError
+
 #: the longest line either side accepts
 MAX_MESSAGE_BYTES = 1 << 20
+#: the exceptions a refused request comes back as (``{"e": [name, message]}``), by name: the
+#: grader sends only these names, and the student's process raises the same type
+ERRORS = {cls.__name__: cls for cls in (ScheduleError, TypeError, ValueError, ZeroDivisionError)}
+#: the facts of a block the grader sends with its handle (``{"b": id, field: value, ...}``)
+BLOCK_FIELDS = ("axis", "index", "start", "rows", "block", "count")
 
 
 class ChannelError(Exception):

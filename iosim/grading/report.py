@@ -5,8 +5,6 @@ from __future__ import annotations
 import textwrap
 from dataclasses import asdict, dataclass, field
 
-STATUSES = ("pass", "fail", "skip")
-
 
 @dataclass
 class Check:

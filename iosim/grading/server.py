@@ -26,10 +26,9 @@ import itertools
 
 import numpy as np
 
-from ..dtypes import width
 from ..engine.tiles import Tile, maximum
 from ..errors import CapacityError, ScheduleError
-from .protocol import Channel
+from .protocol import BLOCK_FIELDS, ERRORS, Channel
 
 ROLES = ("input", "output", "scores", "stats")
 #: the most tile data (float64, all heads) the grader holds for one run at a time
@@ -53,9 +52,9 @@ class TileExpired(CapacityError):
 class StudentFailure(Exception):
     """The schedule did not finish: an exception, a crash, a limit. ``kind`` says which."""
 
-    def __init__(self, kind: str, message: str, where: str = "", details: str = ""):
+    def __init__(self, kind: str, message: str, where: str = ""):
         super().__init__(message)
-        self.kind, self.message, self.where, self.details = kind, message, where, details
+        self.kind, self.message, self.where = kind, message, where
 
 
 class _Scope:
@@ -84,9 +83,8 @@ class _Loop:
 class ScheduleServer:
     """Serve one schedule run for the student's process over ``channel``."""
 
-    def __init__(self, channel: Channel, deadline: float, tile_bytes_limit: int | None = None):
+    def __init__(self, channel: Channel, deadline: float):
         self.channel, self.deadline = channel, deadline
-        self.tile_bytes_limit = TILE_BYTES_LIMIT if tile_bytes_limit is None else tile_bytes_limit
 
     # -- the schedule function handed to simulate -------------------------------------------
     def schedule(self, ctx, *, payload: dict) -> None:
@@ -107,7 +105,7 @@ class ScheduleServer:
             error = message.get("error") if isinstance(message.get("error"), dict) else {}
             kind = "memory" if error.get("type") == "MemoryError" else "exception"
             text = f"{str(error.get('type', 'Error'))[:80]}: {str(error.get('message', ''))[:2000]}"
-            raise StudentFailure(kind, text, str(error.get("where", ""))[:500], str(error.get("traceback", ""))[-3000:])
+            raise StudentFailure(kind, text, str(error.get("where", ""))[:500])
 
     def _start(self, ctx) -> None:
         self.ctx = ctx
@@ -148,8 +146,7 @@ class ScheduleServer:
             return {"e": ["TypeError", f"{op}: {exc}"[:1000]]}
         except Exception as exc:  # the engine's answer to a bad request goes back to the schedule
             kind = type(exc).__name__
-            return {"e": [kind if kind in ("ScheduleError", "ValueError", "ZeroDivisionError") else "ScheduleError",
-                          str(exc)[:1000]]}
+            return {"e": [kind if kind in ERRORS else "ScheduleError", str(exc)[:1000]]}
 
     # -- argument decoding ------------------------------------------------------------------
     def _tile(self, ref) -> Tile:
@@ -203,8 +200,8 @@ class ScheduleServer:
             record.scope.records.add(id(tile))
             self.records[id(tile)] = record
             self.live_bytes += record.nbytes
-            if self.live_bytes > self.tile_bytes_limit:
-                raise StudentFailure("memory", f"the schedule holds more than {self.tile_bytes_limit:,} bytes of "
+            if self.live_bytes > TILE_BYTES_LIMIT:
+                raise StudentFailure("memory", f"the schedule holds more than {TILE_BYTES_LIMIT:,} bytes of "
                                                "tiles at once in the grader (tiles kept alive in a list?)")
         elif scope is not None and self.scopes.index(scope) < self.scopes.index(record.scope):
             self._move(record, scope)
@@ -254,8 +251,7 @@ class ScheduleServer:
     def _describe_block(self, block) -> dict:
         bid = next(self._next_id)
         self.blocks[bid] = block
-        return {"b": bid, "axis": block.axis, "index": block.index, "start": block.start, "rows": block.rows,
-                "block": block.block, "count": block.count}
+        return {"b": bid, **{field: getattr(block, field) for field in BLOCK_FIELDS}}
 
     def _advance(self, loop: _Loop):
         while self.loops[-1] is not loop:  # an enclosing loop moves on: inner loops are over
@@ -316,15 +312,9 @@ class ScheduleServer:
         self.ctx.store(self._name(tensor), self._blockspec(block), self._tile(tile))
 
     def _op_read(self, tensor):
-        ctx = self.ctx
-        tile = ctx.read(self._name(tensor))
-        # A whole tensor on chip is charged like a loaded tile (the engine's read() is the paper's
-        # idealised kernel, which has no residency).
-        spec = ctx.tensors[tensor]
-        level, dtype = ctx.residency.place(spec.role, spec.dtype_for(ctx.problem))
-        ctx.residency.keep(f"{tensor} (whole tensor, ctx.read)", level, tile.size, dtype)
-        tile.home = (level, width(dtype))
-        return self._hand_out(tile)
+        # A whole tensor on chip is charged like a loaded tile.
+        name = self._name(tensor)
+        return self._hand_out(self.ctx.read(name, resident_as=f"{name} (whole tensor, ctx.read)"))
 
     def _op_write(self, tensor, tile):
         self.ctx.write(self._name(tensor), self._tile(tile))

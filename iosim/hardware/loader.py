@@ -317,26 +317,21 @@ def _check_connected(roles: dict[str, str], links: list[Link], problems: _Proble
     problems.add("links", f"the hierarchy is not connected: no path from {root} to {', '.join(cut_off)}")
 
 
-def _compute(obj: Any, quantities: dict, problems: _Problems) -> dict[str, Quantity]:
-    d = _fields(obj, "compute", (), COMPUTE_KEYS, problems)
+def _rates(obj: Any, section: str, kinds: dict[str, str], quantities: dict, problems: _Problems) -> dict[str, Quantity]:
+    """A mapping of rate name -> quantity (``compute``, ``measured``); ``kinds`` gives each
+    allowed name's unit kind."""
+    d = _fields(obj, section, (), tuple(kinds), problems)
     out = {}
-    for key in COMPUTE_KEYS:
+    for key, kind in kinds.items():
         if d and key in d:
-            q = _quantity(d[key], f"compute.{key}", "ops" if key == "exp" else "flops", problems)
+            q = _quantity(d[key], f"{section}.{key}", kind, problems)
             if q is not None:
-                out[key] = quantities[f"compute.{key}"] = q
+                out[key] = quantities[f"{section}.{key}"] = q
     return out
 
 
-def _measured(obj: Any, quantities: dict, problems: _Problems) -> dict[str, Quantity]:
-    d = _fields(obj, "measured", (), tuple(MEASURED_KEYS), problems)
-    out = {}
-    for key, kind in MEASURED_KEYS.items():
-        if d and key in d:
-            q = _quantity(d[key], f"measured.{key}", kind, problems)
-            if q is not None:
-                out[key] = quantities[f"measured.{key}"] = q
-    return out
+#: unit kind of each ``compute`` key: FLOP rates, but exponentials per second for ``exp``
+_COMPUTE_KINDS = {key: "ops" if key == "exp" else "flops" for key in COMPUTE_KEYS}
 
 
 def profile_from_data(data: Any, source: str, problems: list[str] | None = None) -> HardwareProfile:
@@ -368,8 +363,8 @@ def profile_from_data(data: Any, source: str, problems: list[str] | None = None)
         links = _links(data["links"], names, quantities, problems)
         if len(problems) == before_links and roles:
             _check_connected(roles, links, problems)
-    compute = _compute(data.get("compute", {}), quantities, problems)
-    measured = _measured(data.get("measured", {}), quantities, problems)
+    compute = _rates(data.get("compute", {}), "compute", _COMPUTE_KINDS, quantities, problems)
+    measured = _rates(data.get("measured", {}), "measured", MEASURED_KEYS, quantities, problems)
     if problems:
         raise ProfileError(source, problems)
     return HardwareProfile(

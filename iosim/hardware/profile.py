@@ -19,7 +19,7 @@ from typing import Any
 
 import networkx as nx
 
-from .units import UNITS
+from .units import UNITS, unit_kind
 
 #: Roles a level can play. Capacities of dram/cache are per device; scratchpad/registers
 #: are per SM (per CU on AMD) with a separate per-block limit.
@@ -90,12 +90,10 @@ class Quantity:
     @property
     def as_written(self) -> str:
         """The value in its YAML unit, e.g. '228 KiB'."""
-        if not self.unit:
-            return f"{self.value:g}"
-        for table in UNITS.values():
-            if self.unit in table:
-                return f"{self.value / table[self.unit]:g} {self.unit}"
-        return f"{self.value:g} {self.unit}"
+        kind = unit_kind(self.unit) if self.unit else None
+        if kind is None:
+            return f"{self.value:g}" + (f" {self.unit}" if self.unit else "")
+        return f"{self.value / UNITS[kind][self.unit]:g} {self.unit}"
 
 
 @dataclass(frozen=True)
@@ -227,6 +225,12 @@ class HardwareProfile:
         or None if the profile has no cache."""
         caches = self.caches
         return caches[-1] if caches else None
+
+    def bandwidth(self, a: str | None, b: str | None) -> float | None:
+        """Bytes/s of the link between levels ``a`` and ``b``, or None if there is none."""
+        if a is None or b is None or not self._graph.has_edge(a, b):
+            return None
+        return self._graph.edges[a, b]["bandwidth_bytes_per_s"]
 
     def path(self, src: str, dst: str) -> list[Link]:
         """The links along the shortest path from level ``src`` to level ``dst``."""

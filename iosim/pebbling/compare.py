@@ -19,16 +19,15 @@ from dataclasses import dataclass, field, fields
 
 from ..errors import IosimError
 from ..problem import Problem
-from .dag import AttentionDag, attention_dag, min_red_pebbles
-from .game import IllegalPebbling, Pebbling
+from .dag import AttentionDag, attention_dag
+from .game import Pebbling
 from .schedules import SCHEDULE_NAMES, DoesNotFit, fit
-from .search import MAX_NODES, MAX_STATES, SearchLimit, minimum_io
+from .search import MAX_NODES, MAX_STATES, minimum_io, require_red, require_searchable
 
 ALL = SCHEDULE_NAMES + ("optimal",)
 #: the largest N²·d whose schedules are played move by move (a few seconds)
 MAX_PLAYED = 32_768
-_SIM_NAME = {"standard": "standard", "fa1": "fa1", "fa2": "fa2"}
-_BLOCK = {"standard": "B_r", "fa1": "B_c", "fa2": "B_r", "optimal": "—"}
+_BLOCK = {"standard": "B_r", "fa1": "B_c", "fa2": "B_r"}
 
 
 @dataclass(frozen=True)
@@ -93,15 +92,9 @@ def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int 
         raise IosimError(f"N²·d = {seq_len * seq_len * head_dim:,} is too large to play move by move "
                          f"(at most {MAX_PLAYED:,}: the DAG has a node per scalar)")
     dag = attention_dag(seq_len, head_dim)
-    need = min_red_pebbles(dag)
-    if red < need:
-        raise IllegalPebbling(f"no pebbling of the N={seq_len}, d={head_dim} attention DAG exists with S = {red}: "
-                              f"computing a node needs its operands and itself red at once, so S ≥ {need} "
-                              f"(largest in-degree {need - 1}, a fused multiply-add)")
-    if "optimal" in schedules and len(dag) > max_nodes:
-        raise SearchLimit(f"the N={seq_len}, d={head_dim} DAG has {len(dag)} nodes; the exact search is limited to "
-                          f"{max_nodes} (its states grow exponentially; see docs/pebbling.md). "
-                          "Give --schedule standard, fa1 or fa2 to play the loop orders only")
+    need = require_red(dag, red)
+    if "optimal" in schedules:
+        require_searchable(dag, max_nodes, hint="Give --schedule standard, fa1 or fa2 to play the loop orders only")
     rows = [_optimal_row(dag, red, max_nodes, max_states) if name == "optimal"
             else _schedule_row(dag, name, red, block, strict) for name in schedules]
     N, d = seq_len, head_dim
@@ -144,7 +137,7 @@ def iosim_count(name: str, seq_len: int, head_dim: int, block: int) -> tuple[int
         blocks, options = dict(block_q=1, block_kv=block), None
     else:
         blocks, options = dict(block_q=block, block_kv=1), None
-    r = simulate("toy", _SIM_NAME[name], problem, sram_bytes=1 << 30, schedule_options=options, **blocks)
+    r = simulate("toy", name, problem, sram_bytes=1 << 30, schedule_options=options, **blocks)
     return r.hbm.total_elements, {t: [c.read_elements, c.write_elements] for t, c in r.tensors.items()}
 
 

@@ -66,9 +66,14 @@ def o(i, c):
     return f"o[{i},{c}]"
 
 
+def score(i, j):
+    """S_ij, the full dot product q_i·k_j (the last link of its chain, :func:`dot`)."""
+    return f"s[{i},{j}]"
+
+
 def dot(i, j, k, d):
-    """The k-th link of the chain for S_ij (the last link is named ``s[i,j]``)."""
-    return f"s[{i},{j}]" if k == d - 1 else f"t[{i},{j},{k}]"
+    """The k-th link of the chain for S_ij (the last link is :func:`score`, ``s[i,j]``)."""
+    return score(i, j) if k == d - 1 else f"t[{i},{j},{k}]"
 
 
 def rowsum(i, j):
@@ -154,7 +159,7 @@ def attention_dag(seq_len: int, head_dim: int) -> AttentionDag:
             for k in range(d):
                 prev = (dot(i, j, k - 1, d),) if k else ()
                 add(dot(i, j, k, d), "dot", prev + (q(i, k), key(j, k)))
-            add(e(i, j), "exp", (f"s[{i},{j}]",))
+            add(e(i, j), "exp", (score(i, j),))
             if j:
                 add(rowsum(i, j), "rowsum", (rowsum(i, j - 1), e(i, j)))
             for c in range(d):
@@ -162,7 +167,9 @@ def attention_dag(seq_len: int, head_dim: int) -> AttentionDag:
                 add(pv(i, c, j), "pv", prev + (e(i, j), v(j, c)))
         for c in range(d):
             add(o(i, c), "output", (pv(i, c, N - 1), rowsum(i, N - 1)))
-    order = tuple(nx.lexicographical_topological_sort(g, key=_creation_rank(g)))
+    # Every node was added after its operands (add() is only given operands already in g,
+    # so add_edge never creates a node early): the creation order is topological.
+    order = tuple(g)
     inputs = tuple(n for n in order if g.nodes[n]["kind"] == "input")
     outputs = tuple(n for n in order if g.nodes[n]["kind"] == "output")
     return AttentionDag(N, d, g, order, inputs, outputs)
@@ -175,11 +182,6 @@ def _rename_row(name: str, image) -> str:
         return name
     first, tail = rest.split(",", 1)
     return f"{letter}[{image[int(first)]},{tail}"
-
-
-def _creation_rank(g: nx.DiGraph):
-    rank = {name: n for n, name in enumerate(g.nodes)}
-    return lambda name: rank[name]
 
 
 def min_red_pebbles(dag: AttentionDag) -> int:

@@ -77,14 +77,19 @@ def value_of(node: str) -> str:
     return "s" if letter == "t" else letter
 
 
+def check_red(red) -> None:
+    """Raise :class:`IllegalPebbling` unless ``red`` (S, the red-pebble limit) is a positive integer."""
+    if isinstance(red, bool) or not isinstance(red, int) or red < 1:
+        raise IllegalPebbling(f"the number of red pebbles S must be a positive integer, got {red!r}")
+
+
 def play(dag: AttentionDag, moves: Iterable, red: int) -> Pebbling:
     """Play ``moves`` on ``dag`` with at most ``red`` red pebbles; raise on the first illegal one.
 
     ``moves`` are :class:`Move` or plain ``(kind, node)`` pairs. Raises
     :class:`IllegalPebbling` naming the move (1-based), the node and the rule broken.
     """
-    if isinstance(red, bool) or not isinstance(red, int) or red < 1:
-        raise IllegalPebbling(f"the number of red pebbles S must be a positive integer, got {red!r}")
+    check_red(red)
     graph = dag.graph
     reds: set[str] = set()
     blues: set[str] = set(dag.inputs)
@@ -149,4 +154,4 @@ def play(dag: AttentionDag, moves: Iterable, red: int) -> Pebbling:
                     peak, recomputes, dict(loads_by), dict(stores_by))
 
 
-__all__ = ["Move", "MOVES", "Pebbling", "IllegalPebbling", "play", "value_of"]
+__all__ = ["Move", "MOVES", "Pebbling", "IllegalPebbling", "check_red", "play", "value_of"]

@@ -25,29 +25,25 @@ element-level order (which partial sum first) is chosen to need few red pebbles.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from ..errors import IosimError
-from .dag import AttentionDag, dot, e, key, o, pv, q, rowsum, v
-from .game import Move, Pebbling, play
-
-SCHEDULE_NAMES = ("standard", "fa1", "fa2")
+from .dag import AttentionDag, dot, e, key, o, pv, q, rowsum, score, v
+from .game import Move, Pebbling, check_red, play
 
 
 class _Moves:
-    """Collects moves and tracks the red set, so a schedule can say 'drop it if red'."""
+    """Collects a schedule's moves, one method per kind of move."""
 
     def __init__(self):
         self.moves: list[Move] = []
-        self.red: set[str] = set()
 
     def load(self, node):
         self.moves.append(Move("load", node))
-        self.red.add(node)
 
     def compute(self, node):
         self.moves.append(Move("compute", node))
-        self.red.add(node)
 
     def store(self, node):
         self.moves.append(Move("store", node))
@@ -55,7 +51,6 @@ class _Moves:
     def delete(self, *nodes):
         for node in nodes:
             self.moves.append(Move("delete", node))
-            self.red.discard(node)
 
 
 def _blocks(n: int, size: int):
@@ -84,16 +79,22 @@ def _fold_values(m: _Moves, rows, j: int, d: int):
         m.delete(v(j, c))
 
 
+def _fold_rowsum(m: _Moves, i: int, j: int):
+    """Fold e_ij into ℓ_i's partial sum (both red); nothing for j = 0, since e_i0 is ℓ's first
+    partial sum: it stays red until it is folded with e_i1 here."""
+    if j:
+        m.compute(rowsum(i, j))
+        m.delete(rowsum(i, j - 1), e(i, j))
+
+
 def _accumulate(m: _Moves, rows, j: int, d: int):
     """e_ij, then ℓ_i and u_i folded with key j, for every i in ``rows`` (s_ij red)."""
     for i in rows:
         m.compute(e(i, j))
-        m.delete(f"s[{i},{j}]")
+        m.delete(score(i, j))
     _fold_values(m, rows, j, d)
     for i in rows:
-        if j:
-            m.compute(rowsum(i, j))
-            m.delete(rowsum(i, j - 1), e(i, j))   # e_i0 is ℓ's first partial sum: kept until here
+        _fold_rowsum(m, i, j)
 
 
 def _finish_rows(m: _Moves, rows, N: int, d: int):
@@ -117,18 +118,16 @@ def standard_moves(dag: AttentionDag, block: int) -> list[Move]:
         for j in range(N):
             _dot_rows(m, rows, j, d)
             for i in rows:
-                m.store(f"s[{i},{j}]")
-                m.delete(f"s[{i},{j}]")
+                m.store(score(i, j))
+                m.delete(score(i, j))
         m.delete(*(q(i, k) for i in rows for k in range(d)))
     for i in range(N):                                 # 2: read S, write P̃ = exp(S) and ℓ
         for j in range(N):
-            m.load(f"s[{i},{j}]")
+            m.load(score(i, j))
             m.compute(e(i, j))
-            m.delete(f"s[{i},{j}]")
+            m.delete(score(i, j))
             m.store(e(i, j))
-            if j:
-                m.compute(rowsum(i, j))
-                m.delete(rowsum(i, j - 1), e(i, j))
+            _fold_rowsum(m, i, j)
         if N > 1:
             m.store(rowsum(i, N - 1))                  # for N = 1, ℓ_i = P̃_i0 is already stored
         m.delete(rowsum(i, N - 1))
@@ -140,11 +139,7 @@ def standard_moves(dag: AttentionDag, block: int) -> list[Move]:
             m.delete(*(e(i, j) for i in rows))
         for i in rows:
             m.load(rowsum(i, N - 1))
-            for c in range(d):
-                m.compute(o(i, c))
-                m.store(o(i, c))
-                m.delete(o(i, c), pv(i, c, N - 1))
-            m.delete(rowsum(i, N - 1))
+            _finish_rows(m, [i], N, d)
     return m.moves
 
 
@@ -174,14 +169,12 @@ def fa1_moves(dag: AttentionDag, block: int) -> list[Move]:
                     if j == cols[-1]:
                         m.delete(q(i, k))              # Q_i's last use in this block
                 m.compute(e(i, j))
-                m.delete(f"s[{i},{j}]")
+                m.delete(score(i, j))
                 for c in range(d):
                     m.compute(pv(i, c, j))
                     if j:
                         m.delete(pv(i, c, j - 1))
-                if j:
-                    m.compute(rowsum(i, j))
-                    m.delete(rowsum(i, j - 1), e(i, j))
+                _fold_rowsum(m, i, j)
             if b == len(kv_blocks) - 1:                # 12: the last write of O_i is the output
                 _finish_rows(m, [i], N, d)
             else:                                      # 12–13: write O_i, ℓ_i back to HBM
@@ -214,15 +207,21 @@ def fa2_moves(dag: AttentionDag, block: int) -> list[Move]:
 SCHEDULES: dict[str, Callable[[AttentionDag, int], list[Move]]] = {
     "standard": standard_moves, "fa1": fa1_moves, "fa2": fa2_moves,
 }
+SCHEDULE_NAMES = tuple(SCHEDULES)
 
 
 class DoesNotFit(IosimError):
     """Even the smallest block of a schedule needs more red pebbles than S."""
 
 
+def _unlimited(dag: AttentionDag, name: str, block: int) -> Pebbling:
+    """The schedule ``name`` with this ``block``, played with as many red pebbles as nodes (no limit)."""
+    return play(dag, SCHEDULES[name](dag, block), red=len(dag))
+
+
 def peak_red(dag: AttentionDag, name: str, block: int) -> int:
     """The most red pebbles the schedule ``name`` holds at once with this ``block``."""
-    return play(dag, SCHEDULES[name](dag, block), red=len(dag)).peak_red
+    return _unlimited(dag, name, block).peak_red
 
 
 def fit(dag: AttentionDag, name: str, red: int, block: int | None = None) -> tuple[int, Pebbling]:
@@ -235,24 +234,37 @@ def fit(dag: AttentionDag, name: str, red: int, block: int | None = None) -> tup
     if name not in SCHEDULES:
         raise IosimError(f"unknown schedule {name!r}; choose from {', '.join(SCHEDULES)}")
     N = dag.seq_len
+    played: dict[int, Pebbling] = {}   # block → its pebbling, played once without a red limit
+
+    def pebbling(b: int) -> Pebbling:
+        if b not in played:
+            played[b] = _unlimited(dag, name, b)
+        return played[b]
+
+    def fitted(b: int) -> tuple[int, Pebbling]:
+        # A pebbling legal with len(dag) red pebbles whose peak is at most S is legal with S,
+        # and playing it again against S would give the same counts: only ``red`` changes.
+        check_red(red)
+        return b, dataclasses.replace(pebbling(b), red=red)
+
     if block is not None:
         if not 1 <= block <= N:
             raise IosimError(f"block must be between 1 and N = {N}, got {block}")
-        need = peak_red(dag, name, block)
+        need = pebbling(block).peak_red
         if need > red:
             raise DoesNotFit(f"{name} with block {block} needs S ≥ {need} red pebbles, have {red}")
-        return block, play(dag, SCHEDULES[name](dag, block), red)
-    need = peak_red(dag, name, 1)
+        return fitted(block)
+    need = pebbling(1).peak_red
     if need > red:
         raise DoesNotFit(f"{name} needs S ≥ {need} red pebbles even with block 1, have {red}")
     lo, hi = 1, N                      # peak grows with the block: binary search the largest that fits
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if peak_red(dag, name, mid) <= red:
+        if pebbling(mid).peak_red <= red:
             lo = mid
         else:
             hi = mid - 1
-    return lo, play(dag, SCHEDULES[name](dag, lo), red)
+    return fitted(lo)
 
 
 __all__ = ["SCHEDULES", "SCHEDULE_NAMES", "DoesNotFit", "fit", "peak_red", "standard_moves", "fa1_moves",

@@ -58,6 +58,27 @@ class SearchLimit(IosimError):
     """The instance is too large for the exact search, or the search ran out of budget."""
 
 
+def require_red(dag: AttentionDag, red) -> int:
+    """Raise :class:`IllegalPebbling` unless some pebbling of ``dag`` exists with S = ``red``.
+
+    That needs an integer ``red`` ≥ :func:`~iosim.pebbling.dag.min_red_pebbles`, which is returned.
+    """
+    need = min_red_pebbles(dag)
+    if isinstance(red, bool) or not isinstance(red, int) or red < need:
+        raise IllegalPebbling(f"no pebbling of the N={dag.seq_len}, d={dag.head_dim} attention DAG exists with "
+                              f"S = {red} red pebbles: computing a node needs its operands and itself red at once, "
+                              f"so S ≥ {need} (max in-degree {need - 1} + 1)")
+    return need
+
+
+def require_searchable(dag: AttentionDag, max_nodes: int, hint: str = "") -> None:
+    """Raise :class:`SearchLimit` when ``dag`` has more than ``max_nodes`` nodes (``hint`` ends the message)."""
+    if len(dag) > max_nodes:
+        raise SearchLimit(f"the N={dag.seq_len}, d={dag.head_dim} DAG has {len(dag)} nodes; the exact search is "
+                          f"limited to {max_nodes} (its states grow exponentially; see docs/pebbling.md)"
+                          + (f". {hint}" if hint else ""))
+
+
 @dataclass(frozen=True)
 class Optimum:
     """The minimum IO of one instance, with a pebbling that attains it and what it cost to find."""
@@ -107,7 +128,7 @@ class _Instance:
 
     def __init__(self, dag: AttentionDag, red: int):
         idx = dag.index
-        self.dag, self.S, self.n = dag, red, len(dag)
+        self.S, self.n = red, len(dag)
         self.names = dag.order
         self.preds = [sum(1 << idx[p] for p in dag.preds(v)) for v in dag.order]
         self.inputs = sum(1 << idx[v] for v in dag.inputs)
@@ -121,7 +142,6 @@ class _Instance:
         self.ancestors = ancestors
         self._useful: dict[int, int] = {}
         perms = dag.row_permutations() if dag.seq_len <= 4 else [tuple(range(self.n))]
-        self.perms = perms
         self.inverse = [tuple(sorted(range(self.n), key=p.__getitem__)) for p in perms]
         self.perm_tables = [_byte_tables(p) for p in perms[1:]]
 
@@ -219,14 +239,8 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
     search sees more than ``max_states`` distinct states, and :class:`IllegalPebbling` when
     ``red`` is below :func:`~iosim.pebbling.dag.min_red_pebbles` (no pebbling exists).
     """
-    need = min_red_pebbles(dag)
-    if isinstance(red, bool) or not isinstance(red, int) or red < need:
-        raise IllegalPebbling(f"no pebbling of the N={dag.seq_len}, d={dag.head_dim} attention DAG exists with "
-                              f"S = {red} red pebbles: computing a node needs its operands and itself red at once, "
-                              f"so S ≥ {need} (max in-degree {need - 1} + 1)")
-    if len(dag) > max_nodes:
-        raise SearchLimit(f"the N={dag.seq_len}, d={dag.head_dim} DAG has {len(dag)} nodes; the exact search is "
-                          f"limited to {max_nodes} (its states grow exponentially; see docs/pebbling.md)")
+    require_red(dag, red)
+    require_searchable(dag, max_nodes)
     start_time = time.perf_counter()
     inst = _Instance(dag, red)
     start = inst.canonical(0, 0)[:2]
@@ -358,4 +372,5 @@ def brute_force_io(dag: AttentionDag, red: int, max_states: int = 2_000_000) -> 
     raise SearchLimit("no pebbling exists")
 
 
-__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "MAX_NODES", "MAX_STATES"]
+__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "require_red", "require_searchable",
+           "MAX_NODES", "MAX_STATES"]

@@ -55,6 +55,14 @@ def get_algorithm(name: str) -> Algorithm:
         raise ScheduleError(f"unknown algorithm {name!r}; choose one of {', '.join(SCHEDULES)}") from None
 
 
+def options_for(name: str, passes: str, options: dict | None) -> dict:
+    """The part of ``options`` that the ``passes`` of algorithm ``name`` take."""
+    algorithm = get_algorithm(name)
+    steps = [getattr(algorithm, p) for p in passes.split("+") if getattr(algorithm, p) is not None]
+    accepted = set().union(*(inspect.signature(s).parameters for s in steps))
+    return {k: v for k, v in (options or {}).items() if k in accepted}
+
+
 def get_schedule(name: str, passes: str = "forward") -> Callable:
     """One function running the requested passes of algorithm ``name``.
 
