@@ -162,7 +162,7 @@ def predict(result, profile, layouts: dict) -> dict:
     small element-wise kernels) is timed by its memory traffic and the launch floor.
     """
     rates = KernelRates.from_profile(profile, result.problem.dtype)
-    width = 2 if result.problem.dtype in ("fp16", "bf16") else 4
+    width = result.problem.width  # bytes per operand element (Q, K, V, P)
     out = {}
     for kernel in result.kernels:
         requested = sum(r + w for r, w in result.kernel_bytes(kernel).values())

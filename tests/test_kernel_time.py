@@ -145,3 +145,16 @@ def test_cupy_fa2_dram_reads_match_ncu(n):
         assert abs(r.cache.total.dram_read_bytes / measured - 1) < 0.01, cfg
         assert r.hbm.read_bytes == mine[0]["metrics"]["smsp__sass_data_bytes_mem_global_op_ldgsts.sum"] + \
             mine[0]["metrics"].get("smsp__sass_data_bytes_mem_global_op_ld.sum", 0)
+
+
+def test_operand_bytes_use_the_problems_width():
+    """fp8 operands are one byte: the shared-memory step of an fp8 run is half an fp16 run's
+    per element (the rates being the same vendor peaks for both would not hold, so compare
+    the operand bytes the model charged)."""
+    times = {}
+    for dtype in ("fp16", "fp8"):
+        r = simulate("h100-sxm", "fa2", Problem(seq_len=4096, head_dim=128, heads=16, dtype=dtype),
+                     kernel="flash-attn-2")
+        rates = KernelRates.from_profile(load_profile("h100-sxm"), dtype)
+        times[dtype] = r.kernel_times["main"].per_resource_s["shared memory"] * rates.smem_bytes
+    assert times["fp8"] * 2 == pytest.approx(times["fp16"])
