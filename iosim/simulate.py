@@ -243,7 +243,9 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
     if profile.cache is None:
         raise ProblemError(f"profile {profile.name} describes no cache level to model")
     level_names, trace_tracker = _on_chip_levels(profile, 1 << 60, residency)
-    ctx = Context(dataclasses.replace(problem, batch=1, heads=1, kv_heads=1), blocks, mode="trace",
+    # The trace is per head, but of the problem counted: its heads decide split counts and
+    # GQA group reductions.
+    ctx = Context(problem, blocks, mode="trace",
                   residency=trace_tracker, level_names=level_names, block_mask=mask, sm_count=profile.sm_count)
     ctx.record_requests()
     schedule(ctx, **(schedule_options or {}))
@@ -256,7 +258,7 @@ def _cache_model(profile, schedule, problem, blocks, mask, residency, schedule_o
     p = problem
     outer = tuple((c.name, c.capacity_bytes) for c in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(ctx.requests, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
-                  kv_of_q=p.kv_head_of,
+                  kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
                   concurrency={k: slots for k in kernels}, outer_levels=outer)
 
 

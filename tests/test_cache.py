@@ -159,3 +159,18 @@ def test_per_launch_time_model():
     requested = sum(rd + wr for rd, wr in r.kernel_bytes("dot_do_o").values())
     assert times["dot_do_o"].predicted_s == rates.launch_s + requested / rates.l2_bytes
     assert r.time.predicted_s == sum(t.predicted_s for t in times.values())
+
+
+@pytest.mark.parametrize("hw,algorithm,problem,passes", [
+    # GQA: the backward pass's dK/dV group reduction is made once per K/V head
+    ("h200", "fa2", Problem(seq_len=2048, head_dim=64, heads=8, kv_heads=2), "forward+backward"),
+    # decode: how many splits depends on B·H, so the trace must see the counted problem's heads
+    ("h100-sxm", "fa2-splitkv", Problem(batch=16, heads=32, seq_len_q=1, seq_len_kv=16384, head_dim=128), "forward"),
+    ("h100-sxm", "fa2-splitkv", Problem(batch=1, heads=4, seq_len_q=1, seq_len_kv=16384, head_dim=128), "forward"),
+])
+def test_the_l2_model_plays_exactly_the_counted_requests(hw, algorithm, problem, passes):
+    r = simulate(hw, algorithm, problem, passes=passes, cache=True,
+                 **({"block_q": 64, "block_kv": 64} if algorithm == "fa2" else {}))
+    assert set(r.cache.kernels) == set(r.kernels)
+    assert r.cache.total.read_bytes == r.hbm.read_bytes
+    assert r.cache.total.write_bytes == r.hbm.write_bytes

@@ -91,10 +91,12 @@ def _chunks(request, chunk_rows: int) -> list[tuple]:
 
 
 def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
-           chunk_rows: int = 64, outer_levels: tuple = ()) -> CacheReport:
+           chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True) -> CacheReport:
     """Play one head's recorded ``requests`` for every head through an LRU cache.
 
-    ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``concurrency[kernel]``:
+    ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
+    ``h`` is the query head that makes its group's once-per-K/V-head accesses (the GQA
+    reductions, keyed by the K/V head); ``concurrency[kernel]``:
     resident CTAs (:func:`occupancy`); ``outer_levels``: (name, capacity) of further
     caches between this one and DRAM, nearest first (each an LRU fed by the misses and
     dirty evictions of the one in front).
@@ -102,7 +104,8 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     by_kernel: OrderedDict = OrderedDict()
     for r in requests:
         ctas = by_kernel.setdefault(r.kernel, OrderedDict())
-        ctas.setdefault(r.cta, []).extend((key, size, write, r.gathered) for key, size, write in _chunks(r, chunk_rows))
+        ctas.setdefault(r.cta, []).extend((key, size, write, r.gathered, r.per_kv_head)
+                                          for key, size, write in _chunks(r, chunk_rows))
     stats, outer = {}, {}
     for kernel, ctas in by_kernel.items():
         chain = []
@@ -110,7 +113,7 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
             chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
         cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
         programs = [(h, prog) for h in range(heads_total) for prog in ctas.values()]  # launch order
-        _run(cache, programs, concurrency.get(kernel, 1), kv_of_q)
+        _run(cache, programs, concurrency.get(kernel, 1), kv_of_q, leads_group)
         stats[kernel] = cache.stats
         if chain:
             outer[kernel] = {name: c.stats for name, c in chain}
@@ -120,7 +123,7 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel}, outer or None)
 
 
-def _run(cache: LRUCache, programs: list, slots: int, kv_of_q) -> None:
+def _run(cache: LRUCache, programs: list, slots: int, kv_of_q, leads_group) -> None:
     """Round robin over the resident CTAs, refilling each slot in launch order."""
     pending = iter(programs)
     active = []
@@ -134,12 +137,13 @@ def _run(cache: LRUCache, programs: list, slots: int, kv_of_q) -> None:
         still = []
         for cta in active:
             head, program, pc = cta
-            key, size, is_write, gathered = program[pc]
-            full = ((kv_of_q(head) if gathered else head),) + key
-            if is_write:
-                write(full, size)
-            else:
-                read(full, size)
+            key, size, is_write, gathered, per_kv_head = program[pc]
+            if not per_kv_head or leads_group(head):
+                full = ((kv_of_q(head) if gathered or per_kv_head else head),) + key
+                if is_write:
+                    write(full, size)
+                else:
+                    read(full, size)
             cta[2] = pc + 1
             if cta[2] < len(program):
                 still.append(cta)

@@ -237,7 +237,7 @@ class Context:
         cta = self._cta_work.key if self._cta_work is not None else None
         return Request(self.ledger.kernel, cta, spec.name, direction, rows[0], rows[1], cols[0], cols[1],
                        None if split is None else split.index, spec.heads == "kv" and not per_kv_head,
-                       spec.width(self.problem))
+                       spec.width(self.problem), per_kv_head)
 
     def _check_group_write(self, spec: TensorSpec, sum_over_group: bool) -> None:
         if sum_over_group and spec.heads != "kv":
@@ -427,7 +427,9 @@ class Request:
     """One HBM access of one head, as the cache model sees it (trace mode).
 
     ``rows``/``cols``: the element window of the tensor; ``gathered``: a K/V-head tensor
-    read by a query head (the cache key is then the K/V head the query head maps to).
+    read by a query head (the cache key is then the K/V head the query head maps to);
+    ``per_kv_head``: an access made once per K/V head (a GQA group reduction), not once
+    per query head.
     """
 
     kernel: str
@@ -441,6 +443,7 @@ class Request:
     split: int | None
     gathered: bool
     width: int
+    per_kv_head: bool = False
 
     @property
     def nbytes(self) -> int:
