@@ -18,7 +18,7 @@ import json
 import os
 
 from iosim import Problem, load_profile
-from iosim.gpu.kernels import make_config, model_time, simulate_config
+from iosim.gpu.cupy_kernels import make_config, model_time, simulate_config
 from iosim.gpu.ncu import cupy_groups, sum_metrics
 from iosim.gpu.sdpa import measured_classes
 

@@ -25,7 +25,7 @@ from sdpa_ncu import available_metrics, run_ncu  # noqa: E402
 
 from iosim.gpu.sdpa import METRICS  # noqa: E402
 
-from iosim.gpu.kernels import launches, make_config  # noqa: E402
+from iosim.gpu.cupy_kernels import launches, make_config  # noqa: E402
 from iosim.gpu.ncu import KERNEL_REGEX, find_ncu  # noqa: E402
 
 HEADS_TOTAL = 16

@@ -49,7 +49,7 @@ def time_torch(fn, warmup: int, repeats: int) -> float:
 
 def config(algo, n, d, b, h, blocks):
     """The tensor-core kernel of ``algo`` at fp16, not causal, with B_r × B_c = ``blocks``."""
-    from iosim.gpu.kernels import make_config
+    from iosim.gpu.cupy_kernels import make_config
 
     return make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype="fp16", causal=False,
                        block_q=blocks[0], block_kv=blocks[1], impl="mma")
@@ -57,7 +57,7 @@ def config(algo, n, d, b, h, blocks):
 
 def iosim_time(algo, n, d, b, h, blocks, q, k, v, warmup, repeats):
     """Median seconds of iosim's uninstrumented kernels on the given cupy inputs, and O."""
-    from iosim.gpu.kernels import Attention
+    from iosim.gpu.cupy_kernels import Attention
     from iosim.gpu.runner import time_launches
 
     att = Attention(config(algo, n, d, b, h, blocks), q, k, v, count=False)
@@ -67,7 +67,7 @@ def iosim_time(algo, n, d, b, h, blocks, q, k, v, warmup, repeats):
 
 def simulated_bytes(algo, n, d, b, h, blocks) -> int:
     from iosim import Problem
-    from iosim.gpu.kernels import simulate_config
+    from iosim.gpu.cupy_kernels import simulate_config
 
     r = simulate_config("h200", config(algo, n, d, b, h, blocks),
                         Problem(seq_len=n, head_dim=d, batch=b, heads=h, dtype="fp16"))

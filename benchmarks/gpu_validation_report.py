@@ -38,9 +38,9 @@ def main() -> int:
     args = ap.parse_args()
 
     from iosim import Problem
-    from iosim.commands.validate import validate_one
+    from iosim.cli.validate_command import validate_one
     from iosim.gpu import build, require
-    from iosim.gpu.kernels import make_config
+    from iosim.gpu.cupy_kernels import make_config
     from iosim.gpu.runner import device_info
 
     require()

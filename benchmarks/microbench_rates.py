@@ -183,7 +183,7 @@ extern "C" __global__ void read_loop(const float4* buf, long long n, int passes,
 # Forward, 4 warps stacked along the query rows: S = Q K^T (MW = B_r/4, NW = B_c, K = d) and
 # O += P V (MW = B_r/4, NW = d, K = B_c, P in registers). Backward, 8 warps in
 # AtomLayoutMSdP / AtomLayoutNdKV / AtomLayoutMdQ grids: S and dP (B_r x B_c x d), dV and dK
-# (B_c x d x B_r), dQ (B_r x d x B_c). iosim.kernel_time derives the same shapes from the presets.
+# (B_c x d x B_r), dQ (B_r x d x B_c). iosim.models.kernel_time derives the same shapes from the presets.
 def warp_tiles() -> set:
     tiles = set()
     fwd = {32: [(128, 128), (64, 256)], 64: [(128, 128), (64, 256)], 128: [(128, 64), (64, 128)], 256: [(64, 64)]}

@@ -16,10 +16,10 @@ import platform
 import sys
 import time
 
-from iosim.pebbling.compare import compare
-from iosim.pebbling.dag import attention_dag
-from iosim.pebbling.schedules import SCHEDULES, DoesNotFit, fit
-from iosim.pebbling.search import SearchLimit, minimum_io
+from iosim.studies.pebbling.compare import compare
+from iosim.studies.pebbling.dag import attention_dag
+from iosim.studies.pebbling.strategies import SCHEDULES, DoesNotFit, fit
+from iosim.studies.pebbling.search import SearchLimit, minimum_io
 
 #: (N, d, S): the DAGs the table in docs/pebbling.md shows
 INSTANCES = [

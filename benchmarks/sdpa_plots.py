@@ -6,7 +6,7 @@
 Writes OUT_DIR/sdpa-global-loads.png, sdpa-l2-read.png, sdpa-dram-read.png,
 sdpa-dram-write.png and sdpa-time.png: each point is one kernel launch, iosim's prediction on x and Nsight
 Compute's measurement on y, log-log, with the y = x line (and ±10 % / ±25 % bands where
-the issue sets a target). Time is the kernel time model's (iosim.kernel_time).
+the issue sets a target). Time is the kernel time model's (iosim.models.kernel_time).
 """
 
 from __future__ import annotations

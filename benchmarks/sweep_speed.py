@@ -2,7 +2,7 @@
 
 The target (issue 3): 10,000 configurations, N up to 131,072, in under 10 s on the
 project's 2-core machine. A configuration is one (algorithm, N, d, M) point simulated by
-:func:`iosim.bounds.check_bounds`, end to end: sweep, simulate, judge every claim.
+:func:`iosim.studies.bounds.check_bounds`, end to end: sweep, simulate, judge every claim.
 
 Grid: algorithms standard, fa1, fa2 × N = 256 … 131,072 (10 powers of two) × d = 32, 64,
 128, 256 × ``--steps`` values of M evenly spaced in log M over Theorem 2's whole regime
@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from iosim import Problem, load_profile, simulate  # noqa: E402
-from iosim.bounds import check_bounds  # noqa: E402
-from iosim.explore import explore  # noqa: E402
-from iosim.progress import default_jobs  # noqa: E402
+from iosim.studies.bounds import check_bounds  # noqa: E402
+from iosim.studies.explore import explore  # noqa: E402
+from iosim.studies.progress import default_jobs  # noqa: E402
 
 SEQ_LENS = [2 ** k for k in range(8, 18)]           # 256 … 131,072
 HEAD_DIMS = [32, 64, 128, 256]

@@ -17,7 +17,7 @@ import numpy as np
 
 from iosim import Problem, reference_attention, simulate
 from iosim.engine.tiles import maximum
-from iosim.simulate import random_inputs
+from iosim.run.simulate import random_inputs
 
 
 def row_streaming(ctx) -> None:

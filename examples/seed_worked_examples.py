@@ -12,7 +12,7 @@ import numpy as np
 
 from iosim import Problem, load_profile, paper_block_sizes, simulate, sram_elements
 from iosim.engine.tensors import FORWARD_TENSORS
-from iosim.theory import theorem2
+from iosim.models.theory import theorem2
 
 TENSORS = {t.name: t for t in FORWARD_TENSORS}
 MiB, GiB = 1 << 20, 1 << 30

@@ -5,7 +5,7 @@ import importlib.util
 import pytest
 
 from iosim import load_profile
-from iosim.cli import main
+from iosim.cli.main import main
 
 #: a small grid for the bounds checks: quick, and enough points to fit the exponents
 SMALL = {"seq_lens": [512, 1024, 2048, 4096], "head_dims": [32, 64], "jobs": 1}

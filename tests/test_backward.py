@@ -5,7 +5,7 @@ import pytest
 
 from iosim import (CapacityError, Problem, list_profiles, load_profile, paper_block_sizes, reference_attention,
                    reference_gradients, simulate)
-from iosim.simulate import random_inputs
+from iosim.run.simulate import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from iosim import Problem, ProblemError, simulate
-from iosim.masks import parse_block_mask
-from iosim.simulate import random_inputs
+from iosim.workload.masks import parse_block_mask
+from iosim.run.simulate import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor

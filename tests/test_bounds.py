@@ -14,13 +14,13 @@ from fractions import Fraction
 
 import pytest
 
-from iosim.bounds import (
+from iosim.studies.bounds import (
     ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, Algorithm, _set_worker_profile, check_bounds,
     count_point, fit_exponents, render_bounds, rule_blocks,
 )
-from iosim.cli import main
+from iosim.cli.main import main
 from iosim.errors import DependencyError, ProblemError
-from iosim.progress import ProgressBar, progress_map
+from iosim.studies.progress import ProgressBar, progress_map
 
 import closed_forms as cf
 from conftest import SMALL
@@ -241,7 +241,7 @@ def test_fit_exponents():
 
 
 def test_parallel_equals_serial(paper_a100, monkeypatch):
-    monkeypatch.setattr("iosim.progress.MIN_ITEMS_PER_JOB", 1)
+    monkeypatch.setattr("iosim.studies.progress.MIN_ITEMS_PER_JOB", 1)
     kw = dict(seq_lens=[512, 2048], head_dims=[64])
     a = check_bounds(paper_a100, ["fa1", "fa2"], jobs=1, **kw)
     b = check_bounds(paper_a100, ["fa1", "fa2"], jobs=2, **kw)
@@ -305,7 +305,7 @@ def test_missing_matplotlib_is_a_dependency_error(tmp_path, monkeypatch, capsys)
     for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, mod)
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    from iosim.plotting import require_matplotlib
+    from iosim.report.plots import require_matplotlib
 
     with pytest.raises(DependencyError, match="pip install"):
         require_matplotlib()

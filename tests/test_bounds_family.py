@@ -2,8 +2,8 @@
 
 import pytest
 
-from iosim.bounds import check_bounds
-from iosim.cli import main
+from iosim.studies.bounds import check_bounds
+from iosim.cli.main import main
 
 from conftest import SMALL
 
@@ -58,7 +58,7 @@ def test_cli_exit_codes(capsys):
 def test_explore_accepts_the_family(capsys):
     """explore runs the backward pass and block-sparse masks, and compares with the backward tile."""
     from iosim import Problem
-    from iosim.explore import explore
+    from iosim.studies.explore import explore
 
     r = explore("h100-sxm", "fa2", Problem(seq_len=2048, head_dim=128), passes="backward", jobs=1,
                 block_q=[64, 128], block_kv=[64, 128])

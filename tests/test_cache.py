@@ -3,7 +3,7 @@
 import pytest
 
 from iosim import Problem, ProblemError, simulate
-from iosim.cache import LRUCache, occupancy
+from iosim.models.cache import LRUCache, occupancy
 
 
 def test_working_set_that_fits_hits():
@@ -144,7 +144,7 @@ def test_decode_split_kv_with_cache():
 def test_per_launch_time_model():
     """With --kernel, each launch gets the kernel time model's time and its bound."""
     from iosim import load_profile
-    from iosim.kernel_time import KernelRates
+    from iosim.models.kernel_time import KernelRates
 
     h200 = load_profile("h200")
     r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), kernel="flash-attn-2",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from iosim.cli import main
+from iosim.cli.main import main
 
 from conftest import run
 

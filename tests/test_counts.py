@@ -165,7 +165,7 @@ def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal
 def test_active_block_count_section_4_2():
     """§4.2: with causal masking 1,408 of the 2,752 blocks are visited (B_r = 128, B_c = 192)."""
     from iosim.engine.blocks import BlockMask
-    from iosim.problem import BlockSizes
+    from iosim.workload.problem import BlockSizes
 
     mask = BlockMask(Problem(seq_len=8192, head_dim=128, causal=True), BlockSizes(128, 192))
     assert mask.n_active() == 1_408

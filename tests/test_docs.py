@@ -7,7 +7,7 @@ import shlex
 
 import pytest
 
-from iosim.cli import main
+from iosim.cli.main import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

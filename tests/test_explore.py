@@ -11,10 +11,10 @@ from types import SimpleNamespace
 import pytest
 
 from iosim import CapacityError, Problem, load_profile, simulate
-from iosim.cli import main
+from iosim.cli.main import main
 from iosim.errors import ProblemError
-from iosim.explore import default_grid, explore, explore_csv, explore_json
-from iosim.presets import NoKernelTile, gpu_info, kernel_tile
+from iosim.studies.explore import default_grid, explore, explore_csv, explore_json
+from iosim.kernels.tile_tables import NoKernelTile, gpu_info, kernel_tile
 
 import closed_forms as cf
 

@@ -5,7 +5,7 @@ Every case runs the instrumented kernels once and checks
      §3.7, written out independently below) — exactly;
   2. the same counts against the simulator (``simulate(...).tensors``) — exactly;
   3. the output O (and the row logsumexp where the algorithm keeps one) against a float64
-     NumPy reference, within the tolerances justified in iosim/gpu/reference.py.
+     NumPy reference, within the tolerances justified in iosim/gpu/numerics.py.
 Skipped, with the reason, where CuPy or a GPU is missing.
 """
 
@@ -49,7 +49,7 @@ SHAPES = [
 
 
 def _cases():
-    from iosim.gpu.kernels import MMA_BLOCKS
+    from iosim.gpu.cupy_kernels import MMA_BLOCKS
 
     out = []
     for n, d, br, bc, b, h in SHAPES:
@@ -73,7 +73,7 @@ def _id(case):
 
 
 def _config(case):
-    from iosim.gpu.kernels import make_config
+    from iosim.gpu.cupy_kernels import make_config
 
     algo, impl, n, d, br, bc, b, h, dtype, causal = case
     return make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype=dtype, causal=causal,
@@ -129,7 +129,7 @@ def test_closed_form_matches_spec_worked_example():
 
 def _simulated(case):
     from iosim import Problem
-    from iosim.gpu.kernels import simulate_config
+    from iosim.gpu.cupy_kernels import simulate_config
 
     algo, impl, n, d, br, bc, b, h, dtype, causal = case
     sim = simulate_config("h200", _config(case),
@@ -186,7 +186,7 @@ def test_validate_command_json(cupy, compiled, capsys):
     """`iosim validate` end to end, on one of the grid's shapes."""
     import argparse
 
-    from iosim.commands import validate
+    from iosim.cli import validate_command as validate
 
     parser = argparse.ArgumentParser()
     validate.register(parser.add_subparsers())
@@ -216,8 +216,8 @@ STAGES = [("mma", "fp16", 4096, 64), ("generic", "fp16", 1000, 32), ("generic", 
 def test_standard_stages_exact(cupy, compiled, impl, dtype, n, d):
     import numpy as np
 
-    from iosim.gpu import reference
-    from iosim.gpu.kernels import Attention, make_config
+    from iosim.gpu import numerics as reference
+    from iosim.gpu.cupy_kernels import Attention, make_config
 
     cfg = make_config("standard", seq_len=n, head_dim=d, heads_total=2, dtype=dtype, causal=True,
                       block_q=64, block_kv=64, impl=impl)

@@ -9,7 +9,7 @@ import types
 import pytest
 
 import iosim.gpu  # must not import cupy
-from iosim.commands import validate
+from iosim.cli import validate_command as validate
 from iosim.errors import DependencyError
 
 
@@ -59,7 +59,7 @@ def test_a_driver_error_is_reported_as_a_missing_gpu(monkeypatch):
 
 
 def test_cli_exits_2_with_the_message(monkeypatch, capsys):
-    cli = pytest.importorskip("iosim.cli")
+    cli = pytest.importorskip("iosim.cli.main")
     monkeypatch.setitem(sys.modules, "cupy", None)
     code = cli.main(["validate", *ARGS])
     err = capsys.readouterr().err
@@ -87,7 +87,7 @@ def test_rectangular_or_grouped_shapes_are_refused(monkeypatch):
 
 
 def test_vendor_without_torch_exits_2(monkeypatch, capsys):
-    cli = pytest.importorskip("iosim.cli")
+    cli = pytest.importorskip("iosim.cli.main")
     monkeypatch.setitem(sys.modules, "torch", None)
     code = cli.main(["validate", "--vendor", "torch-sdpa", *ARGS])
     err = capsys.readouterr().err
@@ -95,7 +95,7 @@ def test_vendor_without_torch_exits_2(monkeypatch, capsys):
 
 
 def test_vendor_without_ncu_exits_2(monkeypatch, capsys):
-    cli = pytest.importorskip("iosim.cli")
+    cli = pytest.importorskip("iosim.cli.main")
     fake = types.ModuleType("torch")
     fake.cuda = types.SimpleNamespace(is_available=lambda: True)
     monkeypatch.setitem(sys.modules, "torch", fake)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from iosim import Problem, ProblemError, reference_attention, reference_gradients, simulate
-from iosim.simulate import random_inputs
+from iosim.run.simulate import random_inputs
 
 from closed_forms import per_tensor
 

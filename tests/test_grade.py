@@ -9,7 +9,7 @@ import time
 import pytest
 
 from iosim import Problem, simulate
-from iosim.cli import main
+from iosim.cli.main import main
 from iosim.grading import GradingInputError, grade
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

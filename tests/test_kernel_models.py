@@ -5,7 +5,7 @@ import pytest
 
 from iosim import Problem, reference_gradients, simulate
 from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
-from iosim.simulate import random_inputs
+from iosim.run.simulate import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from iosim import Problem, ProblemError, ScheduleError, reference_attention, reference_gradients, simulate
-from iosim.kernels import plan
-from iosim.presets import kernel_tile
-from iosim.simulate import random_inputs
+from iosim.kernels.plan import plan
+from iosim.kernels.tile_tables import kernel_tile
+from iosim.run.simulate import random_inputs
 
 from conftest import load_module
 

@@ -1,4 +1,4 @@
-"""The kernel time model (iosim.kernel_time): its pieces, and its predictions against the
+"""The kernel time model (iosim.models.kernel_time): its pieces, and its predictions against the
 committed Nsight Compute measurements of PyTorch's FlashAttention-2 kernels on an H200."""
 
 import os
@@ -6,11 +6,11 @@ import os
 import pytest
 
 from iosim import Problem, load_profile, simulate
-from iosim.cache import occupancy
+from iosim.models.cache import occupancy
 from iosim.gpu.ncu import cupy_groups
 from iosim.gpu.sdpa import compare, raw_configs
-from iosim.kernel_time import KernelRates, WarpLayout, busiest_sm
-from iosim.presets import TABLES
+from iosim.models.kernel_time import KernelRates, WarpLayout, busiest_sm
+from iosim.kernels.tile_tables import TABLES
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SDPA = os.path.join(ROOT, "docs", "validation", "2026-11-29-sdpa-flash-attn-2")
@@ -110,7 +110,7 @@ def test_main_backward_kernel_time_within_25_percent_of_ncu():
 
 def test_vendor_report_from_committed_measurements():
     """The --vendor table and its target checks, on one committed config (no GPU needed)."""
-    from iosim.commands.validate import format_vendor_table
+    from iosim.cli.validate_command import format_vendor_table
 
     cfg, rows = next((c, r) for c, r in _measured_rows() if c["seq_len"] == 4096 and c["heads"] == 32
                      and c["head_dim"] == 128 and c["causal"])

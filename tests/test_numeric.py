@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from iosim import Problem, reference_attention, simulate
-from iosim.simulate import random_inputs
+from iosim.run.simulate import random_inputs
 
 # float64 rounding: each output is a convex combination of ≤ N values of V, accumulated
 # over T_c rescaled partial sums; errors seen are ~1e-15. 1e-12 is the bound and

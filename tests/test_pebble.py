@@ -1,6 +1,6 @@
 """Red-blue pebbling of the attention DAG: the DAG, the rules, the schedules, the exact optimum, the CLI.
 
-Node names (iosim/pebbling/dag.py): inputs q[i,k], k[j,k], v[j,c]; partial dot products
+Node names (iosim/studies/pebbling/dag.py): inputs q[i,k], k[j,k], v[j,c]; partial dot products
 t[i,j,k] ending in s[i,j]; e[i,j] = exp(s[i,j]); partial row sums l[i,j] (ℓ_i = l[i,N−1],
 or e[i,0] when N = 1); partial P̃V sums u[i,c,j]; outputs o[i,c] = u[i,c,N−1] / ℓ_i.
 """
@@ -13,11 +13,11 @@ import pytest
 
 from iosim import Problem, simulate
 from iosim.errors import IosimError
-from iosim.pebbling.compare import compare, iosim_count, render
-from iosim.pebbling.dag import attention_dag, min_red_pebbles
-from iosim.pebbling.game import IllegalPebbling, play
-from iosim.pebbling.schedules import SCHEDULES, DoesNotFit, fit, peak_red
-from iosim.pebbling.search import SearchLimit, brute_force_io, minimum_io
+from iosim.studies.pebbling.compare import compare, iosim_count, render
+from iosim.studies.pebbling.dag import attention_dag, min_red_pebbles
+from iosim.studies.pebbling.game import IllegalPebbling, play
+from iosim.studies.pebbling.strategies import SCHEDULES, DoesNotFit, fit, peak_red
+from iosim.studies.pebbling.search import SearchLimit, brute_force_io, minimum_io
 
 from conftest import run
 
@@ -101,7 +101,7 @@ def test_play_rejects_illegal_moves(moves, red, message):
 # --- the loop orders as pebblings ------------------------------------------------------------------
 
 def closed_form(name, N, d, block):
-    """IO of the pebbling schedules, derived from their loops (see iosim/pebbling/schedules.py)."""
+    """IO of the pebbling schedules, derived from their loops (see iosim/studies/pebbling/strategies.py)."""
     T = math.ceil(N / block)
     if name == "fa2":      # Q once, K and V once per row block, O once
         return 2 * N * d + 2 * T * N * d

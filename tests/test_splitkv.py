@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from iosim import Problem, ScheduleError, reference_attention, simulate
-from iosim.simulate import random_inputs
-from iosim.splitkv import default_num_splits, num_splits_heuristic
+from iosim.run.simulate import random_inputs
+from iosim.kernels.split_heuristic import default_num_splits, num_splits_heuristic
 
 import closed_forms as cf
 from closed_forms import per_tensor

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ScheduleError
-from ..problem import BlockSizes, Problem
+from ..workload.problem import BlockSizes, Problem
 
 
 @dataclass(frozen=True)

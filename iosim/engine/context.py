@@ -25,7 +25,7 @@ import numpy as np
 
 from ..dtypes import width
 from ..errors import ScheduleError
-from ..problem import BlockSizes, Problem
+from ..workload.problem import BlockSizes, Problem
 from .blocks import Block, BlockMask, Split
 from .ledger import CtaWork, Ledger
 from .residency import ResidencyTracker

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from ..dtypes import ACCUM_DTYPE, width
 from ..errors import ScheduleError
-from ..problem import Problem
+from ..workload.problem import Problem
 
 
 @dataclass(frozen=True)

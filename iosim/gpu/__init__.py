@@ -7,8 +7,8 @@ what is missing. The modules:
 * ``cuda/*.cu``  — the kernels (standard, FA1, FA2; a generic CUDA-core path for fp32/fp16
   and a tensor-core fp16 path), with per-tensor byte counters behind ``-DIOSIM_COUNT_BYTES``;
 * ``build``      — compiles them with NVRTC (instrumented or not);
-* ``kernels``    — buffers, grids and launches for one problem;
-* ``reference``  — the float64 NumPy reference and the tolerances;
+* ``cupy_kernels`` — buffers, grids and launches for one problem;
+* ``numerics``   — the float64 NumPy reference and the tolerances;
 * ``runner``     — one run: counts, output check, CUDA-event timing;
 * ``ncu``        — Nsight Compute measurements of the same kernels.
 """

@@ -79,8 +79,8 @@ def warm(jobs: list[tuple[str, bool]], workers: int | None = None) -> None:
 
 def launch_jobs(cfgs, counts=(True, False)) -> set[tuple[str, bool]]:
     """The ``(name expression, count)`` compile jobs of every kernel launch of ``cfgs``
-    (:class:`~iosim.gpu.kernels.Config`), in each build of ``counts``."""
-    from .kernels import launches
+    (:class:`~iosim.gpu.cupy_kernels.Config`), in each build of ``counts``."""
+    from .cupy_kernels import launches
 
     return {(ln.name, c) for cfg in cfgs for ln in launches(cfg) for c in counts}
 

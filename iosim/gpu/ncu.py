@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass
 
 from ..errors import DependencyError, IosimError
-from .kernels import Config
+from .cupy_kernels import Config
 
 #: The metrics issue 4 names, with how each is turned into bytes.
 METRICS = {

@@ -14,13 +14,13 @@ import sys
 
 
 def run(cfg, seed: int = 0, count: bool = False):
-    """One launch of ``cfg`` (a :class:`~iosim.gpu.kernels.Config`) on N(0, 1) inputs drawn
-    with ``seed``, synchronised; the :class:`~iosim.gpu.kernels.Attention` it ran is returned
+    """One launch of ``cfg`` (a :class:`~iosim.gpu.cupy_kernels.Config`) on N(0, 1) inputs drawn
+    with ``seed``, synchronised; the :class:`~iosim.gpu.cupy_kernels.Attention` it ran is returned
     (its buffers are freed when the caller drops it)."""
     import cupy
 
-    from . import reference
-    from .kernels import Attention
+    from . import numerics as reference
+    from .cupy_kernels import Attention
 
     q, k, v = (cupy.asarray(x) for x in reference.make_inputs(cfg.heads_total, cfg.seq_len, cfg.head_dim,
                                                                 cfg.dtype, seed))
@@ -32,7 +32,7 @@ def run(cfg, seed: int = 0, count: bool = False):
 
 def main(argv: list[str]) -> int:
     from . import require
-    from .kernels import Config
+    from .cupy_kernels import Config
 
     cupy = require()
     if os.environ.get("IOSIM_NO_POOL") == "1":

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import reference
-from .kernels import Attention, Config
+from . import numerics as reference
+from .cupy_kernels import Attention, Config
 
 
 @dataclass(frozen=True)

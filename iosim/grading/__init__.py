@@ -24,7 +24,7 @@ reason, never a failure of the grader.
 
 from .assignments import ASSIGNMENTS, BLOCKS_BAND
 from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, GradingInputError, grade
-from .report import Check, GradeReport
+from .feedback import Check, GradeReport
 
 __all__ = ["grade", "GradeReport", "Check", "ASSIGNMENTS", "BLOCKS_BAND", "GradingInputError",
            "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_MB"]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..problem import Problem
+from ..workload.problem import Problem
 
 #: allowed excess over the best HBM traffic when the student chooses the blocks
 BLOCKS_BAND = 0.10

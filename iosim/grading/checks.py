@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..reference import reference_attention, reference_statistics
-from ..result import Result
+from ..workload.reference import reference_attention, reference_statistics
+from ..run.result import Result
 from .assignments import ATOL, RTOL, Case
-from .report import Check
+from .feedback import Check
 
 
 @dataclass

@@ -29,7 +29,7 @@ import numpy as np
 
 from .. import errors
 from ..engine.blocks import BlockMask
-from ..problem import BlockSizes, Problem
+from ..workload.problem import BlockSizes, Problem
 from .protocol import BLOCK_FIELDS, ERRORS, Channel
 
 #: freed when the schedule runs out of memory, so the child can still report it

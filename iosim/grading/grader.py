@@ -26,15 +26,15 @@ import re
 import secrets
 
 from ..errors import CapacityError, IosimError
-from ..explore import explore
+from ..studies.explore import explore
 from ..hardware import load_profile
-from ..problem import sram_elements
-from ..simulate import choose_blocks, random_inputs, simulate
+from ..workload.problem import sram_elements
+from ..run.simulate import choose_blocks, random_inputs, simulate
 from .assignments import ASSIGNMENTS, BlocksAssignment, ScheduleAssignment, function_names
 from .checks import (CaseRun, answer_check, capacity_check, exactness_check, failure_hint, io_check,
                      loads_check, reference_outputs, runs_check)
 from .protocol import ChannelClosed, ChannelError, ChannelTimeout
-from .report import Check, GradeReport
+from .feedback import Check, GradeReport
 from .sandbox import StudentProcess
 from .server import ScheduleServer, StudentFailure
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import ScheduleError
-from ..splitkv import decode_layout
+from ..kernels.split_heuristic import decode_layout
 from .fa1 import fa1_forward
 from .fa1_backward import fa1_backward
 from .fa2 import fa2_forward

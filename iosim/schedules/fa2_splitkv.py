@@ -12,7 +12,7 @@ Counts per head, non-causal (§3.9): Q read S'·N_q·d (S' non-empty splits); K,
 T_m·N_kv·d; Oaccum written and read S·N_q·d; LSEaccum written and read S·N_q; O written
 N_q·d; L written N_q. With S = 1 the plain FlashAttention-2 kernel runs instead.
 
-Code names: S → ``num_splits`` (default: flash-attn's heuristic, :mod:`iosim.splitkv`);
+Code names: S → ``num_splits`` (default: flash-attn's heuristic, :mod:`iosim.kernels.split_heuristic`);
 O_s, LSE_s → tensors ``"Oaccum"``, ``"LSEaccum"``; m, ℓ → ``m_i``, ``l_i``.
 """
 
@@ -22,7 +22,7 @@ import math
 
 from ..engine.blocks import Split
 from ..engine.tiles import maximum
-from ..splitkv import default_num_splits
+from ..kernels.split_heuristic import default_num_splits
 from .fa2 import fa2_forward
 
 

@@ -1,0 +1,151 @@
+"""Arguments shared by several subcommands, parsed once into iosim values."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Callable
+
+from ..dtypes import WIDTH_BYTES
+from ..errors import ProblemError
+from ..report.plots import check_plot_path
+from ..workload.problem import Problem
+from ..schedules import PASSES
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1, with a message naming the bad value."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def parse_int(text: str) -> int:
+    """argparse type: a positive integer such as ``8192`` or ``8k`` (k = 1,024)."""
+    t = text.strip().replace("_", "")
+    scale = 1
+    if t[-1:] in ("k", "K"):
+        t, scale = t[:-1], 1024
+    try:
+        value = int(t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer such as 8192 or 8k, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return value
+
+
+def parse_values(text: str) -> list[int]:
+    """argparse type for a value list, sorted, without repeats. Items are comma-separated:
+    ``8192`` or ``8k``; ``LO:HI`` (LO, 2·LO, 4·LO, … up to HI); ``LO:HI:STEP``;
+    ``LO:HI:xF`` (LO, LO·F, LO·F², … up to HI, rounded to integers)."""
+    out: set[int] = set()
+    for item in text.split(","):
+        item = item.strip()
+        if not item:
+            continue
+        parts = item.split(":")
+        if len(parts) == 1:
+            out.add(parse_int(parts[0]))
+            continue
+        if len(parts) not in (2, 3):
+            raise argparse.ArgumentTypeError(f"a range is LO:HI, LO:HI:STEP or LO:HI:xF, got {item!r}")
+        lo, hi = parse_int(parts[0]), parse_int(parts[1])
+        if hi < lo:
+            raise argparse.ArgumentTypeError(f"range {item!r}: HI is smaller than LO")
+        step = parts[2].strip() if len(parts) == 3 else "x2"
+        if step[:1] in ("x", "*"):
+            try:
+                factor = float(step[1:])
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be a number > 1") from None
+            if factor <= 1:
+                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be > 1")
+            x = float(lo)
+            while round(x) <= hi:
+                out.add(int(round(x)))
+                x *= factor
+        else:
+            inc = parse_int(step)
+            out.update(range(lo, hi + 1, inc))
+    if not out:
+        raise argparse.ArgumentTypeError(f"no values in {text!r}")
+    if len(out) > 100_000:
+        raise argparse.ArgumentTypeError(f"{text!r} expands to {len(out):,} values; at most 100,000")
+    return sorted(out)
+
+
+def comma_names(choices):
+    """argparse type: a comma list of names, each one of ``choices``."""
+    def parse(text: str) -> list[str]:
+        names = [t.strip() for t in text.split(",") if t.strip()]
+        for n in names:
+            if n not in choices:
+                raise argparse.ArgumentTypeError(f"unknown name {n!r}; choose from {', '.join(choices)}")
+        if not names:
+            raise argparse.ArgumentTypeError("give at least one name")
+        return names
+    return parse
+
+
+def flatten(lists) -> list:
+    """The items of repeated list options (``action="append"``), in order, without repeats."""
+    return list(dict.fromkeys(x for xs in (lists or []) for x in xs))
+
+
+def add_hw_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--hw", required=True, help="built-in profile name (see `iosim profiles`) or path to a YAML profile")
+
+
+def add_pass_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pass", dest="passes", choices=list(PASSES), default="forward",
+                   help="forward (default), backward, or forward+backward")
+
+
+def add_problem_arguments(p: argparse.ArgumentParser) -> None:
+    add_hw_argument(p)
+    p.add_argument("--seq-len", "-N", type=positive_int, help="sequence length N (queries and keys)")
+    p.add_argument("--seq-len-q", type=positive_int, help="query length N_q, if it differs from the key length")
+    p.add_argument("--seq-len-kv", type=positive_int, help="key/value length N_kv (causal masks align bottom-right)")
+    p.add_argument("--head-dim", "-d", type=positive_int, required=True, help="head dimension d")
+    p.add_argument("--batch", "-B", type=positive_int, default=1, help="batch size B (default 1)")
+    p.add_argument("--heads", "-H", type=positive_int, default=1, help="number of heads H (default 1)")
+    p.add_argument("--kv-heads", type=positive_int, help="K/V heads H_k for GQA/MQA (default: H)")
+    p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16", help="dtype of Q, K, V, O, S, P (default fp16)")
+    p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")
+
+
+def problem_from_args(args: argparse.Namespace) -> Problem:
+    n_q = args.seq_len_q or args.seq_len
+    n_kv = args.seq_len_kv or args.seq_len
+    if not (n_q and n_kv):
+        raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
+    return Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=args.head_dim, batch=args.batch, heads=args.heads,
+                   kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal)
+
+
+# --------------------------------------------------------------------------------------
+# sweeps with a plot (bounds, explore)
+# --------------------------------------------------------------------------------------
+def add_sweep_output_arguments(p: argparse.ArgumentParser, plot_help: str) -> None:
+    """``--plot FILE`` (help: ``plot_help``) and ``--jobs``."""
+    p.add_argument("--plot", metavar="FILE", help=plot_help)
+    p.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
+
+
+def check_plot_argument(args: argparse.Namespace) -> None:
+    """Validate ``--plot FILE`` before any work is done."""
+    if args.plot:
+        check_plot_path(args.plot)
+
+
+def write_plot(args: argparse.Namespace, draw: Callable, data) -> None:
+    """Draw ``data`` to ``--plot FILE`` with ``draw`` (a function of :mod:`iosim.report.plots`),
+    and say so under a table."""
+    if args.plot:
+        draw(data, args.plot)
+        if args.format == "table":
+            print(f"\nplot written to {args.plot}")

@@ -1,0 +1,201 @@
+"""A kernel time model for the real FlashAttention-2 kernels (``--kernel flash-attn-2``).
+
+The roofline of :mod:`iosim.models.roofline` assumes every unit of the GPU works at once; FA2's
+kernels do not work that way, and it predicts 0.16–0.67 of the times Nsight Compute
+measures. This model follows how the kernels run instead (docs/cache.md, "Kernel time"):
+
+* **Per thread block, one step after another.** FA2's warps run their steps in order,
+  each waiting for the previous one's result: the shared-memory reads of each matrix
+  product's operands (``ldmatrix``), the products themselves (``mma.sync``), the
+  exponentials (special-function units) and the other element-wise work (fp32 units).
+  Co-resident warps run the same steps in step, so an SM's time for a thread block is
+  the *sum* of these four times, each at the SM's share (rate ÷ SMs) of its rate:
+
+      t_block = FLOPs/R_mma + operand bytes/R_smem + exps/R_exp + other/R_fp32
+
+* **Operand bytes follow the warp layout.** A product C[M×N] += A[M×K]·B[K×N] split over
+  a warps_m × warps_n grid reads A once per warp column and B once per warp row:
+  warps_n·M·K + warps_m·N·K elements. The forward kernel stacks its warps along the
+  query rows (grid warps × 1) and keeps P in registers; the backward kernel's grids are
+  its AtomLayoutMSdP / AtomLayoutNdKV / AtomLayoutMdQ (:mod:`iosim.kernels.tile_tables`) and it passes
+  every computed operand (P, dS) through shared memory.
+* **Thread blocks over SMs.** Blocks are taken in launch order (all of head 0's first)
+  by the SM with the least work so far; the kernel's compute time is the busiest SM's.
+  So a causal kernel's long last query blocks, or a grid smaller than the GPU, show up.
+* **Memory overlaps compute** (``cp.async`` prefetches the next tile): the kernel takes
+  the longest of compute, L2 traffic (every requested byte ÷ the L2's rate) and DRAM
+  traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
+  launch floor (an empty kernel's duration).
+
+Rates are the profile's ``measured`` block where present (benchmarks/microbench_rates.py
+measured them on an H200, each on a kernel of its own), else its vendor peaks. Nothing
+is fitted to the kernels being predicted.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+from .roofline import TimePrediction
+
+#: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
+MAX_SCHEDULED_BLOCKS = 2_000_000
+
+
+@dataclass(frozen=True)
+class KernelRates:
+    """Whole-GPU rates the model uses (per second) and where they came from."""
+
+    mma_flops: float
+    smem_bytes: float
+    exp_ops: float
+    fp32_ops: float
+    l2_bytes: float | None
+    dram_bytes: float
+    launch_s: float
+    sm_count: int
+    source: str  # "measured" or "vendor peaks"
+
+    @classmethod
+    def from_profile(cls, profile, dtype: str) -> "KernelRates":
+        m = profile.measured
+        link = profile.bandwidth
+        dram, cache = profile.dram.name, profile.cache.name if profile.cache is not None else None
+        scratch = profile.scratchpad.name
+        regs = profile.registers.name if profile.registers is not None else None
+        peak = {
+            "mma_sync_fp16": profile.tensor_flops_per_s(dtype),
+            "shared_memory": link(scratch, regs),
+            "exp": profile.compute["exp"].value if "exp" in profile.compute else None,
+            "fp32": profile.compute["fp32"].value if "fp32" in profile.compute else None,
+            "dram_read": link(dram, cache) if cache else link(dram, scratch),
+            "l2_read": link(cache, scratch) if cache else None,
+        }
+        use_measured = bool(m) and dtype in ("fp16", "bf16")
+        pick = {k: (m[k].value if use_measured and k in m else v) for k, v in peak.items()}
+        missing = [k for k in ("mma_sync_fp16", "shared_memory", "exp", "fp32", "dram_read") if not pick[k]]
+        if missing:
+            raise ValueError(f"profile {profile.name} lacks the rates {', '.join(missing)} the kernel time model needs")
+        launch = m["launch"].value if use_measured and "launch" in m else 0.0
+        return cls(pick["mma_sync_fp16"], pick["shared_memory"], pick["exp"], pick["fp32"], pick["l2_read"],
+                   pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks")
+
+
+@dataclass(frozen=True)
+class WarpLayout:
+    """How a kernel's warps share a thread block's matrix products."""
+
+    warps: int
+    #: backward: (AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ) with the block's (B_r, B_c, d);
+    #: None for the forward kernels, which stack every warp along the query rows
+    atoms: tuple[int, int, int] | None = None
+    block_q: int = 0
+    block_kv: int = 0
+    head_dim: int = 0
+
+    @property
+    def computed_in_registers(self) -> bool:
+        """Whether a product's computed operand (P) stays in the warp's registers."""
+        return self.atoms is None
+
+    def grid(self, m: int, n: int, k: int) -> tuple[int, int]:
+        """(warps along M, warps along N) for the product C[M×N] += A[M×K]·B[K×N].
+
+        The backward kernel's products are told apart by shape: S and dP are B_r×B_c×d,
+        dV and dK B_c×d×B_r, dQ B_r×d×B_c (where two share a shape, the tables give them
+        the same grid; a test checks it).
+        """
+        if self.atoms is None:
+            return self.warps, 1
+        sdp, dkv, dq = self.atoms
+        br, bc, d = self.block_q, self.block_kv, self.head_dim
+        rows = {(br, bc, d): sdp, (bc, d, br): dkv, (br, d, bc): dq}.get((m, n, k), sdp)
+        return rows, self.warps // rows
+
+    def operand_bytes(self, products: dict, width: int) -> int:
+        """Shared-memory bytes one thread block's warps read as product operands."""
+        total = 0
+        for (m, n, k, a_staged, b_staged), count in products.items():
+            wm, wn = self.grid(m, n, k)
+            a = a_staged or not self.computed_in_registers
+            b = b_staged or not self.computed_in_registers
+            total += count * ((wn * m * k if a else 0) + (wm * n * k if b else 0))
+        return total * width
+
+
+def block_seconds(work, layout: WarpLayout, rates: KernelRates, width: int) -> dict:
+    """One thread block's time on one SM, by step (seconds)."""
+    sm = rates.sm_count
+    ops = work.ops
+    return {
+        "tensor cores": ops.get("matmul", 0) * sm / rates.mma_flops,
+        "shared memory": layout.operand_bytes(work.products, width) * sm / rates.smem_bytes,
+        "exp": ops.get("exp", 0) * sm / rates.exp_ops,
+        "fp32": ops.get("elementwise", 0) * sm / rates.fp32_ops,
+    }
+
+
+def busiest_sm(durations, sm_count: int) -> float:
+    """Seconds the busiest SM works when thread blocks of ``durations`` (in launch order,
+    as (seconds, count) runs) go each to the SM with the least work so far."""
+    total_blocks = sum(c for _, c in durations)
+    if total_blocks == 0:
+        return 0.0
+    distinct = {t for t, _ in durations}
+    if len(distinct) == 1:
+        return math.ceil(total_blocks / sm_count) * durations[0][0]
+    if total_blocks > MAX_SCHEDULED_BLOCKS:
+        return max(sum(t * c for t, c in durations) / sm_count, max(distinct))
+    loads = [0.0] * sm_count
+    for t, c in durations:
+        for _ in range(c):
+            heapq.heapreplace(loads, loads[0] + t)
+    return max(loads)
+
+
+def predict(result, profile, layouts: dict) -> dict:
+    """Per kernel launch of ``result``: a :class:`TimePrediction` from this model.
+
+    ``layouts``: kernel -> :class:`WarpLayout`; a kernel without thread-block work (the
+    small element-wise kernels) is timed by its memory traffic and the launch floor.
+    """
+    rates = KernelRates.from_profile(profile, result.problem.dtype)
+    width = result.problem.width  # bytes per operand element (Q, K, V, P)
+    out = {}
+    for kernel in result.kernels:
+        requested = sum(r + w for r, w in result.kernel_bytes(kernel).values())
+        dram = requested
+        if result.cache is not None and kernel in result.cache.kernels:
+            s = result.cache.kernels[kernel]
+            dram = s.dram_read_bytes + s.dram_write_bytes
+        per: dict[str, float] = {"launch": rates.launch_s}
+        if rates.l2_bytes:
+            per["L2"] = requested / rates.l2_bytes
+        per["DRAM"] = dram / rates.dram_bytes
+        heads, works = result.cta_work.get(kernel, (0, []))
+        compute = 0.0
+        if works and kernel in layouts:
+            steps = [block_seconds(w, layouts[kernel], rates, width) for w in works]
+            runs = [(sum(s.values()), w.count) for s, w in zip(steps, works)] * heads  # launch order
+            compute = busiest_sm(runs, rates.sm_count)
+            totals = {k: sum(s[k] * w.count for s, w in zip(steps, works)) for k in steps[0]}
+            whole = sum(totals.values()) or 1.0
+            for k, v in totals.items():  # the busiest SM's time, split as the work is
+                per[k] = compute * v / whole
+        memory = max(per.get("L2", 0.0), per["DRAM"])
+        predicted = rates.launch_s + max(compute, memory)
+        if compute >= memory and compute > 0:
+            parts = {k: per[k] for k in ("tensor cores", "shared memory", "exp", "fp32")}
+            bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in
+                                            sorted(parts.items(), key=lambda kv: -kv[1])) + ")"
+        elif memory > rates.launch_s:
+            bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
+        else:
+            bound = "launch"
+        out[kernel] = TimePrediction(predicted, bound, per)
+    return out
+
+
+__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "predict"]

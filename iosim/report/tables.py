@@ -1,0 +1,113 @@
+"""Turn a :class:`~iosim.run.result.Result` into a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+from ..run.result import Result
+
+
+def format_bytes(n: float) -> str:
+    """Binary-prefixed size, e.g. 134,217,728 → '128.0 MiB'."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError("unreachable")
+
+
+def format_seconds(s: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if s >= scale:
+            return f"{s / scale:.3g} {unit}"
+    return f"{s / 1e-9:.3g} ns"
+
+
+def render_table(rows: list[list[str]], header: list[str], align: str | None = None) -> str:
+    """A plain-text table; ``align`` has one 'l' or 'r' per column (default: first left)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    cells = [header] + rows
+    widths = [max(len(str(r[c])) for r in cells) for c in range(len(header))]
+
+    def line(row):
+        return "  ".join(str(v).ljust(w) if a == "l" else str(v).rjust(w) for v, w, a in zip(row, widths, align))
+
+    return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
+
+
+def result_table(r: Result) -> str:
+    """The human-readable report of ``iosim simulate``."""
+    p = r.problem
+    shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
+    title = (
+        f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
+        + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
+        f"{p.dtype}{' causal' if p.causal else ''}"
+    )
+    if "launches" in r.options:  # a real-kernel preset: each launch has its own tile
+        tiles = [f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
+                 + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
+                 for l in r.options["launches"]]
+    else:
+        tiles = [f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
+                 f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"]
+    head = title + "\n" + "\n".join(tiles)
+    rows = [
+        [name, t.dtype, f"{t.read_bytes:,}", f"{t.write_bytes:,}", format_bytes(t.read_bytes + t.write_bytes)]
+        for name, t in r.tensors.items()
+    ]
+    rows.append(["total", "", f"{r.hbm.read_bytes:,}", f"{r.hbm.write_bytes:,}", format_bytes(r.hbm.total_bytes)])
+    traffic = render_table(rows, ["tensor", "dtype", "HBM read (B)", "HBM write (B)", "total"], "llrrr")
+    chip = []
+    for label, level in (("SRAM", r.sram), ("registers", r.registers)):
+        cap = "—" if level.capacity_bytes is None else f"{level.capacity_bytes:,}"
+        status = "fits" if level.fits else ("OVER" if level.enforced else "over: would spill")
+        tiles = ", ".join(n for n, _, _ in level.peak_tiles) or "none modelled"
+        chip.append([f"{label} ({level.level})", f"{level.peak_bytes:,}", cap, status, tiles])
+    onchip = render_table(chip, ["on chip, per block", "peak (B)", "capacity (B)", "", "resident at peak"], "lrrll")
+    if r.kernel_times:  # the kernel time model (iosim.models.kernel_time), one row per launch
+        times = [[name, format_seconds(t.predicted_s), t.bound] for name, t in r.kernel_times.items()]
+        timing = render_table(times, ["kernel (time model)", "time", "bound by"], "lrl")
+    else:
+        times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
+        timing = render_table(times, ["resource (roofline)", "time"], "lr")
+    th = r.theorem2
+    per_head = r.hbm.total_elements // p.heads_total
+    theory = (
+        f"{th.name} ({th.family}): count {per_head:,} elements per head vs {th.expression} = {th.value:,.0f}; "
+        f"ratio {th.ratio(per_head):.3f}" + ("" if th.in_regime else "  [outside d ≤ M ≤ N·d]")
+    )
+    summary = (
+        f"FLOPs (matmul): {r.flops:,}   predicted time: {format_seconds(r.time.predicted_s)} "
+        f"(bound by {r.time.bound})"
+    )
+    parts = [head, traffic, onchip, timing, summary, theory]
+    if r.cache is not None:
+        s = r.cache.total
+        parts.append(
+            f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
+            f"DRAM read {s.dram_read_bytes:,} B, written {s.dram_write_bytes:,} B"
+            + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
+                      for name, t in r.cache.outer_totals().items()))
+    return "\n\n".join(parts)
+
+
+def result_json(r: Result) -> str:
+    return json.dumps(r.to_dict(), indent=2)
+
+
+def result_csv(r: Result) -> str:
+    """One row per tensor plus a total row: tensor, dtype, read/write bytes and elements."""
+    out = io.StringIO()
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(["algorithm", "tensor", "dtype", "read_bytes", "write_bytes", "read_elements", "write_elements"])
+    for name, t in r.tensors.items():
+        w.writerow([r.algorithm, name, t.dtype, t.read_bytes, t.write_bytes, t.read_elements, t.write_elements])
+    h = r.hbm
+    w.writerow([r.algorithm, "total", "", h.read_bytes, h.write_bytes, h.read_elements, h.write_elements])
+    return out.getvalue()
+
+
+FORMATTERS = {"table": result_table, "json": result_json, "csv": result_csv}
