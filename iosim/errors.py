@@ -1,4 +1,4 @@
-"""One exception family for the whole package.
+"""One exception family for the whole package, and the checks that raise it.
 
 Every error a user can cause (a bad profile, an impossible block size, a tile set that
 overflows SRAM, a missing GPU) is an :class:`IosimError`. The CLI turns any of them into
@@ -6,8 +6,19 @@ a one-paragraph message and exit code 2; nothing else escapes as a traceback.
 """
 
 
+from __future__ import annotations
+
+
 class IosimError(Exception):
-    """Base class: a problem with what the user asked for, reported without a traceback."""
+    """Base class: a problem with what the user asked for, reported without a traceback.
+
+    Messages speak the Python API's terms; ``field`` names the parameter or option at
+    fault (e.g. ``"block_q"``), so the CLI can reword the message with its flag.
+    """
+
+    def __init__(self, *args, field: str | None = None):
+        super().__init__(*args)
+        self.field = field
 
 
 class ProfileError(IosimError):
@@ -21,7 +32,7 @@ class ProfileError(IosimError):
         self.source = source
         self.problems = list(problems)
         lines = "\n".join(f"  - {p}" for p in self.problems)
-        super().__init__(f"invalid hardware profile {source}:\n{lines}")
+        super().__init__(f"invalid hardware profile {source}:\n{lines}", field="hw")
 
 
 class ProblemError(IosimError):
@@ -48,3 +59,17 @@ class CapacityError(IosimError):
 
 class DependencyError(IosimError):
     """An optional dependency (CuPy, a GPU, matplotlib, ncu) is missing."""
+
+
+def require_positive_int(name: str, value, error: type[IosimError] = ProblemError) -> int:
+    """``value`` if it is a positive integer (not a bool), else ``error`` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise error(f"{name} must be a positive integer, got {value!r}", field=name)
+    return value
+
+
+def require_choice(name: str, value, choices, error: type[IosimError] = ProblemError):
+    """``value`` if it is one of ``choices``, else ``error``: "unknown NAME …; choose one of …"."""
+    if value not in choices:
+        raise error(f"unknown {name} {value!r}; choose one of {', '.join(map(str, choices))}", field=name)
+    return value
