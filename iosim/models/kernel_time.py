@@ -155,6 +155,19 @@ def busiest_sm(durations, sm_count: int) -> float:
     return max(loads)
 
 
+def _same_work_runs(works) -> list[tuple]:
+    """(work, count) runs of consecutive thread blocks that do the same work. Counting mode
+    groups identical blocks into one record and trace mode records them one by one; merged
+    runs make the prediction the same, to the last bit, whichever mode counted."""
+    runs: list[list] = []
+    for w in works:
+        if runs and runs[-1][0].ops == w.ops and runs[-1][0].products == w.products:
+            runs[-1][1] += w.count
+        else:
+            runs.append([w, w.count])
+    return [(w, n) for w, n in runs]
+
+
 def predict(result, profile, layouts: dict) -> dict:
     """Per kernel launch of ``result``: a :class:`TimePrediction` from this model.
 
@@ -177,10 +190,11 @@ def predict(result, profile, layouts: dict) -> dict:
         heads, works = result.cta_work.get(kernel, (0, []))
         compute = 0.0
         if works and kernel in layouts:
-            steps = [block_seconds(w, layouts[kernel], rates, width) for w in works]
-            runs = [(sum(s.values()), w.count) for s, w in zip(steps, works)] * heads  # launch order
+            works = _same_work_runs(works)
+            steps = [block_seconds(w, layouts[kernel], rates, width) for w, _ in works]
+            runs = [(sum(s.values()), n) for s, (_, n) in zip(steps, works)] * heads  # launch order
             compute = busiest_sm(runs, rates.sm_count)
-            totals = {k: sum(s[k] * w.count for s, w in zip(steps, works)) for k in steps[0]}
+            totals = {k: sum(s[k] * n for s, (_, n) in zip(steps, works)) for k in steps[0]}
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
