@@ -10,7 +10,7 @@ import os
 import platform
 import time
 
-from iosim import Problem, load_profile, simulate
+from iosim import Options, Problem, load_profile, simulate
 
 
 def main() -> None:
@@ -28,7 +28,7 @@ def main() -> None:
     print("|---|---|---|---|---|")
     for name, kw in cases:
         start = time.perf_counter()
-        r = simulate(profile, kw.pop("algorithm"), kw.pop("problem"), cache=True, **kw)
+        r = simulate(profile, kw.pop("algorithm"), kw.pop("problem"), **kw, options=Options(cache=True))
         took = time.perf_counter() - start
         s = r.cache.total
         target = "< 10 s" if name.startswith("fa2 forward N=16384") else "—"

@@ -18,7 +18,7 @@ import time
 
 import numpy as np
 
-from iosim import Problem, load_profile, simulate
+from iosim import Options, Problem, load_profile, simulate
 
 
 def timed(fn, repeats: int = 5) -> float:
@@ -33,21 +33,16 @@ def timed(fn, repeats: int = 5) -> float:
 
 def cases(profile):
     big = dict(seq_len=131_072, head_dim=128)
-    yield "count fa2 N=131072 d=128 128×64", "< 0.5 s", lambda: simulate(profile, "fa2", Problem(**big), block_q=128, block_kv=64)
-    yield "count fa2 same, batch 8 × heads 32", "≈ the above", lambda: simulate(
-        profile, "fa2", Problem(**big, batch=8, heads=32), block_q=128, block_kv=64)
-    yield "count fa2 same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), block_q=128, block_kv=64)
-    yield "count fa1 same, causal", "—", lambda: simulate(profile, "fa1", Problem(**big, causal=True), block_q=128, block_kv=64)
+    yield "count fa2 N=131072 d=128 128×64", "< 0.5 s", lambda: simulate(profile, "fa2", Problem(**big), blocks=(128, 64))
+    yield "count fa2 same, batch 8 × heads 32", "≈ the above", lambda: simulate(profile, "fa2", Problem(**big, batch=8, heads=32), blocks=(128, 64))
+    yield "count fa2 same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), blocks=(128, 64))
+    yield "count fa1 same, causal", "—", lambda: simulate(profile, "fa1", Problem(**big, causal=True), blocks=(128, 64))
     yield "count fa1 N=131072 paper blocks", "—", lambda: simulate(profile, "fa1", Problem(**big))
     for algo in ("fa1", "fa2"):
-        yield f"count {algo} backward N=131072 d=128 128×64", "< 0.5 s", lambda a=algo: simulate(
-            profile, a, Problem(**big), block_q=128, block_kv=64, passes="backward")
-        yield f"count {algo} backward same, batch 8 × heads 32", "≈ the above", lambda a=algo: simulate(
-            profile, a, Problem(**big, batch=8, heads=32), block_q=128, block_kv=64, passes="backward")
-    yield "count fa2 backward same, causal", "—", lambda: simulate(
-        profile, "fa2", Problem(**big, causal=True), block_q=128, block_kv=64, passes="backward")
-    yield "count flash-attn-2 kernel fwd+bwd N=131072 d=128", "—", lambda: simulate(
-        profile, "fa2", Problem(**big), kernel="flash-attn-2", passes="forward+backward")
+        yield f"count {algo} backward N=131072 d=128 128×64", "< 0.5 s", lambda a=algo: simulate(profile, a, Problem(**big), blocks=(128, 64), passes="backward")
+        yield f"count {algo} backward same, batch 8 × heads 32", "≈ the above", lambda a=algo: simulate(profile, a, Problem(**big, batch=8, heads=32), blocks=(128, 64), passes="backward")
+    yield "count fa2 backward same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), blocks=(128, 64), passes="backward")
+    yield "count flash-attn-2 kernel fwd+bwd N=131072 d=128", "—", lambda: simulate(profile, "fa2", Problem(**big), passes="forward+backward", options=Options(kernel="flash-attn-2"))
     small = Problem(seq_len=4096, head_dim=64)
     for algo in ("standard", "fa1", "fa2"):
         yield f"numeric {algo} N=4096 d=64 (paper blocks)", "< 10 s", lambda a=algo: simulate(profile, a, small, mode="numeric")

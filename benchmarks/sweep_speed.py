@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from iosim import Problem, load_profile, simulate  # noqa: E402
+from iosim import Options, Problem, load_profile, simulate  # noqa: E402
 from iosim.studies.bounds import check_bounds  # noqa: E402
 from iosim.studies.explore import explore  # noqa: E402
 from iosim.studies.progress import default_jobs  # noqa: E402
@@ -68,7 +68,7 @@ def time_calls(profile, repeat: int = 200) -> dict:
         times = []
         for _ in range(n):
             t = time.perf_counter()
-            simulate(profile, algo, problem, sram_bytes=2 * M)
+            simulate(profile, algo, problem, options=Options(sram_bytes=2 * M))
             times.append(time.perf_counter() - t)
         out[label] = statistics.median(times)
     return out

@@ -17,7 +17,7 @@ import numpy as np
 
 from iosim import Problem, reference_attention, simulate
 from iosim.engine.tiles import maximum
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 
 def row_streaming(ctx) -> None:
@@ -44,8 +44,8 @@ def row_streaming(ctx) -> None:
 
 def main() -> None:
     problem = Problem(seq_len=1024, head_dim=64)
-    counted = simulate("h100-sxm", row_streaming, problem, block_q=1, block_kv=64)
-    fa2 = simulate("h100-sxm", "fa2", problem, block_q=64, block_kv=64)
+    counted = simulate("h100-sxm", row_streaming, problem, blocks=(1, 64))
+    fa2 = simulate("h100-sxm", "fa2", problem, blocks=(64, 64))
     print(f"row streaming: K+V read {counted.tensors['K'].read_bytes + counted.tensors['V'].read_bytes:,} B, "
           f"HBM total {counted.hbm.total_bytes:,} B, SRAM peak {counted.sram.peak_bytes:,} B")
     print(f"fa2 (64×64):   K+V read {fa2.tensors['K'].read_bytes + fa2.tensors['V'].read_bytes:,} B, "
@@ -53,7 +53,7 @@ def main() -> None:
 
     small = Problem(seq_len=200, head_dim=16, causal=True)
     x = random_inputs(small, seed=0)
-    out = simulate("h100-sxm", row_streaming, small, block_q=1, block_kv=32, mode="numeric", inputs=x)
+    out = simulate("h100-sxm", row_streaming, small, blocks=(1, 32), mode="numeric", inputs=x)
     error = np.abs(out.outputs["O"] - reference_attention(x["Q"], x["K"], x["V"], causal=True)).max()
     print(f"numeric check (N=200, causal): max abs error vs reference {error:.1e}")
 

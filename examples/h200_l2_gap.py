@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sys
 
-from iosim import Problem, load_profile, simulate
+from iosim import Options, Problem, load_profile, simulate
 from iosim.gpu.sdpa import label, raw_configs
 
 HEADS, HEAD_DIM = 16, 128
@@ -44,8 +44,7 @@ def rows() -> list[dict]:
     measured = measured_dram_reads()
     out = []
     for n in SEQ_LENS:
-        r = simulate(profile, "fa2", Problem(seq_len=n, head_dim=HEAD_DIM, heads=HEADS), kernel="flash-attn-2",
-                     cache=True)
+        r = simulate(profile, "fa2", Problem(seq_len=n, head_dim=HEAD_DIM, heads=HEADS), options=Options(kernel="flash-attn-2", cache=True))
         out.append({"N": n, "theorem2_count_read": r.hbm.read_bytes, "model_dram_read": r.cache.total.dram_read_bytes,
                     "qkv_once": 3 * HEADS * n * HEAD_DIM * 2, "measured_dram_read": measured.get(n),
                     "l2_hit_rate": r.cache.total.hit_rate})

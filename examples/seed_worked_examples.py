@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from iosim import Problem, load_profile, paper_block_sizes, simulate, sram_elements
+from iosim import Options, Problem, load_profile, paper_block_sizes, simulate, sram_elements
 from iosim.engine.tensors import FORWARD_TENSORS
 from iosim.models.theory import theorem2
 
@@ -60,8 +60,7 @@ def online_softmax_example(value_vectors: np.ndarray | None = None) -> dict:
     K = np.zeros((1, 1, 6, d))
     K[0, 0, :, 0] = scores
     problem = Problem(seq_len_q=1, seq_len_kv=6, head_dim=d)
-    r = simulate("toy", "fa2", problem, block_q=1, block_kv=3, mode="numeric",
-                 inputs={"Q": Q, "K": K, "V": V[None, None]})
+    r = simulate("toy", "fa2", problem, blocks=(1, 3), mode="numeric", inputs={"Q": Q, "K": K, "V": V[None, None]})
     running_sum = [float(l[0, 0]) for l in r.watches["l_i"]]
     running_max = [float(m[0, 0]) for m in r.watches["m_i"]]
     weights = np.exp(scores - scores.max())
@@ -102,8 +101,8 @@ def tiled_exactness_run(seed: int = 2) -> dict:
     score tile S_ij is 64 × 64 = 4,096 values, standard attention's S is 256² = 65,536.
     """
     problem = Problem(seq_len=256, head_dim=16)
-    standard = simulate("toy", "standard", problem, mode="numeric", seed=seed)
-    tiled = simulate("toy", "fa2", problem, block_q=64, block_kv=64, mode="numeric", seed=seed)
+    standard = simulate("toy", "standard", problem, mode="numeric", options=Options(seed=seed))
+    tiled = simulate("toy", "fa2", problem, blocks=(64, 64), mode="numeric", options=Options(seed=seed))
     tile_scores = {name: nbytes // 4 for name, nbytes, _ in tiled.registers.peak_tiles}["S_ij"]
     return {
         "max_abs_diff": float(np.abs(tiled.outputs["O"] - standard.outputs["O"]).max()),

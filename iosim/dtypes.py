@@ -7,7 +7,7 @@ the row statistics ℓ, m and the logsumexp L are fp32, as the real kernels keep
 
 from __future__ import annotations
 
-from .errors import ProblemError
+from .errors import require_choice
 
 #: Bytes per element of each supported dtype.
 WIDTH_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1}
@@ -18,8 +18,4 @@ ACCUM_DTYPE = "fp32"
 
 def width(dtype: str) -> int:
     """Bytes per element of ``dtype``; a clear error for an unknown name."""
-    try:
-        return WIDTH_BYTES[dtype]
-    except KeyError:
-        known = ", ".join(WIDTH_BYTES)
-        raise ProblemError(f"unknown dtype {dtype!r}; choose one of {known}") from None
+    return WIDTH_BYTES[require_choice("dtype", dtype, WIDTH_BYTES)]

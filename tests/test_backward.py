@@ -5,7 +5,8 @@ import pytest
 
 from iosim import (CapacityError, Problem, list_profiles, load_profile, paper_block_sizes, reference_attention,
                    reference_gradients, simulate)
-from iosim.run.simulate import random_inputs
+from iosim import Options
+from iosim import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor
@@ -19,7 +20,7 @@ SHAPES = [(1000, 64, 64, 128), (777, 16, 16, 48), (4097, 128, 64, 256), (513, 25
 def test_flash_backward_closed_forms(paper_a100, n, d, br, bc, causal):
     problem = Problem(seq_len=n, head_dim=d, causal=causal, batch=2, heads=2)
     for algo, form in (("fa1", cf.fa1_backward), ("fa2", cf.fa2_backward)):
-        r = simulate(paper_a100, algo, problem, block_q=br, block_kv=bc, sram_bytes=BIG, passes="backward")
+        r = simulate(paper_a100, algo, problem, blocks=(br, bc), passes="backward", options=Options(sram_bytes=BIG))
         assert per_tensor(r, 4) == form(n, d, br, bc, causal), (algo, n, d, br, bc, causal)
 
 
@@ -41,15 +42,14 @@ def test_worked_example_backward(paper_a100):
     assert (fa2.hbm.total_elements, fa2.hbm.total_bytes) == (232_448_000, 466_321_408)
     assert simulate(paper_a100, "fa1", c, passes="backward").hbm.total_elements == 119_898_112
     assert simulate(paper_a100, "fa2", c, passes="backward").hbm.total_bytes == 244_744_192
-    twice = simulate(paper_a100, "fa2", p, passes="backward", schedule_options={"dq_read_twice": True})
+    twice = simulate(paper_a100, "fa2", p, passes="backward", options=Options(dq_read_twice=True))
     assert twice.hbm.total_elements == 277_536_768
     both = {a: simulate(paper_a100, a, p, passes="forward+backward").hbm.total_elements for a in ("standard", "fa1", "fa2")}
     assert both == {"standard": 750_780_416, "fa1": 369_115_136, "fa2": 368_771_072}
 
 
 def test_dq_read_twice_closed_form(paper_a100):
-    r = simulate(paper_a100, "fa2", Problem(seq_len=777, head_dim=16, causal=True), block_q=16, block_kv=48,
-                 passes="backward", schedule_options={"dq_read_twice": True})
+    r = simulate(paper_a100, "fa2", Problem(seq_len=777, head_dim=16, causal=True), blocks=(16, 48), passes="backward", options=Options(dq_read_twice=True))
     assert per_tensor(r) == cf.fa2_backward(777, 16, 16, 48, True, dq_twice=True)
 
 
@@ -66,7 +66,7 @@ def test_gradients_match_reference(paper_a100, algo, causal, n, d, br, bc):
     x = random_inputs(problem, seed=n + d, gradient=True)
     expected = reference_gradients(x["Q"], x["K"], x["V"], x["dO"], causal)
     for passes in ("backward", "forward+backward"):
-        r = simulate(paper_a100, algo, problem, block_q=br, block_kv=bc, mode="numeric", inputs=x, passes=passes)
+        r = simulate(paper_a100, algo, problem, blocks=(br, bc), mode="numeric", inputs=x, passes=passes)
         for name in ("dQ", "dK", "dV"):
             assert np.max(np.abs(r.outputs[name] - expected[name])) <= GRAD_TOL, (algo, passes, name)
     assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], x["K"], x["V"], causal))) <= 1e-12
@@ -112,15 +112,14 @@ def test_paper_default_blocks_backward(name, d):
 def test_three_modes_agree_backward(paper_a100):
     problem = Problem(seq_len=333, head_dim=16, causal=True, batch=2)
     for algo in ("standard", "fa1", "fa2"):
-        runs = [simulate(paper_a100, algo, problem, block_q=32, block_kv=48, mode=m, passes="forward+backward")
+        runs = [simulate(paper_a100, algo, problem, blocks=(32, 48), mode=m, passes="forward+backward")
                 for m in ("count", "trace", "numeric")]
         assert runs[0].tensors == runs[1].tensors == runs[2].tensors
         assert runs[0].ops == runs[1].ops == runs[2].ops
 
 
 def test_unknown_option_is_an_error(paper_a100):
-    from iosim import ScheduleError
+    from iosim import Options, ScheduleError
 
     with pytest.raises(ScheduleError, match="dq_read_twice"):
-        simulate(paper_a100, "fa1", Problem(seq_len=64, head_dim=16), passes="backward",
-                 schedule_options={"dq_read_twice": True})
+        simulate(paper_a100, "fa1", Problem(seq_len=64, head_dim=16), passes="backward", options=Options(dq_read_twice=True))

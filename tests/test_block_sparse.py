@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from iosim import Problem, ProblemError, simulate
+from iosim import Options, Problem, ProblemError, simulate
 from iosim.workload.masks import parse_block_mask
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor
@@ -30,8 +30,8 @@ def test_counts_follow_section_3_8(paper_a100, spec, n, d, br, bc):
     mask = parse_block_mask(spec, cf.ceil_div(n, br), cf.ceil_div(n, bc), br, bc)
     fa1_form, fa2_form = sparse_forms(mask, n, d, br, bc)
     problem = Problem(seq_len=n, head_dim=d, heads=3)
-    fa1 = simulate(paper_a100, "fa1", problem, block_q=br, block_kv=bc, sram_bytes=BIG, block_mask=spec)
-    fa2 = simulate(paper_a100, "fa2", problem, block_q=br, block_kv=bc, sram_bytes=BIG, block_mask=spec)
+    fa1 = simulate(paper_a100, "fa1", problem, blocks=(br, bc), options=Options(sram_bytes=BIG, block_mask=spec))
+    fa2 = simulate(paper_a100, "fa2", problem, blocks=(br, bc), options=Options(sram_bytes=BIG, block_mask=spec))
     assert per_tensor(fa1) == {k: (3 * r, 3 * w) for k, (r, w) in fa1_form.items()}
     assert per_tensor(fa2) == {k: (3 * r, 3 * w) for k, (r, w) in fa2_form.items()}
 
@@ -39,7 +39,7 @@ def test_counts_follow_section_3_8(paper_a100, spec, n, d, br, bc):
 def test_proposition_4_form_when_blocks_divide_n(paper_a100):
     """B_r | N: total = 2Nd + s·T_c·N·(3d + 4), s the density of the mask."""
     n, d, b = 2048, 64, 64
-    r = simulate(paper_a100, "fa1", Problem(seq_len=n, head_dim=d), block_q=b, block_kv=b, block_mask="local:2")
+    r = simulate(paper_a100, "fa1", Problem(seq_len=n, head_dim=d), blocks=(b, b), options=Options(block_mask="local:2"))
     mask = parse_block_mask("local:2", n // b, n // b, b, b)
     s, t_c = mask.mean(), n // b
     assert r.hbm.total_elements == 2 * n * d + round(s * t_c * n) * (3 * d + 4)
@@ -51,7 +51,7 @@ def test_empty_block_row_counts_the_initialisation(paper_a100, tmp_path):
     mask[2] = 0
     path = tmp_path / "mask.txt"
     path.write_text("\n".join(" ".join(map(str, row)) for row in mask))
-    r = simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), block_q=64, block_kv=64, block_mask=str(path))
+    r = simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), blocks=(64, 64), options=Options(block_mask=str(path)))
     fa1_form, _ = sparse_forms(mask.astype(bool), 256, 16, 64, 64)
     assert per_tensor(r) == fa1_form
     assert r.tensors["O"].write_elements == (12 * 64 + 256) * 16
@@ -59,8 +59,7 @@ def test_empty_block_row_counts_the_initialisation(paper_a100, tmp_path):
 
 def test_causal_and_mask_intersect(paper_a100):
     n, d, b = 512, 16, 64
-    both = simulate(paper_a100, "fa2", Problem(seq_len=n, head_dim=d, causal=True), block_q=b, block_kv=b,
-                    block_mask="local:3")
+    both = simulate(paper_a100, "fa2", Problem(seq_len=n, head_dim=d, causal=True), blocks=(b, b), options=Options(block_mask="local:3"))
     mask = parse_block_mask("local:3", 8, 8, b, b) & np.tri(8, dtype=bool)
     _, fa2_form = sparse_forms(mask, n, d, b, b)
     assert per_tensor(both) == fa2_form
@@ -73,7 +72,7 @@ def test_numeric_block_sparse(paper_a100, algo, causal):
     problem = Problem(seq_len=n, head_dim=d, causal=causal, heads=2)
     x = random_inputs(problem, seed=4)
     mask = parse_block_mask("random:0.5:3", cf.ceil_div(n, br), cf.ceil_div(n, bc), br, bc)
-    r = simulate(paper_a100, algo, problem, block_q=br, block_kv=bc, mode="numeric", inputs=x, block_mask=mask)
+    r = simulate(paper_a100, algo, problem, blocks=(br, bc), mode="numeric", inputs=x, options=Options(block_mask=mask))
     q, k = np.arange(n)[:, None], np.arange(n)[None, :]
     visible = mask[q // br, k // bc] & ((k <= q) if causal else True)
     S = np.where(visible, x["Q"] @ np.swapaxes(x["K"], -1, -2) / 4.0, -np.inf)
@@ -86,10 +85,9 @@ def test_numeric_block_sparse(paper_a100, algo, causal):
                                           ("local:x", "integer")])
 def test_bad_mask_specs(paper_a100, spec, message):
     with pytest.raises(ProblemError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
-        simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), block_q=64, block_kv=64, block_mask=spec)
+        simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), blocks=(64, 64), options=Options(block_mask=spec))
 
 
 def test_mask_shape_must_match_tiling(paper_a100):
     with pytest.raises(ProblemError, match="T_r × T_c"):
-        simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), block_q=64, block_kv=64,
-                 block_mask=np.ones((3, 4), dtype=bool))
+        simulate(paper_a100, "fa1", Problem(seq_len=256, head_dim=16), blocks=(64, 64), options=Options(block_mask=np.ones((3, 4), dtype=bool)))

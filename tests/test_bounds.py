@@ -16,8 +16,9 @@ import pytest
 
 from iosim.studies.bounds import (
     ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, Algorithm, _set_worker_profile, check_bounds,
-    count_point, fit_exponents, render_bounds, rule_blocks,
+    count_point, fit_exponents, rule_blocks,
 )
+from iosim.report.bounds_report import render_bounds
 from iosim.cli.main import main
 from iosim.errors import DependencyError, ProblemError
 from iosim.studies.progress import ProgressBar, progress_map

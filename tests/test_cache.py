@@ -2,7 +2,7 @@
 
 import pytest
 
-from iosim import Problem, ProblemError, simulate
+from iosim import Options, Problem, ProblemError, simulate
 from iosim.models.cache import LRUCache, occupancy
 
 
@@ -55,7 +55,7 @@ def test_a_second_level_catches_what_the_first_evicts():
 
 
 def test_mi300x_reports_its_infinity_cache():
-    r = simulate("mi300x", "fa2", Problem(seq_len=4096, head_dim=128, heads=64), block_q=128, block_kv=64, cache=True)
+    r = simulate("mi300x", "fa2", Problem(seq_len=4096, head_dim=128, heads=64), blocks=(128, 64), options=Options(cache=True))
     outer = r.cache.outer_totals()
     assert list(outer) == ["infinity_cache"]
     # what reaches the Infinity Cache is what the L2 did not serve; DRAM is what it did not
@@ -74,7 +74,7 @@ def test_occupancy():
 def test_fa2_reads_qkv_about_once_when_kv_fits():
     """One head's K and V (2 MiB each) fit the 50 MB L2: DRAM sees Q, K, V about once,
     while the requests are T_r times K and V."""
-    r = simulate("h200", "fa2", Problem(seq_len=4096, head_dim=128, heads=4), block_q=128, block_kv=64, cache=True)
+    r = simulate("h200", "fa2", Problem(seq_len=4096, head_dim=128, heads=4), blocks=(128, 64), options=Options(cache=True))
     s = r.cache.total
     qkv = 3 * 4 * 4096 * 128 * 2
     assert s.read_bytes == r.hbm.read_bytes                # every request goes through the L2
@@ -105,9 +105,8 @@ def test_concurrency_decides_what_a_small_cache_serves():
 
     h200 = load_profile("h200")
     problem = Problem(seq_len=4096, head_dim=128)
-    together = simulate(_variant(h200, 64 * 1024, 132, 228 * 1024), "fa2", problem, block_q=128, block_kv=64,
-                        cache=True)
-    alone = simulate(_variant(h200, 64 * 1024, 1, 64 * 1024), "fa2", problem, block_q=128, block_kv=64, cache=True)
+    together = simulate(_variant(h200, 64 * 1024, 132, 228 * 1024), "fa2", problem, blocks=(128, 64), options=Options(cache=True))
+    alone = simulate(_variant(h200, 64 * 1024, 1, 64 * 1024), "fa2", problem, blocks=(128, 64), options=Options(cache=True))
     assert alone.cache.concurrency["main"] == 1
     assert alone.cache.total.dram_read_bytes == alone.hbm.read_bytes      # LRU thrashes: no reuse at all
     assert together.cache.total.dram_read_bytes < 0.05 * together.hbm.read_bytes
@@ -123,20 +122,19 @@ def test_profile_without_cache_is_reported(tmp_path):
                                    links=tuple(l for l in h200.links if "l2" not in (l.a, l.b)) +
                                    (type(h200.links[0])("hbm", "smem", 4.8e12),))
     with pytest.raises(ProblemError, match="no cache level"):
-        simulate(no_cache, "fa2", Problem(seq_len=256, head_dim=64), cache=True)
+        simulate(no_cache, "fa2", Problem(seq_len=256, head_dim=64), options=Options(cache=True))
 
 
 def test_cache_model_speed_target_shape_runs():
     """Issue 6's benchmark shape (N = 16,384, d = 128, 16 heads) runs; its time is measured
     in benchmarks/cache_speed.py, not here."""
-    r = simulate("h200", "fa2", Problem(seq_len=16384, head_dim=128, heads=16), block_q=128, block_kv=64, cache=True)
+    r = simulate("h200", "fa2", Problem(seq_len=16384, head_dim=128, heads=16), blocks=(128, 64), options=Options(cache=True))
     assert r.cache.concurrency["main"] == 132 * 3
 
 
 def test_decode_split_kv_with_cache():
     """The decode layout (GQA swap) keeps the cache model: K and V come from DRAM once."""
-    r = simulate("h200", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8),
-                 block_q=64, block_kv=128, cache=True)
+    r = simulate("h200", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8), blocks=(64, 128), options=Options(cache=True))
     kv = 2 * 8 * 8192 * 128 * 2
     assert r.cache is not None and kv <= r.cache.total.dram_read_bytes < 1.05 * kv
 
@@ -147,8 +145,7 @@ def test_per_launch_time_model():
     from iosim.models.kernel_time import KernelRates
 
     h200 = load_profile("h200")
-    r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), kernel="flash-attn-2",
-                 passes="forward+backward", cache=True)
+    r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
     times = r.kernel_times
     assert set(times) == {"main", "dot_do_o", "dq_dk_dv", "convert_dq"}
     assert times["main"].bound.startswith("compute (tensor cores")   # K/V mostly from the L2
@@ -169,8 +166,8 @@ def test_per_launch_time_model():
     ("h100-sxm", "fa2-splitkv", Problem(batch=1, heads=4, seq_len_q=1, seq_len_kv=16384, head_dim=128), "forward"),
 ])
 def test_the_l2_model_plays_exactly_the_counted_requests(hw, algorithm, problem, passes):
-    r = simulate(hw, algorithm, problem, passes=passes, cache=True,
-                 **({"block_q": 64, "block_kv": 64} if algorithm == "fa2" else {}))
+    r = simulate(hw, algorithm, problem, blocks=(64, 64) if algorithm == "fa2" else None, passes=passes,
+                 options=Options(cache=True))
     assert set(r.cache.kernels) == set(r.kernels)
     assert r.cache.total.read_bytes == r.hbm.read_bytes
     assert r.cache.total.write_bytes == r.hbm.write_bytes

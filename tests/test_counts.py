@@ -4,7 +4,7 @@ import itertools
 
 import pytest
 
-from iosim import Problem, simulate
+from iosim import Options, Problem, simulate
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor
@@ -29,7 +29,7 @@ SHAPES = [
 def test_fa1_fa2_match_closed_forms(paper_a100, n, d, br, bc, causal):
     problem = Problem(seq_len=n, head_dim=d, causal=causal, batch=2, heads=3)
     for algo, form in (("fa1", cf.fa1_forward), ("fa2", cf.fa2_forward)):
-        r = simulate(paper_a100, algo, problem, block_q=br, block_kv=bc, sram_bytes=BIG)
+        r = simulate(paper_a100, algo, problem, blocks=(br, bc), options=Options(sram_bytes=BIG))
         assert per_tensor(r, 6) == form(n, d, br, bc, causal), (algo, n, d, br, bc, causal)
         assert r.hbm.total_elements == 6 * sum(a + b for a, b in form(n, d, br, bc, causal).values())
 
@@ -45,9 +45,9 @@ def test_standard_matches_closed_form(paper_a100, n, d, causal):
 @pytest.mark.parametrize("n,d,br,bc", [(1000, 64, 64, 128), (777, 16, 16, 48), (100, 64, 256, 256)])
 def test_padded_tiles_and_init_writes(paper_a100, n, d, br, bc):
     problem = Problem(seq_len=n, head_dim=d)
-    r = simulate(paper_a100, "fa1", problem, block_q=br, block_kv=bc, sram_bytes=BIG, tiles="padded", count_init=True)
+    r = simulate(paper_a100, "fa1", problem, blocks=(br, bc), options=Options(tiles="padded", count_init=True, sram_bytes=BIG))
     assert per_tensor(r, 1) == cf.fa1_forward(n, d, br, bc, False, padded=True, init=True)
-    r = simulate(paper_a100, "fa2", problem, block_q=br, block_kv=bc, sram_bytes=BIG, tiles="padded")
+    r = simulate(paper_a100, "fa2", problem, blocks=(br, bc), options=Options(tiles="padded", sram_bytes=BIG))
     assert per_tensor(r, 1) == cf.fa2_forward(n, d, br, bc, False, padded=True)
 
 
@@ -69,16 +69,16 @@ def test_worked_example_section_4_2(paper_a100):
     assert fa1.hbm.total_bytes == 280_363_008
     assert simulate(paper_a100, "fa2", problem).hbm.total_bytes == 272_662_528
     # Padded tiles and +init (spec §4.2 variants).
-    assert simulate(paper_a100, "fa1", problem, tiles="padded").hbm.total_elements == 138_788_864
-    assert simulate(paper_a100, "fa2", problem, tiles="padded").hbm.total_elements == 137_371_648
-    assert simulate(paper_a100, "fa1", problem, count_init=True).hbm.total_elements == 139_837_440
+    assert simulate(paper_a100, "fa1", problem, options=Options(tiles="padded")).hbm.total_elements == 138_788_864
+    assert simulate(paper_a100, "fa2", problem, options=Options(tiles="padded")).hbm.total_elements == 137_371_648
+    assert simulate(paper_a100, "fa1", problem, options=Options(count_init=True)).hbm.total_elements == 139_837_440
 
 
 def test_square_causal_tiles_closed_form(paper_a100):
     """§3.7: B_r = B_c = B, B | N: FA2 causal = N·d·(T+3) + N; checked value 70,262,784."""
-    r = simulate(paper_a100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), block_q=128, block_kv=128)
+    r = simulate(paper_a100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), blocks=(128, 128))
     assert r.hbm.total_elements == 8192 * 128 * (64 + 3) + 8192 == 70_262_784
-    r = simulate(paper_a100, "fa1", Problem(seq_len=8192, head_dim=128, causal=True), block_q=128, block_kv=128)
+    r = simulate(paper_a100, "fa1", Problem(seq_len=8192, head_dim=128, causal=True), blocks=(128, 128))
     assert r.hbm.total_elements == 105_398_272
 
 
@@ -91,7 +91,7 @@ def test_counts_scale_with_batch_and_heads(paper_a100):
 
 @pytest.mark.parametrize("dtype,width", [("fp32", 4), ("fp16", 2), ("bf16", 2), ("fp8", 1)])
 def test_bytes_are_elements_times_width(paper_a100, dtype, width):
-    r = simulate(paper_a100, "fa2", Problem(seq_len=1000, head_dim=64, dtype=dtype), block_q=64, block_kv=64)
+    r = simulate(paper_a100, "fa2", Problem(seq_len=1000, head_dim=64, dtype=dtype), blocks=(64, 64))
     assert r.tensors["K"].read_bytes == width * r.tensors["K"].read_elements
     assert r.tensors["L"].write_bytes == 4 * r.tensors["L"].write_elements  # logsumexp stays fp32
 
@@ -99,15 +99,14 @@ def test_bytes_are_elements_times_width(paper_a100, dtype, width):
 def test_matmul_flops(paper_a100):
     """Non-causal forward: two products of 2·N·N·d each, whatever the loop order."""
     for algo in ("standard", "fa1", "fa2"):
-        r = simulate(paper_a100, algo, Problem(seq_len=1000, head_dim=64), block_q=64, block_kv=128)
+        r = simulate(paper_a100, algo, Problem(seq_len=1000, head_dim=64), blocks=(64, 128))
         assert r.flops == 4 * 1000 * 1000 * 64
 
 
 def test_tiled_standard_gemm(paper_a100):
     """gemm='tiled': Q read T_c times, K and V T_r times, S/P as in the idealised count."""
     n, d, br, bc = 1000, 64, 64, 128
-    r = simulate(paper_a100, "standard", Problem(seq_len=n, head_dim=d), block_q=br, block_kv=bc,
-                 schedule_options={"gemm": "tiled"})
+    r = simulate(paper_a100, "standard", Problem(seq_len=n, head_dim=d), blocks=(br, bc), options=Options(gemm="tiled"))
     t_r, t_c = cf.ceil_div(n, br), cf.ceil_div(n, bc)
     assert per_tensor(r, 1) == {"Q": (t_c * n * d, 0), "K": (t_r * n * d, 0), "S": (n * n, n * n),
                                 "P": (n * n, n * n), "V": (t_r * n * d, 0), "O": (0, n * d)}
@@ -117,7 +116,7 @@ def test_tiled_standard_gemm(paper_a100):
 def test_three_modes_count_identically(paper_a100, algo, causal):
     """Grouped counting, iteration-by-iteration tracing and numeric runs agree exactly."""
     problem = Problem(seq_len=333, head_dim=16, causal=causal, batch=2, heads=2)
-    runs = [simulate(paper_a100, algo, problem, block_q=32, block_kv=48, mode=m) for m in ("count", "trace", "numeric")]
+    runs = [simulate(paper_a100, algo, problem, blocks=(32, 48), mode=m) for m in ("count", "trace", "numeric")]
     for other in runs[1:]:
         assert other.tensors == runs[0].tensors
         assert other.ops == runs[0].ops
@@ -152,9 +151,9 @@ def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal
     kv_rows = sum(min(bc, n_kv - j * bc) for j in range(cf.ceil_div(n_kv, bc)))
     d = 16
     problem = Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=d, causal=causal)
-    fa2 = simulate(paper_a100, "fa2", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
+    fa2 = simulate(paper_a100, "fa2", problem, blocks=(br, bc), options=Options(sram_bytes=BIG))
     assert per_tensor(fa2, 1) == {"Q": (n_q * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, n_q * d), "L": (0, n_q)}
-    fa1 = simulate(paper_a100, "fa1", problem, block_q=br, block_kv=bc, sram_bytes=BIG)
+    fa1 = simulate(paper_a100, "fa1", problem, blocks=(br, bc), options=Options(sram_bytes=BIG))
     # Algorithm 1 loads K_j, V_j for every j, even a column with no active block. A query
     # block with no visible key keeps O's initial value, so the initialisation counts (§3.8).
     init = n_q if {i for i, _, _, _ in active} != set(range(cf.ceil_div(n_q, br))) else 0

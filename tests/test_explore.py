@@ -10,10 +10,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from iosim import CapacityError, Problem, load_profile, simulate
+from iosim import Options, CapacityError, Problem, load_profile, simulate
 from iosim.cli.main import main
 from iosim.errors import ProblemError
-from iosim.studies.explore import default_grid, explore, explore_csv, explore_json
+from iosim.report.explore_report import explore_csv, explore_json
+from iosim.studies.explore import default_grid, explore
 from iosim.kernels.tile_tables import NoKernelTile, gpu_info, kernel_tile
 
 import closed_forms as cf
@@ -49,7 +50,7 @@ def test_feasibility_agrees_with_the_engine():
     res = explore(toy, "fa2", problem, block_q=[16, 32, 64, 128], block_kv=[16, 32, 64, 128], jobs=1)
     for c in res.candidates:
         try:
-            simulate(toy, "fa2", problem, block_q=c.block_q, block_kv=c.block_kv)
+            simulate(toy, "fa2", problem, blocks=(c.block_q, c.block_kv))
             fits = True
         except CapacityError:
             fits = False
@@ -61,7 +62,7 @@ def test_counts_are_the_engines_and_the_closed_form(h100):
     problem = Problem(seq_len=N, head_dim=d)
     res = explore(h100, "fa2", problem, block_q=[64, 128], block_kv=[64], jobs=1)
     for c in res.candidates:
-        r = simulate(h100, "fa2", problem, block_q=c.block_q, block_kv=c.block_kv)
+        r = simulate(h100, "fa2", problem, blocks=(c.block_q, c.block_kv))
         assert (c.hbm_read_bytes, c.hbm_write_bytes) == (r.hbm.read_bytes, r.hbm.write_bytes)
         # spec §3.3: Q, K, V, O in fp16 (2 B), L in fp32 (4 B)
         per = cf.fa2_forward(N, d, c.block_q, c.block_kv, causal=False)
@@ -77,8 +78,7 @@ def test_grid_limits_come_from_the_engine(h100):
     res = explore(h100, "fa2", Problem(seq_len=4096, head_dim=128), jobs=1, block_kv=[64])
     limit = res.grid_limits["block_q"]
     cap = h100.scratchpad.per_block_bytes
-    need = lambda bq: simulate(h100, "fa2", Problem(seq_len=4096, head_dim=128), block_q=bq, block_kv=1,  # noqa: E731
-                               sram_bytes=1 << 40).sram.peak_bytes
+    need = lambda bq: simulate(h100, "fa2", Problem(seq_len=4096, head_dim=128), blocks=(bq, 1), options=Options(sram_bytes=1 << 40)).sram.peak_bytes
     assert need(limit) <= cap < need(limit + 1)
 
 

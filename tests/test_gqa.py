@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from iosim import Problem, ProblemError, reference_attention, reference_gradients, simulate
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 from closed_forms import per_tensor
 
@@ -15,8 +15,8 @@ def test_forward_requests_equal_multi_head(paper_a100, algo, kv_heads):
     """Every query head's thread blocks load their group's K/V: the requests of MHA."""
     gqa = Problem(seq_len=1000, head_dim=64, heads=8, kv_heads=kv_heads, batch=2, causal=True)
     mha = Problem(seq_len=1000, head_dim=64, heads=8, batch=2, causal=True)
-    a = simulate(paper_a100, algo, gqa, block_q=64, block_kv=128)
-    b = simulate(paper_a100, algo, mha, block_q=64, block_kv=128)
+    a = simulate(paper_a100, algo, gqa, blocks=(64, 128))
+    b = simulate(paper_a100, algo, mha, blocks=(64, 128))
     assert per_tensor(a) == per_tensor(b)
 
 
@@ -24,10 +24,8 @@ def test_forward_requests_equal_multi_head(paper_a100, algo, kv_heads):
 def test_backward_adds_the_group_reduction(paper_a100, algo):
     """dK, dV: per-query-head buffers written and read back (B·H·N·d each), then B·H_k·N·d written."""
     n, d, b, h, hk = 1000, 64, 2, 8, 2
-    gqa = simulate(paper_a100, algo, Problem(seq_len=n, head_dim=d, heads=h, kv_heads=hk, batch=b),
-                   block_q=64, block_kv=128, passes="backward")
-    mha = simulate(paper_a100, algo, Problem(seq_len=n, head_dim=d, heads=h, batch=b),
-                   block_q=64, block_kv=128, passes="backward")
+    gqa = simulate(paper_a100, algo, Problem(seq_len=n, head_dim=d, heads=h, kv_heads=hk, batch=b), blocks=(64, 128), passes="backward")
+    mha = simulate(paper_a100, algo, Problem(seq_len=n, head_dim=d, heads=h, batch=b), blocks=(64, 128), passes="backward")
     g, m = per_tensor(gqa), per_tensor(mha)
     for name in ("dK", "dV"):
         assert g[f"{name}_expanded"] == (b * h * n * d, m[name][1])  # MHA wrote dK per head directly
@@ -44,8 +42,7 @@ def test_numeric_gqa(paper_a100, algo, kv_heads):
     group = 4 // kv_heads
     K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
     grads = reference_gradients(x["Q"], K, V, x["dO"], causal=True)
-    r = simulate(paper_a100, algo, problem, block_q=32, block_kv=48, mode="numeric", inputs=x,
-                 passes="forward+backward")
+    r = simulate(paper_a100, algo, problem, blocks=(32, 48), mode="numeric", inputs=x, passes="forward+backward")
     assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], K, V, causal=True))) <= 1e-12
     assert np.max(np.abs(r.outputs["dQ"] - grads["dQ"])) <= 1e-10
     for name in ("dK", "dV"):

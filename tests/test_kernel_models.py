@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from iosim import Problem, reference_gradients, simulate
+from iosim import Options, Problem, reference_gradients, simulate
 from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 import closed_forms as cf
 from closed_forms import BIG, per_tensor
@@ -22,17 +22,15 @@ def kernel_backward_form(n, d, br, bc, causal):
 @pytest.mark.parametrize("n,d,br,bc", [(8192, 128, 64, 128), (1000, 64, 128, 128), (777, 32, 64, 48)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_fa2_kernel_backward_counts(paper_a100, n, d, br, bc, causal):
-    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=n, head_dim=d, causal=causal, heads=2),
-                 block_q=br, block_kv=bc, sram_bytes=BIG)
+    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=n, head_dim=d, causal=causal, heads=2), blocks=(br, bc), options=Options(sram_bytes=BIG))
     assert per_tensor(r, 2) == kernel_backward_form(n, d, br, bc, causal)
 
 
 def test_fa2_kernel_backward_worked_example(paper_a100):
     """§4.3: real bwd tile 64 × 128 at N = 8192, d = 128."""
-    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128), block_q=64, block_kv=128)
+    r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128), blocks=(64, 128))
     assert (r.hbm.total_elements, r.hbm.total_bytes) == (278_929_408, 832_602_112)
-    c = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128, causal=True),
-                 block_q=64, block_kv=128)
+    c = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=8192, head_dim=128, causal=True), blocks=(64, 128))
     assert c.hbm.total_elements == 146_292_736
 
 
@@ -41,9 +39,8 @@ def test_fa2_kernel_backward_worked_example(paper_a100):
 def test_fa2_kernel_backward_gradients(paper_a100, causal, kv_heads):
     problem = Problem(seq_len=150, head_dim=16, heads=2, kv_heads=kv_heads, causal=causal)
     x = random_inputs(problem, seed=11, gradient=True)
-    forward = simulate(paper_a100, "fa2", problem, block_q=32, block_kv=64, mode="numeric", inputs=x)
-    r = simulate(paper_a100, fa2_kernel_backward, problem, block_q=32, block_kv=64, mode="numeric",
-                 inputs={**x, "O": forward.outputs["O"], "L": forward.outputs["L"]})
+    forward = simulate(paper_a100, "fa2", problem, blocks=(32, 64), mode="numeric", inputs=x)
+    r = simulate(paper_a100, fa2_kernel_backward, problem, blocks=(32, 64), mode="numeric", inputs={**x, "O": forward.outputs["O"], "L": forward.outputs["L"]})
     group = 2 // kv_heads
     K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
     expected = reference_gradients(x["Q"], K, V, x["dO"], causal)

@@ -10,10 +10,10 @@ import pathlib
 import numpy as np
 import pytest
 
-from iosim import Problem, ProblemError, ScheduleError, reference_attention, reference_gradients, simulate
+from iosim import Options, Problem, ProblemError, ScheduleError, reference_attention, reference_gradients, simulate
 from iosim.kernels.plan import plan
 from iosim.kernels.tile_tables import kernel_tile
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 from conftest import load_module
 
@@ -28,9 +28,9 @@ def launches(result):
 
 
 def test_forward_split_decision_and_tiles(h100):
-    small = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=4), kernel="flash-attn-2")
+    small = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=4), options=Options(kernel="flash-attn-2"))
     assert launches(small) == [("fa2-splitkv", 64, 128, 4)]          # 4·16 query blocks < 0.8 · 2 · 132
-    large = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=32, batch=4), kernel="flash-attn-2")
+    large = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=32, batch=4), options=Options(kernel="flash-attn-2"))
     assert launches(large) == [("fa2", 128, 64, None)]                # spec §5.2: 128 × 64 at d = 128
 
 
@@ -42,19 +42,19 @@ def test_backward_tiles(h100, d, tile, stats):
 
 
 def test_flash_attn_3_is_forward_only(h100):
-    r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), kernel="flash-attn-3")
+    r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), options=Options(kernel="flash-attn-3"))
     assert launches(r) == [("fa2", 128, 128, None)]                   # spec §5.6: causal d ≤ 128
     with pytest.raises(ScheduleError, match="forward only"):
-        simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), kernel="flash-attn-3", passes="backward")
+        simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), passes="backward", options=Options(kernel="flash-attn-3"))
 
 
 def test_bad_requests(h100, paper_a100):
     with pytest.raises(ProblemError, match="kernels' own tiles"):
-        simulate(h100, "fa2", Problem(seq_len=1024, head_dim=64), kernel="flash-attn-2", block_q=64)
-    with pytest.raises(ProblemError, match="--algo fa2"):
-        simulate(h100, "fa1", Problem(seq_len=1024, head_dim=64), kernel="flash-attn-2")
+        simulate(h100, "fa2", Problem(seq_len=1024, head_dim=64), blocks=(64, None), options=Options(kernel="flash-attn-2"))
+    with pytest.raises(ProblemError, match="algorithm='fa2'"):
+        simulate(h100, "fa1", Problem(seq_len=1024, head_dim=64), options=Options(kernel="flash-attn-2"))
     with pytest.raises(ProblemError, match="compute capability"):
-        simulate(paper_a100, "fa2", Problem(seq_len=1024, head_dim=64), kernel="flash-attn-2")
+        simulate(paper_a100, "fa2", Problem(seq_len=1024, head_dim=64), options=Options(kernel="flash-attn-2"))
     with pytest.raises(ProblemError, match="unknown kernel"):
         plan("flash-attn-9", "fa2", Problem(seq_len=64, head_dim=64), h100, "forward")
 
@@ -63,7 +63,7 @@ def test_bad_requests(h100, paper_a100):
 def test_numeric_forward_and_backward(h100, heads, batch):
     problem = Problem(seq_len=300, head_dim=32, heads=heads, batch=batch, causal=True)
     x = random_inputs(problem, seed=3, gradient=True)
-    r = simulate(h100, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", mode="numeric", inputs=x)
+    r = simulate(h100, "fa2", problem, passes="forward+backward", mode="numeric", inputs=x, options=Options(kernel="flash-attn-2"))
     assert launches(r)[0][0] == ("fa2-splitkv" if batch == 1 else "fa2")
     assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], x["K"], x["V"], causal=True))) <= 1e-12
     grads = reference_gradients(x["Q"], x["K"], x["V"], x["dO"], causal=True)

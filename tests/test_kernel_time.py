@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from iosim import Problem, load_profile, simulate
+from iosim import Options, Problem, load_profile, simulate
 from iosim.models.cache import occupancy
 from iosim.gpu.ncu import cupy_groups
 from iosim.gpu.sdpa import compare, raw_configs
@@ -35,8 +35,7 @@ def test_registers_limit_occupancy():
 def _run(causal=False, mode="count", n=4096, heads=4):
     # 4 heads of 4,096: enough query blocks that flash-attn does not split the keys (§5.3)
     p = load_profile("h200")
-    return simulate(p, "fa2", Problem(seq_len=n, head_dim=128, heads=heads, causal=causal), kernel="flash-attn-2",
-                    passes="forward+backward", mode=mode)
+    return simulate(p, "fa2", Problem(seq_len=n, head_dim=128, heads=heads, causal=causal), passes="forward+backward", mode=mode, options=Options(kernel="flash-attn-2"))
 
 
 def test_forward_operand_bytes_follow_the_warp_layout():
@@ -44,7 +43,7 @@ def test_forward_operand_bytes_follow_the_warp_layout():
     # Q_i once (128·128) and K_j by all 4 warps (4·64·128); O += P V_j keeps P in registers
     # and reads V_j by all 4 warps (4·128·64). fp16: 2 bytes each. 64 steps per block.
     r = _run()
-    heads, works = r.cta_work["main"]
+    heads, works = r.cta_work["main"].heads, r.cta_work["main"].blocks
     assert heads == 4 and len(works) == 1 and works[0].count == 4096 // 128
     per_step = 128 * 128 + 4 * 64 * 128 + 4 * 128 * 64
     assert WarpLayout(4).operand_bytes(works[0].products, 2) == 64 * per_step * 2
@@ -72,7 +71,8 @@ def test_coinciding_backward_shapes_share_a_grid(rule):
 @pytest.mark.parametrize("mode", ["count", "trace"])
 def test_thread_block_records_add_up_to_the_kernel_ops(causal, mode):
     r = _run(causal, mode, n=1024, heads=8)
-    for kernel, (heads, works) in r.cta_work.items():
+    for kernel, launch in r.cta_work.items():
+        heads, works = launch.heads, launch.blocks
         for kind in ("matmul", "exp", "elementwise"):
             assert sum(w.ops.get(kind, 0) * w.count for w in works) * heads == r.kernel_ops[kernel].get(kind, 0), \
                 (kernel, kind)
@@ -124,8 +124,7 @@ def test_vendor_report_from_committed_measurements():
 
 
 def test_standard_tiled_runs_as_three_launches():
-    r = simulate("h200", "standard", Problem(seq_len=512, head_dim=64, heads=2), block_q=64, block_kv=64,
-                 schedule_options={"gemm": "tiled"})
+    r = simulate("h200", "standard", Problem(seq_len=512, head_dim=64, heads=2), blocks=(64, 64), options=Options(gemm="tiled"))
     assert list(r.kernels) == ["qk", "softmax", "pv"]
     assert r.kernel_ops["qk"]["thread_blocks"] == 2 * 8 * 8 and r.kernel_ops["pv"]["thread_blocks"] == 2 * 8
 
@@ -139,8 +138,7 @@ def test_cupy_fa2_dram_reads_match_ncu(n):
         if cfg["algo"] != "fa2" or cfg["seq_len"] != n:
             continue
         r = simulate("h200", "fa2", Problem(seq_len=n, head_dim=cfg["head_dim"], heads=cfg["heads_total"],
-                                            causal=cfg["causal"]),
-                     block_q=cfg["block_q"], block_kv=cfg["block_kv"], cache=True, threads_per_block=128)
+                                            causal=cfg["causal"]), blocks=(cfg["block_q"], cfg["block_kv"]), options=Options(cache=True, threads_per_block=128))
         measured = mine[0]["metrics"]["dram__bytes_read.sum"]
         assert abs(r.cache.total.dram_read_bytes / measured - 1) < 0.01, cfg
         assert r.hbm.read_bytes == mine[0]["metrics"]["smsp__sass_data_bytes_mem_global_op_ldgsts.sum"] + \
@@ -153,8 +151,7 @@ def test_operand_bytes_use_the_problems_width():
     the operand bytes the model charged)."""
     times = {}
     for dtype in ("fp16", "fp8"):
-        r = simulate("h100-sxm", "fa2", Problem(seq_len=4096, head_dim=128, heads=16, dtype=dtype),
-                     kernel="flash-attn-2")
+        r = simulate("h100-sxm", "fa2", Problem(seq_len=4096, head_dim=128, heads=16, dtype=dtype), options=Options(kernel="flash-attn-2"))
         rates = KernelRates.from_profile(load_profile("h100-sxm"), dtype)
         times[dtype] = r.kernel_times["main"].per_resource_s["shared memory"] * rates.smem_bytes
     assert times["fp8"] * 2 == pytest.approx(times["fp16"])
@@ -165,9 +162,7 @@ def test_kernel_times_do_not_depend_on_the_counting_mode(causal):
     # count mode groups identical thread blocks, trace mode records them one by one; the
     # model merges runs of identical blocks, so both give the same floats to the last bit
     # (before the merge, causal backward's dot_do_o differed in its fp32 share's last digit)
-    count = simulate("a100-80gb", "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=16, causal=causal),
-                     kernel="flash-attn-2", passes="forward+backward")
-    trace = simulate("a100-80gb", "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=16, causal=causal),
-                     kernel="flash-attn-2", passes="forward+backward", mode="trace")
+    count = simulate("a100-80gb", "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=16, causal=causal), passes="forward+backward", options=Options(kernel="flash-attn-2"))
+    trace = simulate("a100-80gb", "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=16, causal=causal), passes="forward+backward", mode="trace", options=Options(kernel="flash-attn-2"))
     assert {k: v.to_dict() for k, v in count.kernel_times.items()} == \
            {k: v.to_dict() for k, v in trace.kernel_times.items()}

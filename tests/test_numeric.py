@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from iosim import Problem, reference_attention, simulate
-from iosim.run.simulate import random_inputs
+from iosim import random_inputs
 
 # float64 rounding: each output is a convex combination of ≤ N values of V, accumulated
 # over T_c rescaled partial sums; errors seen are ~1e-15. 1e-12 is the bound and
@@ -20,7 +20,7 @@ CASES = [(64, 16, 16, 16), (100, 16, 16, 32), (257, 64, 64, 48), (333, 32, 128, 
 def test_matches_reference(paper_a100, algo, causal, n, d, br, bc):
     problem = Problem(seq_len=n, head_dim=d, causal=causal, batch=2, heads=2)
     x = random_inputs(problem, seed=n)
-    r = simulate(paper_a100, algo, problem, block_q=br, block_kv=bc, mode="numeric", inputs=x)
+    r = simulate(paper_a100, algo, problem, blocks=(br, bc), mode="numeric", inputs=x)
     expected = reference_attention(x["Q"], x["K"], x["V"], causal)
     assert np.max(np.abs(r.outputs["O"] - expected)) <= TOL
 
@@ -30,9 +30,9 @@ def test_fa2_logsumexp_and_fa1_statistics(paper_a100):
     x = random_inputs(problem, seed=3)
     S = x["Q"] @ np.swapaxes(x["K"], -1, -2) / 4.0
     lse = np.log(np.exp(S).sum(-1))
-    fa2 = simulate(paper_a100, "fa2", problem, block_q=32, block_kv=64, mode="numeric", inputs=x)
+    fa2 = simulate(paper_a100, "fa2", problem, blocks=(32, 64), mode="numeric", inputs=x)
     assert np.max(np.abs(fa2.outputs["L"] - lse)) <= TOL
-    fa1 = simulate(paper_a100, "fa1", problem, block_q=32, block_kv=64, mode="numeric", inputs=x)
+    fa1 = simulate(paper_a100, "fa1", problem, blocks=(32, 64), mode="numeric", inputs=x)
     assert np.max(np.abs(fa1.outputs["m"] + np.log(fa1.outputs["l"]) - lse)) <= TOL
 
 
@@ -41,7 +41,7 @@ def test_unequal_lengths_causal_bottom_right(paper_a100):
     x = random_inputs(problem, seed=5)
     expected = reference_attention(x["Q"], x["K"], x["V"], causal=True)
     for algo in ("fa1", "fa2", "standard"):
-        r = simulate(paper_a100, algo, problem, block_q=32, block_kv=32, mode="numeric", inputs=x)
+        r = simulate(paper_a100, algo, problem, blocks=(32, 32), mode="numeric", inputs=x)
         assert np.max(np.abs(r.outputs["O"] - expected)) <= TOL
 
 
@@ -55,7 +55,7 @@ def test_dropping_the_rescale_is_caught(paper_a100):
     cheat = load_module("no_rescale", path)
     problem = Problem(seq_len=256, head_dim=16)
     x = random_inputs(problem, seed=0)
-    r = simulate(paper_a100, cheat.fa2_forward, problem, block_q=64, block_kv=64, mode="numeric", inputs=x)
+    r = simulate(paper_a100, cheat.fa2_forward, problem, blocks=(64, 64), mode="numeric", inputs=x)
     assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], x["K"], x["V"]))) > 1e-3
 
 

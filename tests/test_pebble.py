@@ -290,5 +290,5 @@ def test_cli_bad_input_exits_2(capsys, argv, message):
 
 def test_iosim_count_is_simulate():
     elements, tensors = iosim_count("fa2", 4, 2, 2)
-    r = simulate("toy", "fa2", Problem(seq_len=4, head_dim=2), block_q=2, block_kv=1)
+    r = simulate("toy", "fa2", Problem(seq_len=4, head_dim=2), blocks=(2, 1))
     assert elements == r.hbm.total_elements and set(tensors) == {"Q", "K", "V", "O", "L"}

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iosim import CapacityError, Problem, list_profiles, load_profile, simulate
+from iosim import Options, CapacityError, Problem, list_profiles, load_profile, simulate
 
 
 @pytest.mark.parametrize("name", list_profiles())
@@ -19,7 +19,7 @@ def test_paper_default_blocks_fit_under_kernel_residency(name, d, dtype):
 def test_paper_defaults_overflow_when_everything_sits_in_sram(paper_a100):
     """The paper's abstract SRAM: Q, K, V, O, S and the statistics do not all fit in M."""
     with pytest.raises(CapacityError) as info:
-        simulate(paper_a100, "fa1", Problem(seq_len=8192, head_dim=128), residency="sram")
+        simulate(paper_a100, "fa1", Problem(seq_len=8192, head_dim=128), options=Options(residency="sram"))
     message = str(info.value)
     for tile in ("K_j", "V_j", "Q_i", "O_i", "S_ij"):
         assert tile in message
@@ -27,14 +27,14 @@ def test_paper_defaults_overflow_when_everything_sits_in_sram(paper_a100):
 
 def test_overflow_names_tiles_and_sizes(h100):
     with pytest.raises(CapacityError) as info:
-        simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), block_q=128, block_kv=1024)
+        simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), blocks=(128, 1024))
     message = str(info.value)
     assert "Q_i 32,768 B" in message and "K_j 262,144 B" in message
     assert "232,448" in message  # H100's 227 KiB per block
 
 
 def test_peak_occupancy_is_reported(h100):
-    r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), block_q=128, block_kv=64)
+    r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), blocks=(128, 64))
     # Q_i (128×128) + K_j + V_j (64×128 each), fp16: the real kernel's 64 KB (spec §5.2).
     assert r.sram.peak_bytes == 128 * 128 * 2 + 2 * 64 * 128 * 2 == 65_536
     assert {name for name, _, _ in r.sram.peak_tiles} == {"Q_i", "K_j", "V_j"}

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from iosim import Problem, ScheduleError, reference_attention, simulate
-from iosim.run.simulate import random_inputs
+from iosim import Options, Problem, ScheduleError, reference_attention, simulate
+from iosim import random_inputs
 from iosim.kernels.split_heuristic import default_num_splits, num_splits_heuristic
 
 import closed_forms as cf
@@ -51,7 +51,7 @@ def splitkv_form(n_q, n_kv, d, br, bc, S, causal):
 def test_counts(paper_a100, n_q, n_kv, br, bc, S, causal):
     d = 32
     problem = Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=d, heads=2, causal=causal)
-    r = simulate(paper_a100, "fa2-splitkv", problem, block_q=br, block_kv=bc, schedule_options={"num_splits": S})
+    r = simulate(paper_a100, "fa2-splitkv", problem, blocks=(br, bc), options=Options(num_splits=S))
     # One query row: the causal flag changes nothing and the kernel drops it (decode_layout).
     assert per_tensor(r, 2) == splitkv_form(n_q, n_kv, d, br, bc, S, causal and n_q > 1)
     assert r.options["num_splits"] == S
@@ -59,19 +59,15 @@ def test_counts(paper_a100, n_q, n_kv, br, bc, S, causal):
 
 def test_worked_example_section_4_4():
     """A100, B = 1, H = 32, d = 128, one query row against 8192 keys: 134,473,344 bytes."""
-    r = simulate("a100-40gb", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32),
-                 block_q=64, block_kv=128)
+    r = simulate("a100-40gb", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32), blocks=(64, 128))
     assert r.options["num_splits"] == 6
     assert r.hbm.total_bytes == 134_473_344
 
 
 def test_gqa_decode_reads_kv_once_per_kv_head():
     """seqlenq_ngroups_swapped: with H_k = 8 the query heads become 4 rows of 8 heads."""
-    mha = simulate("a100-40gb", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32),
-                   block_q=64, block_kv=128)
-    gqa = simulate("a100-40gb", "fa2-splitkv",
-                   Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8),
-                   block_q=64, block_kv=128)
+    mha = simulate("a100-40gb", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32), blocks=(64, 128))
+    gqa = simulate("a100-40gb", "fa2-splitkv", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8), blocks=(64, 128))
     assert gqa.options["num_splits"] == 22
     assert gqa.tensors["K"].read_bytes * 4 == mha.tensors["K"].read_bytes
     assert per_tensor(gqa, 8) == splitkv_form(4, 8192, 128, 64, 128, 22, False)
@@ -79,8 +75,8 @@ def test_gqa_decode_reads_kv_once_per_kv_head():
 
 def test_one_split_is_plain_flash_attention_2(paper_a100):
     problem = Problem(seq_len_q=64, seq_len_kv=4096, head_dim=64, heads=4)
-    one = simulate(paper_a100, "fa2-splitkv", problem, block_q=64, block_kv=64, schedule_options={"num_splits": 1})
-    fa2 = simulate(paper_a100, "fa2", problem, block_q=64, block_kv=64)
+    one = simulate(paper_a100, "fa2-splitkv", problem, blocks=(64, 64), options=Options(num_splits=1))
+    fa2 = simulate(paper_a100, "fa2", problem, blocks=(64, 64))
     assert one.tensors == fa2.tensors
 
 
@@ -90,8 +86,7 @@ def test_one_split_is_plain_flash_attention_2(paper_a100):
 def test_numeric(paper_a100, n_q, n_kv, S, causal, kv_heads):
     problem = Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=16, heads=4, kv_heads=kv_heads, batch=2, causal=causal)
     x = random_inputs(problem, seed=S)
-    r = simulate(paper_a100, "fa2-splitkv", problem, block_q=64, block_kv=64, mode="numeric", inputs=x,
-                 schedule_options={"num_splits": S})
+    r = simulate(paper_a100, "fa2-splitkv", problem, blocks=(64, 64), mode="numeric", inputs=x, options=Options(num_splits=S))
     group = 4 // kv_heads
     K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
     assert r.outputs["O"].shape == x["Q"].shape

@@ -14,7 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..studies.bounds import ALGORITHMS, BLOCK_RULES, CLAIMS, check_bounds, render_bounds
+from ..report.bounds_report import render_bounds
+from ..studies.bounds import ALGORITHMS, BLOCK_RULES, CLAIMS, check_bounds
 from ..dtypes import WIDTH_BYTES
 from ..errors import ProblemError
 from ..report.plots import plot_bounds

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..studies.explore import OBJECTIVES, explore, explore_csv, explore_json, render_explore
+from ..report.explore_report import explore_csv, explore_json, render_explore
+from ..studies.explore import OBJECTIVES, explore
 from ..report.plots import plot_explore
 from ..schedules import SCHEDULES
 from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,

@@ -2,19 +2,25 @@
 
 Every :class:`~iosim.errors.IosimError` (bad profile, impossible blocks, SRAM overflow,
 missing GPU...) becomes ``iosim: error: <message>`` on stderr and exit code 2; argparse
-reports malformed arguments the same way. No traceback reaches the user.
+reports malformed arguments the same way. No traceback reaches the user. The library's
+messages speak the Python API's terms (``block_q``, ``kernel='flash-attn-3'``); here they
+are reworded with the subcommand's flags (``--block-q``, ``--kernel flash-attn-3``).
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 
 from ..errors import IosimError
 
 #: subcommand modules, each with register(subparsers); optional ones may be absent.
 COMMANDS = ("profiles", "simulate", "validate", "bounds", "explore", "grade", "pebble")
+
+#: API names whose flag's destination is spelled differently
+API_TO_DEST = {"algorithm": "algo"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,13 +42,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def reword(message: str, subparser: argparse.ArgumentParser) -> str:
+    """A library message in the CLI's terms: ``name='value'`` becomes ``--flag value`` and a
+    bare API name with an underscore (``block_q``) becomes its flag, for this subcommand's
+    options; anything else is left as it is."""
+    flags = {a.dest: max(a.option_strings, key=len) for a in subparser._actions if a.option_strings}
+
+    def flag(name: str) -> str | None:
+        return flags.get(API_TO_DEST.get(name, name))
+
+    def assignment(m: re.Match) -> str:
+        f = flag(m.group(1))
+        return m.group(0) if f is None else f"{f} {m.group(2) if m.group(2) is not None else m.group(3)}"
+
+    message = re.sub(r"\b([a-z][a-z0-9_]*)=(?:'([^']*)'|([\w.+-]+))", assignment, message)
+    return re.sub(r"(?<![-\w])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b", lambda m: flag(m.group(1)) or m.group(0), message)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return args.run(args)
     except IosimError as exc:
-        print(f"iosim: error: {exc}", file=sys.stderr)
+        subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        print(f"iosim: error: {reword(str(exc), subparsers.choices[args.command])}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `iosim ... | head`
         return 0

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 
+from ..errors import ProblemError
 from ..kernels.plan import KERNELS
-from ..workload.problem import sram_elements
 from ..report.tables import FORMATTERS
+from ..run import Options, Setup, prepare
+from ..run.launches import run_launches
 from ..schedules import SCHEDULES
-from ..run.simulate import choose_blocks, resolve_profile, simulate
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args
 
 
@@ -46,24 +48,20 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = {}
-    if args.algo == "standard":
-        options["gemm"] = args.gemm
-    if args.dq_read_twice:
-        options["dq_read_twice"] = True
-    if args.num_splits is not None:
-        options["num_splits"] = args.num_splits
     problem = problem_from_args(args)
-    profile = resolve_profile(args.hw)
-    cache = args.cache
-    if cache is None:
-        cache = _cache_by_default(profile, problem, args.block_q, args.block_kv)
-    result = simulate(
-        profile, args.algo, problem, block_q=args.block_q, block_kv=args.block_kv, cache=cache,
-        tiles=args.tiles, count_init=args.count_init, residency=args.residency, schedule_options=options,
-        passes=args.passes, block_mask=args.block_mask, kernel=args.kernel,
+    if args.kernel and (args.block_q or args.block_kv or args.block_mask):
+        raise ProblemError("--kernel picks the kernels' own tiles; drop --block-q/--block-kv/--block-mask")
+    options = Options(
+        tiles=args.tiles, count_init=args.count_init, residency=args.residency, block_mask=args.block_mask,
+        gemm=args.gemm if args.algo == "standard" else None, dq_read_twice=args.dq_read_twice or None,
+        num_splits=args.num_splits, kernel=args.kernel, cache=bool(args.cache),
     )
-    print(FORMATTERS[args.format](result))
+    blocks = (args.block_q, args.block_kv)
+    setup = prepare(args.hw, args.algo, problem, passes=args.passes, blocks=blocks, options=options)
+    if args.cache is None and _cache_by_default(setup):
+        setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
+                        options=dataclasses.replace(options, cache=True))
+    print(FORMATTERS[args.format](run_launches(setup, "count", None)))
     return 0
 
 
@@ -71,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
 AUTO_CACHE_STEPS = 100_000
 
 
-def _cache_by_default(profile, problem, block_q, block_kv) -> bool:
-    """On for profiles that describe a cache, unless the run is too long to replay quickly."""
-    if profile.cache is None:
+def _cache_by_default(setup: Setup) -> bool:
+    """On for profiles that describe a cache, unless the run has too many tile steps per head
+    (T_r × T_c over its launches) to replay quickly."""
+    if setup.profile.cache is None:
         return False
-    M = sram_elements(profile.scratchpad.per_block_bytes, problem.dtype)
-    blocks, _ = choose_blocks(problem, M, block_q, block_kv)
-    return blocks.num_q_blocks(problem) * blocks.num_kv_blocks(problem) <= AUTO_CACHE_STEPS
+    steps = sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in setup.launches)
+    return steps <= AUTO_CACHE_STEPS

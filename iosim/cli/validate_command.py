@@ -30,7 +30,7 @@ import argparse
 import json
 
 from ..errors import ProblemError
-from ..run.simulate import resolve_profile
+from ..run.setup import resolve_profile
 from .arguments import add_problem_arguments, comma_names, positive_int, problem_from_args
 
 ALGORITHMS = ("standard", "fa1", "fa2")

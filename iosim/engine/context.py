@@ -17,25 +17,27 @@ paper's idealised kernels, each element once (C8); there is no cache (C9).
 
 from __future__ import annotations
 
-import dataclasses
 from contextlib import contextmanager
-from typing import Iterator
 
 import numpy as np
 
 from ..dtypes import width
 from ..errors import ScheduleError
 from ..workload.problem import BlockSizes, Problem
+from .access import check_group_write, resident_suffix, split_blocks, tile_extent
 from .blocks import Block, BlockMask, Split
 from .ledger import CtaWork, Ledger
+from .loops import BlockLoops
+from .requests import RequestRecorder
 from .residency import ResidencyTracker
+from .storage import HbmStore, full_shape
 from .tensors import TensorSpec, TensorTable
 from .tiles import Tile, shape_size
 
 MODES = ("count", "trace", "numeric")
 
 
-class Context:
+class Context(BlockLoops):
     """One run of one schedule on one problem; what a schedule sees as ``ctx``.
 
     Attributes a schedule may read: ``problem`` (N, d, dtype, causal...), ``blocks``
@@ -73,68 +75,39 @@ class Context:
         self._count_init = count_init
         self._grouped = mode == "count"
         self._weights = [1]
-        self.hbm: dict[str, np.ndarray] = {}
+        self._store = HbmStore(problem, self.tensors)  # the HBM arrays (numeric mode)
         self.watches: dict[str, list[np.ndarray]] = {}
-        self.input_names: set[str] = set()
         self.num_splits: int | None = None
-        #: with record_requests(), every access in order: see Request (trace mode only)
-        self.requests: list | None = None
+        self._recorder: RequestRecorder | None = None  # set by record_requests()
         self._cta_work: CtaWork | None = None  # the thread block the accesses belong to
         self.sm_count = sm_count  # the GPU's SMs, for split heuristics (from the profile)
         if mode == "numeric":
-            self._bind_inputs(inputs or {})
+            self._store.bind_inputs(inputs or {})
 
-    # -- loops ------------------------------------------------------------------------
-    def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
-        """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
-        return self._iterate(self._blocks(self.mask_info.q, visible_to))
+    @property
+    def hbm(self) -> dict[str, np.ndarray]:
+        """The HBM arrays by tensor name: inputs and what was written (numeric mode)."""
+        return self._store.arrays
 
-    def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
-                  descending: bool = False) -> Iterator[Block]:
-        """Key/value (column) blocks j = 0..T_c−1, or those active with query block
-        ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
-        them from the last to the first, as flash-attn's forward kernel does."""
-        axis = self.mask_info.kv
-        if split is not None:
-            blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
-        else:
-            blocks = self._blocks(axis, visible_to)
-        return self._iterate(blocks[::-1] if descending else blocks)
+    @property
+    def input_names(self) -> set[str]:
+        """Which of :attr:`hbm` were inputs."""
+        return self._store.input_names
 
-    def splits(self, visible_to: Block) -> Iterator[Split]:
-        """The key/value splits of Flash-Decoding for query block ``visible_to``
-        (``set_num_splits`` first); each carries the key blocks it covers."""
-        if self.num_splits is None:
-            raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
-        return self._iterate(self.mask_info.splits(visible_to, self.num_splits, self._grouped))
+    @property
+    def requests(self) -> list | None:
+        """With record_requests(), every access in order (see
+        :class:`~iosim.engine.requests.Request`); else None."""
+        return None if self._recorder is None else self._recorder.requests
 
-    def set_num_splits(self, num_splits: int) -> None:
-        """S: how many splits per-split tensors (Oaccum, LSEaccum) have."""
-        if num_splits < 1:
-            raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
-        self.num_splits = num_splits
-
-    def _blocks(self, axis, visible_to) -> list[Block]:
-        if visible_to is None:
-            return self.mask_info.all_blocks(axis, self._grouped)
-        return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
-
-    def _iterate(self, blocks):
-        for block in blocks:
-            # Each iteration is a residency scope and multiplies counts by its trip count.
-            self._weights.append(self._weights[-1] * block.count)
-            self.residency.push()
-            try:
-                yield block
-            finally:
-                self.residency.pop()
-                self._weights.pop()
-
+    # -- scopes (the loops, q_blocks ... weight, are inherited from BlockLoops) ----------
     def record_requests(self) -> None:
-        """Keep every HBM access, in program order, for the cache model (trace mode only)."""
-        if self.mode != "trace":
-            raise ScheduleError("requests are recorded in trace mode, where every iteration runs")
-        self.requests = []
+        """Keep every HBM access, in program order, for the cache model (trace or numeric
+        mode: a count run groups iterations)."""
+        if self._grouped:
+            raise ScheduleError("requests are recorded in trace or numeric mode, where every iteration runs "
+                                "one by one")
+        self._recorder = RequestRecorder(self.problem)
 
     @contextmanager
     def thread_block(self, key):
@@ -158,11 +131,6 @@ class Context:
         finally:
             self.ledger.kernel = previous
 
-    @property
-    def weight(self) -> int:
-        """How many real iterations the current (grouped) loop body stands for."""
-        return self._weights[-1]
-
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
@@ -170,11 +138,11 @@ class Context:
         A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
         """
         spec = self.tensors[tensor]
-        rows_block, cols_block = self._split(spec, block)
-        shape, traffic = self._tile_extent(spec, rows_block, cols_block)
+        rows_block, cols_block = split_blocks(spec, block)
+        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
         level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
-        self.residency.keep(f"{tensor}_{self._suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
-        data = self._read_data(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
+        self.residency.keep(f"{tensor}_{resident_suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
+        data = self._store.read(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
         return Tile(shape, data, self, home=(level, width(dtype)))
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
@@ -185,14 +153,14 @@ class Context:
         tiles (the GQA gradient reduction): counted once per K/V head.
         """
         spec = self.tensors[tensor]
-        rows_block, cols_block = self._split(spec, block)
-        shape, traffic = self._tile_extent(spec, rows_block, cols_block)
+        rows_block, cols_block = split_blocks(spec, block)
+        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
-        self._check_group_write(spec, sum_over_group)
+        check_group_write(spec, self.problem, sum_over_group)
         self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split))
         if self.mode == "numeric":
-            self._write_data(spec, rows_block, cols_block, tile.data, sum_over_group, split)
+            self._store.write(spec, rows_block, cols_block, tile.data, sum_over_group, split, self.num_splits)
 
     def read(self, tensor: str, resident_as: str | None = None) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8).
@@ -202,8 +170,8 @@ class Context:
         """
         spec = self.tensors[tensor]
         level, dtype = self._account(spec, "read", spec.elements(self.problem), where=None)
-        data = self._read_data(spec, None, None) if self.mode == "numeric" else None
-        shape = self._full_shape(spec)
+        data = self._store.read(spec, None, None) if self.mode == "numeric" else None
+        shape = full_shape(spec, self.problem)
         if resident_as is None:
             return Tile(shape, data, self)
         self.residency.keep(resident_as, level, shape_size(shape), dtype)
@@ -212,41 +180,24 @@ class Context:
     def write(self, tensor: str, tile: Tile, sum_over_group: bool = False) -> None:
         """Write a whole tensor, each element once (idealised kernel, C8); see :meth:`store`."""
         spec = self.tensors[tensor]
-        self._check_group_write(spec, sum_over_group)
+        check_group_write(spec, self.problem, sum_over_group)
         self._account(spec, "write", spec.elements(self.problem), per_kv_head=sum_over_group)
         if self.mode == "numeric":
-            self._write_data(spec, None, None, tile.data, sum_over_group)
+            self._store.write(spec, None, None, tile.data, sum_over_group, num_splits=self.num_splits)
 
     def _account(self, spec: TensorSpec, direction: str, elements: int, per_kv_head: bool = False,
                  where: tuple | None = None):
         """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place."""
         self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
-        if self.requests is not None:
-            self.requests.append(self._request(spec, direction, per_kv_head, where))
+        if self._recorder is not None:
+            cta = self._cta_work.key if self._cta_work is not None else None
+            self._recorder.record(spec, direction, per_kv_head, where, self.ledger.kernel, cta)
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight
         links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes
         for link in self._path_links(self.level_names["dram"], self.level_names[level]):
             links[tuple(sorted((link.a, link.b)))] += nbytes
         return level, dtype
-
-    def _request(self, spec: TensorSpec, direction: str, per_kv_head: bool, where) -> "Request":
-        rows_block, cols_block, split = where or (None, None, None)
-        rows = (0, spec.num_rows(self.problem)) if rows_block is None else (rows_block.start, rows_block.rows)
-        cols = (0, spec.num_cols(self.problem)) if cols_block is None else (cols_block.start, cols_block.rows)
-        cta = self._cta_work.key if self._cta_work is not None else None
-        return Request(self.ledger.kernel, cta, spec.name, direction, rows[0], rows[1], cols[0], cols[1],
-                       None if split is None else split.index, spec.heads == "kv" and not per_kv_head,
-                       spec.width(self.problem), per_kv_head)
-
-    def _check_group_write(self, spec: TensorSpec, sum_over_group: bool) -> None:
-        if sum_over_group and spec.heads != "kv":
-            raise ScheduleError(f"sum_over_group applies to K/V-head tensors, not {spec.name}")
-        if not sum_over_group and spec.heads == "kv" and self.problem.group_size > 1:
-            raise ScheduleError(
-                f"{spec.name} has one copy per K/V head, shared by {self.problem.group_size} query heads: "
-                "write it with sum_over_group=True (or write a per-query-head tensor)"
-            )
 
     def init(self, tensor: str, value: float, force_count: bool = False) -> None:
         """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5),
@@ -258,7 +209,7 @@ class Context:
             self.ledger.add_traffic(tensor, "write", rows * spec.num_cols(self.problem) * self.weight)
             self.ledger.init_counted.add(tensor)
         if self.mode == "numeric":
-            self._hbm_array(spec, create=True)[...] = value
+            self._store.array(spec, create=True, num_splits=self.num_splits)[...] = value
 
     # -- on-chip state ------------------------------------------------------------------
     def keep(self, name: str, tile: Tile, role: str) -> Tile:
@@ -324,127 +275,3 @@ class Context:
             if operand.home and operand.home[0] == "scratchpad" and regs:
                 key = tuple(sorted((scratch, regs)))
                 self.ledger.link_bytes[key] += operand.size * operand.home[1] * self.weight
-
-    # -- helpers ------------------------------------------------------------------------
-    def _split(self, spec: TensorSpec, block) -> tuple[Block, Block | None]:
-        if spec.cols == "kv":
-            if not (isinstance(block, tuple) and len(block) == 2):
-                raise ScheduleError(f"tensor {spec.name} is N_q × N_kv: give a (query block, key block) pair")
-            rows_block, cols_block = block
-            if cols_block.axis != "kv":
-                raise ScheduleError(f"tensor {spec.name}: the second block must be a key block")
-        else:
-            rows_block, cols_block = block, None
-        if not isinstance(rows_block, Block):
-            raise ScheduleError(f"tensor {spec.name}: expected a block from ctx.q_blocks()/kv_blocks()")
-        if rows_block.axis != spec.rows:
-            want = "ctx.q_blocks()" if spec.rows == "q" else "ctx.kv_blocks()"
-            raise ScheduleError(f"tensor {spec.name} is tiled by {want}, got a {rows_block.axis} block")
-        return rows_block, cols_block
-
-    def _tile_extent(self, spec, rows_block, cols_block) -> tuple[tuple[int, ...], int]:
-        """(per-head shape of the tile on chip, elements it moves under C4)."""
-        rows = rows_block.rows
-        moved_rows = rows_block.block if self._padded else rows
-        if spec.cols is None:
-            return (rows,), moved_rows
-        if cols_block is not None:
-            cols = cols_block.rows
-            moved_cols = cols_block.block if self._padded else cols
-            return (rows, cols), moved_rows * moved_cols
-        cols = spec.num_cols(self.problem)
-        return (rows, cols), moved_rows * cols
-
-    @staticmethod
-    def _suffix(rows_block, cols_block) -> str:
-        r = "i" if rows_block.axis == "q" else "j"
-        return r if cols_block is None else r + "j"
-
-    def _full_shape(self, spec) -> tuple[int, ...]:
-        rows = spec.num_rows(self.problem)
-        return (rows,) if spec.cols is None else (rows, spec.num_cols(self.problem))
-
-    def _heads(self, spec: TensorSpec) -> int:
-        """How many copies of ``spec`` the HBM holds: B·H, or B·H_k for K/V-head tensors."""
-        return self.problem.kv_heads_total if spec.heads == "kv" else self.problem.heads_total
-
-    def _bind_inputs(self, inputs: dict[str, np.ndarray]) -> None:
-        p = self.problem
-        for name, array in inputs.items():
-            spec = self.tensors[name]
-            heads = p.kv_heads if spec.heads == "kv" else p.heads
-            want = (p.batch, heads) + self._full_shape(spec)
-            array = np.asarray(array, dtype=np.float64)
-            if array.shape != want:
-                raise ScheduleError(f"input {name} has shape {array.shape}, expected (batch, heads, rows, cols) = {want}")
-            self.hbm[name] = array.reshape((self._heads(spec),) + self._full_shape(spec))
-            self.input_names.add(name)
-        # Query head b·H + h reads K/V head b·H_k + h // (H/H_k).
-        q_heads = np.arange(p.heads_total)
-        self._kv_of_q = p.kv_head_of(q_heads)
-
-    def _hbm_array(self, spec: TensorSpec, create: bool = False) -> np.ndarray:
-        if spec.name not in self.hbm:
-            if not create:
-                raise ScheduleError(f"{spec.name} is read before anything was written to it in HBM")
-            copies = (self.num_splits,) if spec.per_split else ()
-            self.hbm[spec.name] = np.full((self._heads(spec),) + copies + self._full_shape(spec), np.nan)
-        return self.hbm[spec.name]
-
-    def _window(self, spec, rows_block, cols_block, split=None) -> tuple:
-        """Index of a tile (or of the whole tensor when ``rows_block`` is None), after the heads axis."""
-        if spec.per_split:
-            if split is None:
-                raise ScheduleError(f"{spec.name} has one copy per split: pass split=")
-            return (split.index,) + self._window(replace_split(spec), rows_block, cols_block)
-        if rows_block is None:
-            return ()
-        rows = slice(rows_block.start, rows_block.start + rows_block.rows)
-        if cols_block is None:
-            return (rows,)
-        return (rows, slice(cols_block.start, cols_block.start + cols_block.rows))
-
-    def _read_data(self, spec: TensorSpec, rows_block, cols_block, split=None) -> np.ndarray:
-        """A copy of the tile for every query head (K/V-head tensors gathered per group)."""
-        array = self._hbm_array(spec)[(slice(None),) + self._window(spec, rows_block, cols_block, split)]
-        return array[self._kv_of_q] if spec.heads == "kv" else array.copy()
-
-    def _write_data(self, spec: TensorSpec, rows_block, cols_block, data, sum_over_group: bool, split=None) -> None:
-        target = self._hbm_array(spec, create=True)
-        if sum_over_group:
-            p = self.problem
-            data = data.reshape((p.kv_heads_total, p.group_size) + data.shape[1:]).sum(axis=1)
-        target[(slice(None),) + self._window(spec, rows_block, cols_block, split)] = data
-
-
-def replace_split(spec: TensorSpec) -> TensorSpec:
-    """The same tensor seen as one copy (to index inside a split)."""
-    return dataclasses.replace(spec, per_split=False)
-
-
-@dataclasses.dataclass(frozen=True)
-class Request:
-    """One HBM access of one head, as the cache model sees it (trace mode).
-
-    ``rows``/``cols``: the element window of the tensor; ``gathered``: a K/V-head tensor
-    read by a query head (the cache key is then the K/V head the query head maps to);
-    ``per_kv_head``: an access made once per K/V head (a GQA group reduction), not once
-    per query head.
-    """
-
-    kernel: str
-    cta: object
-    tensor: str
-    direction: str
-    row_start: int
-    rows: int
-    col_start: int
-    cols: int
-    split: int | None
-    gathered: bool
-    width: int
-    per_kv_head: bool = False
-
-    @property
-    def nbytes(self) -> int:
-        return self.rows * self.cols * self.width

@@ -113,7 +113,7 @@ class ResidencyTracker:
                 f"on-chip tiles do not fit in {use.level} ({level_role}): "
                 f"{use.current:,} bytes resident > capacity {use.capacity_bytes:,} bytes per thread block. "
                 f"Resident: {tiles}.",
-                advice="Choose smaller blocks (--block-q/--block-kv).",
+                advice="Choose smaller blocks (block_q, block_kv).",
             )
 
     def _listing(self, level_role: str) -> list[tuple[str, int, str]]:

@@ -156,24 +156,24 @@ def warp_layout(cfg: Config):
 def simulate_config(profile, cfg: Config, problem, **kw):
     """The simulator run that ``cfg``'s kernels are held to: its algorithm and tiles, and for
     ``standard`` the tiled GEMM model (``gemm="tiled"``) that a real tiled kernel follows.
-    ``problem`` is the :class:`~iosim.Problem` (B and H apart); ``kw`` go to
-    :func:`iosim.simulate` (``cache``, ``threads_per_block``, ...)."""
-    from ..run.simulate import simulate
+    ``problem`` is the :class:`~iosim.Problem` (B and H apart); ``kw`` are
+    :class:`~iosim.Options` fields (``cache``, ``threads_per_block``, ...)."""
+    from ..run import Options, simulate
 
-    return simulate(profile, cfg.algo, problem, block_q=cfg.block_q, block_kv=cfg.block_kv,
-                    schedule_options={"gemm": "tiled"} if cfg.algo == "standard" else None, **kw)
+    options = Options(gemm="tiled" if cfg.algo == "standard" else None, **kw)
+    return simulate(profile, cfg.algo, problem, blocks=(cfg.block_q, cfg.block_kv), options=options)
 
 
 def model_time(sim, profile, cfg: Config) -> dict | None:
     """The kernel time model's prediction for ``sim`` (a :func:`simulate_config` result) with
     ``cfg``'s warp layout, summed over its kernels: ``{"predicted_s", "bound"}`` (the bounds
     joined by "; "), or None where the model has no warp layout for the kernel."""
-    from ..models import kernel_time
+    from ..run.launches import kernel_times
 
     layout = warp_layout(cfg)
     if layout is None:
         return None
-    times = kernel_time.predict(sim, profile, {k: layout for k in sim.cta_work})
+    times = kernel_times(sim, profile, {k: layout for k in sim.cta_work})
     return {"predicted_s": sum(t.predicted_s for t in times.values()),
             "bound": "; ".join(t.bound for t in times.values())}
 

@@ -163,9 +163,10 @@ def checks(problem, kernel: str, pred: dict, meas: dict, passes: str) -> dict:
 def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[dict]:
     """Rows of predicted against measured, one per launch (PyTorch's launches in order);
     ``cache=False`` skips the L2 model (no DRAM prediction; DRAM time from every request)."""
-    from ..run.simulate import simulate
+    from ..run import Options, simulate
 
-    result = simulate(profile, "fa2", problem, kernel="flash-attn-2", passes="forward+backward", cache=cache)
+    result = simulate(profile, "fa2", problem, passes="forward+backward",
+                      options=Options(kernel="flash-attn-2", cache=cache))
     forward = {"main", "splitkv", "combine"}
     rows = []
     for launch in launches:

@@ -29,7 +29,8 @@ from ..errors import CapacityError, IosimError
 from ..studies.explore import explore
 from ..hardware import load_profile
 from ..workload.problem import sram_elements
-from ..run.simulate import choose_blocks, random_inputs, simulate
+from ..run import Options, choose_blocks, simulate
+from ..workload.inputs import random_inputs
 from .assignments import ASSIGNMENTS, BlocksAssignment, ScheduleAssignment, function_names
 from .checks import (CaseRun, answer_check, capacity_check, exactness_check, failure_hint, io_check,
                      loads_check, reference_outputs, runs_check)
@@ -192,7 +193,7 @@ def _prepare(spec: ScheduleAssignment, profile, seed: int) -> list:
     runs = []
     for k, case in enumerate(spec.cases):
         M = sram_elements(profile.scratchpad.per_block_bytes, case.problem.dtype)
-        blocks, _ = choose_blocks(case.problem, M, None, None)
+        blocks, _ = choose_blocks(case.problem, M)
         inputs = random_inputs(case.problem, seed=seed + k)
         for name in ("Q", "K"):
             inputs[name] = inputs[name] * case.score_scale
@@ -206,8 +207,8 @@ def _run_cases(proc: StudentProcess, runs: list, profile, timeout_s: float) -> N
         p, b = run.case.problem, run.blocks
         payload = {"problem": _problem_payload(p), "blocks": [b.block_q, b.block_kv]}
         try:
-            run.result = simulate(profile, server.schedule, p, block_q=b.block_q, block_kv=b.block_kv,
-                                  mode="numeric", inputs=run.inputs, schedule_options={"payload": payload})
+            run.result = simulate(profile, server.schedule, p, blocks=b, mode="numeric", inputs=run.inputs,
+                                  options=Options(schedule_kwargs={"payload": payload}))
             run.status = "ok"
         except CapacityError as exc:
             run.status, run.message = "capacity", _capacity_message(exc)
@@ -238,7 +239,7 @@ def _grade_schedule(spec: ScheduleAssignment, file, syntax_error, timeout_s, mem
         # What the runs are compared with is computed only now, with the student's process gone.
         for run in runs:
             p, b = run.case.problem, run.blocks
-            run.expected = simulate(profile, spec.algorithm, p, block_q=b.block_q, block_kv=b.block_kv)
+            run.expected = simulate(profile, spec.algorithm, p, blocks=b)
             run.reference = reference_outputs(run.inputs, p)
         return [runs_check(runs, timeout_s, memory_mb), exactness_check(runs, spec.outputs),
                 capacity_check(runs), io_check(runs, spec.algorithm_title, spec.io_hint)]
@@ -281,7 +282,9 @@ def _grade_blocks(spec: BlocksAssignment, file, syntax_error, timeout_s, memory_
                            checks=lambda: _blocks_checks(spec, labels, replies, timeout_s, memory_mb))
 
 
-def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:
+def _chosen_blocks(labels, replies) -> tuple[list, list]:
+    """(label, (B_r, B_c)) of each case whose reply is a valid choice, and (label, message,
+    where, kind) of each whose reply is not."""
     chosen, problems = [], []
     for label, reply in zip(labels, replies):
         if reply.get("done") is True and _valid_blocks(reply.get("value")):
@@ -294,40 +297,76 @@ def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb
         else:
             problems.append((label, f"{str(error.get('type'))[:80]}: {str(error.get('message'))[:500]}",
                              str(error.get("where", ""))[:300], reply.get("status", "exception")))
+    return chosen, problems
+
+
+def _blocks_not_run(labels, replies, problems, timeout_s, memory_mb) -> list:
+    """The checks when a case returned no valid choice (or never ran): runs fails on the first."""
+    label, message, where, kind = problems[0] if problems else (labels[len(replies)], "not run", "", "not run")
+    if kind == "value":
+        hint = "choose_blocks(hw, problem) returns a pair of positive integers (block_q, block_kv)"
+    elif kind == "exception":
+        hint = ("choose_blocks raised; call it yourself to see the traceback, e.g. "
+                "choose_blocks('h100-sxm', Problem(seq_len=8192, head_dim=128))")
+    else:
+        hint = failure_hint(kind, message, timeout_s, memory_mb)
+    runs = Check("runs", "fail", f"{label}: {message}{f' at {where}' if where else ''}", hint)
+    return [runs, Check("capacity", "skip", "not every case returned blocks"),
+            Check("io", "skip", "not every case returned blocks")]
+
+
+def _simulate_choice(spec: BlocksAssignment, label, bq, bkv, hw, problem, fact: dict) -> tuple:
+    """Run the built-in schedule with one case's choice, adding what it found to ``fact``:
+    (why it does not fit, None) or (None, its io row)."""
+    try:
+        r = simulate(hw, spec.algorithm, problem, blocks=(bq, bkv))
+    except CapacityError as exc:
+        return f"{label}: {bq}×{bkv}: {_capacity_message(exc)}", None
+    fact.update(shared_memory_peak_bytes=r.sram.peak_bytes, shared_memory_capacity_bytes=r.sram.capacity_bytes,
+                registers_peak_bytes=r.registers.peak_bytes, registers_capacity_bytes=r.registers.capacity_bytes)
+    if not r.registers.fits:
+        return (f"{label}: {bq}×{bkv} needs {r.registers.peak_bytes:,} B of registers > "
+                f"{r.registers.capacity_bytes:,} B (the kernel would spill)"), None
+    best = best_blocks(hw, problem, spec.algorithm)
+    ratio = r.hbm.total_bytes / best.hbm_total_bytes
+    fact.update(hbm_bytes=r.hbm.total_bytes, best_block_q=best.block_q, best_block_kv=best.block_kv,
+                best_hbm_bytes=best.hbm_total_bytes, ratio=ratio)
+    return None, (label, bq, bkv, r.hbm.total_bytes, best, ratio)
+
+
+def _blocks_io_check(spec: BlocksAssignment, io_rows: list, chosen: list, cases: list) -> Check:
+    """Whether the worst choice's HBM traffic is within the band of the best (all must fit)."""
+    worst = max(io_rows, key=lambda row: row[5])
+    label, bq, bkv, total, best, ratio = worst
+    if ratio <= 1 + spec.band and len(io_rows) == len(chosen):
+        return Check("io", "pass", f"HBM traffic within {spec.band:.0%} of the best in every case "
+                     f"(worst: {label}, {ratio:.3f}× the best)", cases=cases)
+    detail = (f"{label}: {bq}×{bkv} moves {total:,} B, {ratio:.2f}× the best ({best.block_q}×{best.block_kv}, "
+              f"{best.hbm_total_bytes:,} B); the band is {spec.band:.0%}")
+    if ratio <= 1 + spec.band:
+        detail = "the traffic of the choices that do not fit cannot count (see capacity)"
+    return Check("io", "fail", detail,
+                 "FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
+                 "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
+                 "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
+                 "-N N -d D`", cases)
+
+
+def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:
+    chosen, problems = _chosen_blocks(labels, replies)
     if problems or len(replies) < len(labels):
-        label, message, where, kind = problems[0] if problems else (labels[len(replies)], "not run", "", "not run")
-        if kind == "value":
-            hint = "choose_blocks(hw, problem) returns a pair of positive integers (block_q, block_kv)"
-        elif kind == "exception":
-            hint = ("choose_blocks raised; call it yourself to see the traceback, e.g. "
-                    "choose_blocks('h100-sxm', Problem(seq_len=8192, head_dim=128))")
-        else:
-            hint = failure_hint(kind, message, timeout_s, memory_mb)
-        runs = Check("runs", "fail", f"{label}: {message}{f' at {where}' if where else ''}", hint)
-        return [runs, Check("capacity", "skip", "not every case returned blocks"),
-                Check("io", "skip", "not every case returned blocks")]
+        return _blocks_not_run(labels, replies, problems, timeout_s, memory_mb)
     checks = [Check("runs", "pass", f"choose_blocks returned (B_r, B_c) for {len(chosen)}/{len(labels)} cases: "
                     + ", ".join(f"{b[0]}×{b[1]}" for _, b in chosen))]
     cap_fail, io_rows, cases = [], [], []
     for (label, (bq, bkv)), (hw, problem) in zip(chosen, spec.cases):
         fact = {"case": label, "block_q": bq, "block_kv": bkv}
         cases.append(fact)
-        try:
-            r = simulate(hw, spec.algorithm, problem, block_q=bq, block_kv=bkv)
-        except CapacityError as exc:
-            cap_fail.append(f"{label}: {bq}×{bkv}: {_capacity_message(exc)}")
-            continue
-        fact.update(shared_memory_peak_bytes=r.sram.peak_bytes, shared_memory_capacity_bytes=r.sram.capacity_bytes,
-                    registers_peak_bytes=r.registers.peak_bytes, registers_capacity_bytes=r.registers.capacity_bytes)
-        if not r.registers.fits:
-            cap_fail.append(f"{label}: {bq}×{bkv} needs {r.registers.peak_bytes:,} B of registers > "
-                            f"{r.registers.capacity_bytes:,} B (the kernel would spill)")
-            continue
-        best = best_blocks(hw, problem, spec.algorithm)
-        ratio = r.hbm.total_bytes / best.hbm_total_bytes
-        fact.update(hbm_bytes=r.hbm.total_bytes, best_block_q=best.block_q, best_block_kv=best.block_kv,
-                    best_hbm_bytes=best.hbm_total_bytes, ratio=ratio)
-        io_rows.append((label, bq, bkv, r.hbm.total_bytes, best, ratio))
+        failure, row = _simulate_choice(spec, label, bq, bkv, hw, problem, fact)
+        if failure is not None:
+            cap_fail.append(failure)
+        else:
+            io_rows.append(row)
     if cap_fail:
         checks.append(Check("capacity", "fail", "; ".join(cap_fail[:2]),
                             "Q_i (B_r × d) and K_j, V_j (B_c × d) sit in shared memory; S_ij (B_r × B_c) and the "
@@ -339,21 +378,7 @@ def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb
     if not io_rows:
         checks.append(Check("io", "skip", "no choice fits on chip (see capacity)"))
         return checks
-    worst = max(io_rows, key=lambda row: row[5])
-    label, bq, bkv, total, best, ratio = worst
-    if ratio <= 1 + spec.band and len(io_rows) == len(chosen):
-        checks.append(Check("io", "pass", f"HBM traffic within {spec.band:.0%} of the best in every case "
-                            f"(worst: {label}, {ratio:.3f}× the best)", cases=cases))
-    else:
-        detail = (f"{label}: {bq}×{bkv} moves {total:,} B, {ratio:.2f}× the best ({best.block_q}×{best.block_kv}, "
-                  f"{best.hbm_total_bytes:,} B); the band is {spec.band:.0%}")
-        if ratio <= 1 + spec.band:
-            detail = "the traffic of the choices that do not fit cannot count (see capacity)"
-        checks.append(Check("io", "fail", detail,
-                            "FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
-                            "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
-                            "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
-                            "-N N -d D`", cases))
+    checks.append(_blocks_io_check(spec, io_rows, chosen, cases))
     return checks
 
 

@@ -2,10 +2,9 @@
 
 Validation collects every problem in a file and raises one :class:`ProfileError` listing
 each with its field path (``levels.smem.capacity_per_block: 300 KiB exceeds
-capacity_per_sm (228 KiB)``), so a user fixes a file in one pass. Duplicate keys are
-errors at any depth: PyYAML silently keeps the last one, which once dropped a whole
-memory level from a ZigZag profile. The schema is documented field by field in
-``hardware_profiles/README.md``.
+capacity_per_sm (228 KiB)``), so a user fixes a file in one pass. The YAML is read by
+:mod:`.yaml_reader`, which reports duplicate keys (at any depth) the same way. The schema
+is documented field by field in ``hardware_profiles/README.md``.
 """
 
 from __future__ import annotations
@@ -19,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
-import yaml
 
 from ..errors import ProfileError
 from . import units
 from .profile import COMPUTE_KEYS, MEASURED_KEYS, ROLES, HardwareProfile, Level, Link, Quantity
+from .yaml_reader import join_path, parse_yaml
 
 SCHEMA_VERSION = 1
 _TOP_REQUIRED = ("schema_version", "name", "description", "vendor", "sm_count", "levels", "links")
@@ -33,77 +32,7 @@ _PER_SM = ("role", "capacity_per_sm", "capacity_per_block")  # scratchpad, regis
 _LEVEL_REQUIRED = {"dram": _PER_DEVICE, "cache": _PER_DEVICE, "scratchpad": _PER_SM, "registers": _PER_SM}
 
 
-# --------------------------------------------------------------------------- YAML
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """A SafeLoader that records duplicate mapping keys instead of keeping the last one.
-
-    ``node_paths`` (filled before construction) maps each node to its field path, so a
-    duplicate is reported as ``levels.smem.role`` rather than as a bare line number.
-    """
-
-    def __init__(self, stream: str):
-        super().__init__(stream)
-        self.duplicates: list[str] = []
-        self.node_paths: dict[int, str] = {}
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        path = self.node_paths.get(id(node), "")
-        first_line: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # the base class rejects unhashable keys and expands merges (<<)
-            key = self.construct_object(key_node)
-            line = key_node.start_mark.line + 1
-            if key in first_line:
-                self.duplicates.append(
-                    f"{_join(path, key)}: duplicate key (first on line {first_line[key]}, "
-                    f"again on line {line}); YAML would silently keep only the last"
-                )
-            else:
-                first_line[key] = line
-        return super().construct_mapping(node, deep=deep)
-
-
-def _index_paths(node: yaml.Node, path: str, out: dict[int, str]) -> None:
-    if id(node) in out:  # an alias seen before
-        return
-    out[id(node)] = path
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else "?"
-            _index_paths(value_node, _join(path, key), out)
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _index_paths(item, f"{path}[{i}]", out)
-
-
-def _parse_yaml(text: str, source: str) -> tuple[Any, list[str]]:
-    """The document's data and the duplicate-key problems found while building it."""
-    loader = _StrictLoader(text)
-    try:
-        root = loader.get_single_node()
-        if root is None:
-            raise ProfileError(source, ["(top level): the file is empty"])
-        _index_paths(root, "", loader.node_paths)
-        return loader.construct_document(root), loader.duplicates
-    except yaml.MarkedYAMLError as e:
-        mark = e.problem_mark or e.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        detail = e.problem or e.context or "unreadable YAML"
-        raise ProfileError(source, [f"(yaml) {where}: syntax error: {detail}"]) from None
-    except yaml.YAMLError as e:
-        raise ProfileError(source, [f"(yaml): syntax error: {e}"]) from None
-    finally:
-        loader.dispose()
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _join(path: str, key: Any) -> str:
-    return f"{path}.{key}" if path else str(key)
 
 
 def _describe(value: Any) -> str:
@@ -138,10 +67,10 @@ def _fields(obj: Any, path: str, required: tuple, optional: tuple, problems: _Pr
         if key not in allowed:
             close = difflib.get_close_matches(str(key), allowed, n=1)
             hint = f"did you mean {close[0]!r}?" if close else f"expected one of {', '.join(allowed)}"
-            problems.add(_join(path, key), f"unknown key; {hint}{context}")
+            problems.add(join_path(path, key), f"unknown key; {hint}{context}")
     for key in required:
         if key not in obj:
-            problems.add(_join(path, key), "missing required field")
+            problems.add(join_path(path, key), "missing required field")
     return obj
 
 
@@ -205,7 +134,7 @@ def _whole_bytes(q: Quantity | None, path: str, problems: _Problems) -> int | No
 
 def _level(name: Any, obj: Any, quantities: dict, problems: _Problems) -> tuple[str | None, Level | None]:
     """Parse one entry of ``levels``; returns its role (if valid) and the Level (if valid)."""
-    path = _join("levels", name)
+    path = join_path("levels", name)
     if not isinstance(name, str) or not name:
         problems.add(path, f"a level name must be a non-empty string, got {_describe(name)}")
     if not isinstance(obj, dict):
@@ -376,7 +305,7 @@ def profile_from_data(data: Any, source: str, problems: list[str] | None = None)
 
 def profile_from_yaml(text: str, source: str = "<string>") -> HardwareProfile:
     """Parse and validate one profile written as YAML text."""
-    data, duplicates = _parse_yaml(text, source)
+    data, duplicates = parse_yaml(text, source)
     return profile_from_data(data, source, duplicates)
 
 

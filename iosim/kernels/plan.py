@@ -8,10 +8,10 @@ launches flash-attn would make, each run through the simulator:
 
 ``flash-attn-2``
   * forward: flash-attn's ``mha_fwd`` first applies the decode layout (one query row with
-    grouped heads: :func:`iosim.kernels.split_heuristic.decode_layout`), then asks its split heuristic
+    grouped heads: :func:`iosim.workload.layouts.decode_layout`), then asks its split heuristic
     (§5.3) with the split kernel's tiles; more than one split runs ``fa2-splitkv``
     (split kernel + combine), otherwise ``fa2`` with the forward table's tile (§5.2);
-  * backward: the three backward kernels (:mod:`iosim.schedules.fa2_kernel_backward`)
+  * backward: the three backward kernels (:mod:`iosim.schedules.fa2_kernel_backward`, named ``fa2_kernel_backward`` in the registry)
     with the backward table's tile (§5.4).
 ``flash-attn-3``
   * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (§5.6);
@@ -23,41 +23,41 @@ A forward+backward request runs each pass with its own tile and adds the counts.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
 
-from ..errors import ProblemError, ScheduleError
-from .tile_tables import KernelTile, NoKernelTile, kernel_tile
+from ..errors import ProblemError, ScheduleError, require_choice
+from ..workload.layouts import decode_layout
 from ..workload.problem import Problem
-from ..schedules.fa2_kernel_backward import fa2_kernel_backward
-from .split_heuristic import decode_layout, default_num_splits
+from .split_heuristic import default_num_splits
+from .tile_tables import KernelTile, NoKernelTile, kernel_tile
 
 KERNELS = ("flash-attn-2", "flash-attn-3")
 
 
 @dataclass(frozen=True)
-class Launch:
-    """One pass as the kernel runs it: which schedule, on which problem (the one the kernel
-    really runs, e.g. decode's GQA swap; :func:`iosim.kernels.split_heuristic.decode_layout`), with which tile."""
+class KernelLaunch:
+    """One pass as the kernel runs it: which schedule (a name in :mod:`iosim.schedules`), on
+    which problem (the one the kernel really runs, e.g. decode's GQA swap;
+    :func:`iosim.workload.layouts.decode_layout`), with which tile."""
 
     passes: str                    # "forward" or "backward"
-    algorithm: str | Callable
+    schedule: str
     problem: Problem
     tile: KernelTile
     schedule_options: dict
 
     def describe(self) -> dict:
-        name = self.algorithm if isinstance(self.algorithm, str) else self.algorithm.__name__
-        return {"pass": self.passes, "schedule": name, "block_q": self.tile.block_q, "block_kv": self.tile.block_kv,
-                "kernel": self.tile.kernel, "rule": self.tile.rule, **self.schedule_options}
+        return {"pass": self.passes, "schedule": self.schedule, "block_q": self.tile.block_q,
+                "block_kv": self.tile.block_kv, "kernel": self.tile.kernel, "rule": self.tile.rule,
+                **self.schedule_options}
 
 
 def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
-         num_splits: int | None = None) -> list[Launch]:
+         num_splits: int | None = None) -> list[KernelLaunch]:
     """The launches ``kernel`` makes for ``passes`` of ``algorithm`` on ``problem``."""
-    if kernel not in KERNELS:
-        raise ProblemError(f"unknown kernel {kernel!r}; choose one of {', '.join(KERNELS)}")
+    require_choice("kernel", kernel, KERNELS)
     if algorithm not in ("fa2", "fa2-splitkv"):
-        raise ProblemError(f"--kernel {kernel} runs FlashAttention-2's loop order: use --algo fa2 (got {algorithm})")
+        raise ProblemError(f"kernel={kernel!r} runs FlashAttention-2's loop order: use algorithm='fa2' "
+                           f"(got {algorithm!r})", field="algorithm")
     try:
         launches = []
         if "forward" in passes:
@@ -66,31 +66,32 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
             launches.append(_backward(kernel, problem, profile))
         return launches
     except NoKernelTile as exc:
-        raise ProblemError(f"--kernel {kernel}: {exc}") from None
+        raise ProblemError(f"kernel={kernel!r}: {exc}", field="kernel") from None
 
 
-def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> Launch:
+def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> KernelLaunch:
     d = problem.head_dim
     run = decode_layout(problem)  # the problem the forward kernels really run
     if kernel == "flash-attn-3":
         tile = kernel_tile("fa3", d, profile, causal=problem.causal)
-        return Launch("forward", "fa2", run, tile, {})
+        return KernelLaunch("forward", "fa2", run, tile, {})
     split_tile = kernel_tile("fa2-splitkv", d, profile)
     if num_splits is None:
         n_blocks = -(-run.seq_len_kv // split_tile.block_kv)
         num_splits = default_num_splits(run.batch, run.heads, run.seq_len_q, n_blocks, profile.sm_count,
                                         split_tile.block_q)
     if num_splits > 1:
-        return Launch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
+        return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (fa-io-spec.md §3.10)
-    return Launch("forward", "fa2", run, tile, {"kv_descending": True})
+    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True})
 
 
-def _backward(kernel: str, problem: Problem, profile) -> Launch:
+def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     if kernel == "flash-attn-3":
-        raise ScheduleError("the spec has no FlashAttention-3 backward tiles; --kernel flash-attn-3 is forward only")
+        raise ScheduleError("the spec has no FlashAttention-3 backward tiles; kernel='flash-attn-3' is forward only",
+                            field="kernel")
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
-    return Launch("backward", fa2_kernel_backward, problem, tile, options)
+    return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options)
 

@@ -14,12 +14,9 @@ The C++ computes w and the efficiency in single precision; so does this port.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
-
-from ..workload.problem import Problem
 
 
 def num_splits_heuristic(batch_nheads_mblocks: int, num_sms: int, num_n_blocks: int, max_splits: int = 128) -> int:
@@ -50,18 +47,4 @@ def default_num_splits(batch: int, heads: int, seq_len_q: int, num_kv_blocks: in
     return num_splits_heuristic(batch * heads * m_blocks, 2 * sm_count, num_kv_blocks, 128)
 
 
-def decode_layout(problem: Problem) -> Problem:
-    """The problem flash-attn's ``mha_fwd`` actually runs for a decoding step.
-
-    With one query row and grouped-query attention (``seqlenq_ngroups_swapped``), the
-    H/H_k query heads that share a K/V head become H/H_k query *rows* of one head, so K
-    and V are read once per K/V head instead of once per query head (fa-io-spec.md §3.9).
-    With one query row the causal flag is dropped too (it changes nothing). Any other
-    problem is returned unchanged.
-    """
-    if problem.seq_len_q != 1:
-        return problem
-    if problem.heads == problem.kv_heads:
-        return dataclasses.replace(problem, causal=False)
-    return dataclasses.replace(problem, seq_len_q=problem.group_size, heads=problem.kv_heads,
-                               kv_heads=problem.kv_heads, causal=False)
+__all__ = ["num_splits_heuristic", "default_num_splits"]

@@ -38,6 +38,7 @@ import heapq
 import math
 from dataclasses import dataclass
 
+from ..dtypes import width as dtype_width
 from .roofline import TimePrediction
 
 #: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
@@ -168,26 +169,24 @@ def _same_work_runs(works) -> list[tuple]:
     return [(w, n) for w, n in runs]
 
 
-def predict(result, profile, layouts: dict) -> dict:
-    """Per kernel launch of ``result``: a :class:`TimePrediction` from this model.
+def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layouts: dict) -> dict:
+    """Per kernel launch: a :class:`TimePrediction` from this model.
 
-    ``layouts``: kernel -> :class:`WarpLayout`; a kernel without thread-block work (the
+    ``requested``: kernel -> bytes its loads and stores request (in launch order);
+    ``dram``: kernel -> bytes that reach DRAM, where the L2 was modelled (else the
+    requests do); ``work``: kernel -> (heads, [CtaWork, ...] of one head);
+    ``layouts``: kernel -> :class:`WarpLayout`. A kernel without thread-block work (the
     small element-wise kernels) is timed by its memory traffic and the launch floor.
     """
-    rates = KernelRates.from_profile(profile, result.problem.dtype)
-    width = result.problem.width  # bytes per operand element (Q, K, V, P)
+    rates = KernelRates.from_profile(profile, dtype)
+    width = dtype_width(dtype)  # bytes per operand element (Q, K, V, P)
     out = {}
-    for kernel in result.kernels:
-        requested = sum(r + w for r, w in result.kernel_bytes(kernel).values())
-        dram = requested
-        if result.cache is not None and kernel in result.cache.kernels:
-            s = result.cache.kernels[kernel]
-            dram = s.dram_read_bytes + s.dram_write_bytes
+    for kernel, nbytes in requested.items():
         per: dict[str, float] = {"launch": rates.launch_s}
         if rates.l2_bytes:
-            per["L2"] = requested / rates.l2_bytes
-        per["DRAM"] = dram / rates.dram_bytes
-        heads, works = result.cta_work.get(kernel, (0, []))
+            per["L2"] = nbytes / rates.l2_bytes
+        per["DRAM"] = dram.get(kernel, nbytes) / rates.dram_bytes
+        heads, works = work.get(kernel, (0, []))
         compute = 0.0
         if works and kernel in layouts:
             works = _same_work_runs(works)

@@ -26,14 +26,21 @@ JSON contract (``Result.to_dict()``; byte counts are integers summed over batch 
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
 
-from ..workload.problem import BlockSizes, Problem
-from ..models.cache import CacheReport
+import numpy as np
+
 from ..dtypes import width
-from ..models.theory import Theorem2
-from ..models.roofline import TimePrediction, in_sequence
+from ..engine.ledger import CtaWork
+from ..workload.problem import BlockSizes, Problem
+
+
+class ModelOutput(Protocol):
+    """What a model (:mod:`iosim.models`) hands back: a value with a JSON form. The result
+    holds model outputs without importing the models."""
+
+    def to_dict(self) -> dict: ...
 
 
 @dataclass(frozen=True)
@@ -79,6 +86,15 @@ class LevelOccupancy:
 
 
 @dataclass(frozen=True)
+class LaunchWork:
+    """The thread blocks of one kernel launch: ``heads`` copies of one head's ``blocks``
+    (each a :class:`~iosim.engine.ledger.CtaWork`, in launch order)."""
+
+    heads: int
+    blocks: tuple[CtaWork, ...]
+
+
+@dataclass(frozen=True)
 class Result:
     algorithm: str
     profile: str
@@ -86,29 +102,34 @@ class Result:
     blocks: BlockSizes
     block_rule: str
     mode: str
-    options: dict
-    tensors: dict
+    #: what was run besides the problem: conventions, schedule options, what was derived
+    options: dict[str, Any]
+    tensors: dict[str, TensorTraffic]
     hbm: HbmTraffic
     sram: LevelOccupancy
     registers: LevelOccupancy
-    ops: dict
-    time: TimePrediction
-    theorem2: Theorem2
+    #: "matmul" (FLOPs), "exp", "elementwise" operations, summed over heads
+    ops: dict[str, int]
+    #: the roofline or, for the presets, the kernel time model (a :class:`~iosim.models.roofline.TimePrediction`)
+    time: ModelOutput
+    #: Theorem 2's expression at this size (a :class:`~iosim.models.theory.Theorem2`)
+    theorem2: Any
     sram_elements: int
     passes: str = "forward"
     #: kernel launch -> tensor -> (read_elements, write_elements), summed over heads
-    kernels: dict = field(default_factory=dict)
-    #: the L2 model's prediction (:class:`iosim.models.cache.CacheReport`), when asked for
-    cache: object = None
-    #: kernel launch -> {"matmul", "exp", "elementwise"} operations, summed over heads
-    kernel_ops: dict = field(default_factory=dict)
-    outputs: dict = field(default_factory=dict)
-    watches: dict = field(default_factory=dict)
-    #: kernel launch -> (heads run, [CtaWork, ...] of one head): each thread block's work
-    cta_work: dict = field(default_factory=dict)
-    #: kernel launch -> TimePrediction of the kernel time model (:mod:`iosim.models.kernel_time`),
-    #: for the real-kernel presets
-    kernel_times: dict = field(default_factory=dict)
+    kernels: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
+    #: the L2 model's prediction (a :class:`~iosim.models.cache.CacheReport`), when asked for
+    cache: ModelOutput | None = None
+    #: kernel launch -> {"matmul", "exp", "elementwise", "thread_blocks"}, summed over heads
+    kernel_ops: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: numeric mode: O and the statistics (and gradients), shaped (B, H, N, ·)
+    outputs: dict[str, np.ndarray] = field(default_factory=dict)
+    #: numeric mode: copies of on-chip values a schedule asked to watch
+    watches: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    #: kernel launch -> each thread block's work
+    cta_work: dict[str, LaunchWork] = field(default_factory=dict)
+    #: kernel launch -> the kernel time model's TimePrediction (the real-kernel presets)
+    kernel_times: dict[str, ModelOutput] = field(default_factory=dict)
 
     def kernel_bytes(self, kernel: str) -> dict:
         """{tensor: (read bytes, write bytes)} of one kernel launch, summed over heads."""
@@ -121,7 +142,7 @@ class Result:
         return self.ops.get("matmul", 0)
 
     def _cache_dict(self) -> dict:
-        return {} if self.cache is None else _cache_fields(self.cache)
+        return {} if self.cache is None else self.cache.to_dict()
 
     def to_dict(self) -> dict:
         """The JSON contract described in this module's docstring."""
@@ -167,79 +188,6 @@ class Result:
                 "per": "head",
             },
         }
-
-
-def _cache_fields(report) -> dict:
-    s = report.total
-    return {
-        "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
-               "per_kernel": {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
-                                  "dram_write_bytes": v.dram_write_bytes, "concurrent_blocks": report.concurrency[k]}
-                              for k, v in report.kernels.items()}},
-        "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes},
-        # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
-        # reached each from the level in front, and what it served
-        "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}
-                         for name, t in report.outer_totals().items()},
-    }
-
-
-def combine_results(results: list[Result], **fields) -> Result:
-    """Several kernel launches run one after another, reported as one result.
-
-    Traffic and operations add up; on-chip peaks are the largest of the launches; each
-    resource's time adds up, and so does the predicted time (the launches run in
-    sequence). ``fields`` override the first result's (algorithm, blocks, options...).
-    """
-    first = results[0]
-    tensors: dict[str, TensorTraffic] = {}
-    for r in results:
-        for name, t in r.tensors.items():
-            if name in tensors:
-                u = tensors[name]
-                t = TensorTraffic(t.dtype, u.read_elements + t.read_elements, u.write_elements + t.write_elements,
-                                  u.read_bytes + t.read_bytes, u.write_bytes + t.write_bytes)
-            tensors[name] = t
-    hbm = HbmTraffic(*(sum(getattr(r.hbm, f) for r in results)
-                       for f in ("read_bytes", "write_bytes", "read_elements", "write_elements")))
-    ops: dict[str, int] = {}
-    for r in results:
-        for k, v in r.ops.items():
-            ops[k] = ops.get(k, 0) + v
-    outputs: dict = {}
-    kernels: dict = {}
-    kernel_ops: dict = {}
-    cta_work: dict = {}
-    kernel_times: dict = {}
-    for r in results:
-        outputs.update(r.outputs)
-        for name, traffic in r.kernels.items():
-            key = name if name not in kernels else f"{name} ({r.passes})"
-            kernels[key] = traffic
-            kernel_ops[key] = r.kernel_ops.get(name, {})
-            if name in r.cta_work:
-                cta_work[key] = r.cta_work[name]
-            if name in r.kernel_times:
-                kernel_times[key] = r.kernel_times[name]
-    seq = in_sequence(dict(enumerate(r.time for r in results)))
-    if kernel_times:  # the kernel time model: the longest kernel launch names the bound
-        bound = in_sequence(kernel_times).bound
-    else:             # rooflines: the resource busiest over all launches
-        bound = max(seq.per_resource_s, key=seq.per_resource_s.get) if seq.per_resource_s else "nothing"
-    time = TimePrediction(seq.predicted_s, bound, seq.per_resource_s)
-    caches = [r.cache for r in results if r.cache is not None]
-    cache = None
-    if caches:
-        outer = {k: v for c in caches for k, v in (c.outer or {}).items()}
-        cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
-                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None)
-    return dataclasses.replace(
-        first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
-        kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,
-        sram=max((r.sram for r in results), key=lambda o: o.peak_bytes),
-        registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
-        **fields,
-    )
 
 
 def _level_dict(level: LevelOccupancy) -> dict:

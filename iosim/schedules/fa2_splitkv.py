@@ -12,7 +12,8 @@ Counts per head, non-causal (§3.9): Q read S'·N_q·d (S' non-empty splits); K,
 T_m·N_kv·d; Oaccum written and read S·N_q·d; LSEaccum written and read S·N_q; O written
 N_q·d; L written N_q. With S = 1 the plain FlashAttention-2 kernel runs instead.
 
-Code names: S → ``num_splits`` (default: flash-attn's heuristic, :mod:`iosim.kernels.split_heuristic`);
+Code names: S → ``num_splits`` (chosen by the caller; by default flash-attn's heuristic,
+:mod:`iosim.kernels.split_heuristic`);
 O_s, LSE_s → tensors ``"Oaccum"``, ``"LSEaccum"``; m, ℓ → ``m_i``, ``l_i``.
 """
 
@@ -22,16 +23,14 @@ import math
 
 from ..engine.blocks import Split
 from ..engine.tiles import maximum
-from ..kernels.split_heuristic import default_num_splits
 from .fa2 import fa2_forward
 
 
-def fa2_splitkv_forward(ctx, num_splits: int | None = None) -> None:
-    """The split kernel over (query block, split), then the combine kernel."""
-    p = ctx.problem
-    if num_splits is None:
-        num_splits = default_num_splits(p.batch, p.heads, p.seq_len_q, ctx.mask_info.kv.num_blocks,
-                                        ctx.sm_count, ctx.blocks.block_q)
+def fa2_splitkv_forward(ctx, num_splits: int) -> None:
+    """The split kernel over (query block, split), then the combine kernel.
+
+    S = ``num_splits`` is the caller's (:func:`iosim.prepare` asks flash-attn's heuristic,
+    :mod:`iosim.kernels.split_heuristic`, when the user gives none)."""
     ctx.set_num_splits(num_splits)
     if num_splits == 1:
         fa2_forward(ctx)

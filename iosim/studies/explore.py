@@ -35,13 +35,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from ..errors import ProblemError
+from ..errors import ProblemError, require_choice, require_positive_int
 from ..hardware import HardwareProfile
 from ..kernels.tile_tables import NoKernelTile, kernel_tile
 from ..workload.problem import Problem, paper_block_sizes, sram_elements
 from .progress import progress_map
 from ..schedules import SCHEDULES
-from ..run.simulate import resolve_profile, simulate
+from ..run import Options, resolve_profile, simulate
 
 OBJECTIVES = ("hbm-bytes", "time")
 #: schedule options explore runs each algorithm with
@@ -158,16 +158,15 @@ _WORKER: dict = {}
 
 def _init_worker(profile: HardwareProfile, algorithm: str, problem: Problem, options: dict,
                  passes: str = "forward", block_mask: str | None = None) -> None:
-    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, options=options, passes=passes,
-                   block_mask=block_mask)
+    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, passes=passes,
+                   options=Options(sram_bytes=_UNLIMITED_BYTES, block_mask=block_mask, **options))
 
 
 def _measure(blocks: tuple[int, int]) -> tuple:
     """Run the schedule at (B_r, B_c) with unlimited shared memory; the raw numbers."""
     w = _WORKER
-    r = simulate(w["profile"], w["algorithm"], w["problem"], block_q=blocks[0], block_kv=blocks[1],
-                 sram_bytes=_UNLIMITED_BYTES, schedule_options=w["options"] or None, passes=w["passes"],
-                 block_mask=w["block_mask"])
+    r = simulate(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
+                 options=w["options"])
     return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
             r.time.predicted_s, r.time.bound)
 
@@ -223,22 +222,46 @@ def explore(
     (a block-mask spec such as ``random:0.25`` is re-drawn for each tiling).
     """
     profile = resolve_profile(hw)
-    if algorithm not in SCHEDULES:
-        raise ProblemError(f"unknown algorithm {algorithm!r}; choose from {', '.join(SCHEDULES)}")
-    if objective not in OBJECTIVES:
-        raise ProblemError(f"unknown objective {objective!r}; choose from {', '.join(OBJECTIVES)}")
-    for name, values in (("block-q", block_q), ("block-kv", block_kv)):
-        if values is not None and (not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 1
-                                                     for v in values)):
-            raise ProblemError(f"--{name}: give positive integers, got {values!r}")
-    options = EXPLORE_OPTIONS.get(algorithm, {})
+    _validate(algorithm, objective, block_q, block_kv)
     sram_cap = profile.scratchpad.per_block_bytes
     regs = profile.registers
     reg_cap = regs.per_block_bytes if regs is not None else None
     M = sram_elements(sram_cap, problem.dtype)
-    worker_args = (profile, algorithm, problem, options, passes, block_mask)
+    worker_args = (profile, algorithm, problem, EXPLORE_OPTIONS.get(algorithm, {}), passes, block_mask)
     _init_worker(*worker_args)
 
+    limits, sources = _grid(algorithm, problem, block_q, block_kv, sram_cap)
+    paper = paper_block_sizes(M, problem.head_dim)
+    paper_key = (paper.block_q, paper.block_kv)
+    sources[paper_key] = sources.get(paper_key, ()) + ("paper",)
+    kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, algorithm, problem, passes, dropout)
+
+    keys = list(sources)
+    raw = progress_map(_measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
+                       initializer=_init_worker, initargs=worker_args, progress=progress)
+    by_key = {k: _candidate(r, sram_cap, reg_cap, sources[k]) for k, r in zip(keys, raw)}
+    candidates = sorted(by_key.values(), key=lambda c: (c.block_q, c.block_kv))
+    best = _best(candidates, algorithm, profile.name, objective, allow_spill)
+    return ExploreResult(algorithm, profile.name, problem, objective, M, candidates, best, by_key[paper_key],
+                         by_key[kernel_key] if kernel_key else None, kernel_info, kernel_reason, allow_spill, limits)
+
+
+def _validate(algorithm: str, objective: str, block_q, block_kv) -> None:
+    """Check :func:`explore`'s names and block lists (each a non-empty list of positive integers)."""
+    require_choice("algorithm", algorithm, SCHEDULES)
+    require_choice("objective", objective, OBJECTIVES)
+    for name, values in (("block_q", block_q), ("block_kv", block_kv)):
+        if values is None:
+            continue
+        if not values:
+            raise ProblemError(f"{name}: give at least one value", field=name)
+        for v in values:
+            require_positive_int(name, v)
+
+
+def _grid(algorithm: str, problem: Problem, block_q, block_kv, sram_cap: int) -> tuple[dict, dict]:
+    """The grid's largest fitting blocks (for the axes not given) and each (B_r, B_c) of
+    the grid with its source ("grid", or "user" when either axis was given)."""
     limits = {}
     if block_q is None:
         limits["block_q"] = _largest_fitting("q", problem.seq_len_q, sram_cap)
@@ -251,10 +274,12 @@ def explore(
     cols = sorted(set(block_kv)) if block_kv is not None else default_grid(limits["block_kv"])
     sources: dict[tuple[int, int], tuple] = {(r, c): ("grid" if block_q is None and block_kv is None else "user",)
                                              for r in rows for c in cols}
+    return limits, sources
 
-    paper = paper_block_sizes(M, problem.head_dim)
-    paper_key = (paper.block_q, paper.block_kv)
-    sources[paper_key] = sources.get(paper_key, ()) + ("paper",)
+
+def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, problem: Problem, passes: str,
+                      dropout: bool) -> tuple:
+    """Add the real kernel's tile to ``sources``; (its table entry, why there is none, its key)."""
     kernel_info, kernel_reason, kernel_key = None, "", None
     try:
         if passes == "forward+backward":
@@ -265,90 +290,16 @@ def explore(
         sources[kernel_key] = sources.get(kernel_key, ()) + ("kernel",)
     except NoKernelTile as exc:
         kernel_reason = str(exc)
+    return kernel_info, kernel_reason, kernel_key
 
-    keys = list(sources)
-    raw = progress_map(_measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
-                       initializer=_init_worker, initargs=worker_args, progress=progress)
-    by_key = {k: _candidate(r, sram_cap, reg_cap, sources[k]) for k, r in zip(keys, raw)}
-    candidates = sorted(by_key.values(), key=lambda c: (c.block_q, c.block_kv))
 
+def _best(candidates: list, algorithm: str, profile_name: str, objective: str, allow_spill: bool) -> Candidate:
+    """The eligible candidate that scores best; an error when none is eligible."""
     eligible = [c for c in candidates if c.eligible(allow_spill)]
     if not eligible:
         worst = min(candidates, key=lambda c: c.sram_need_bytes)
-        raise ProblemError(f"{algorithm}: no candidate fits on {profile.name} (smallest need: {worst.reason})")
-    best = min(eligible, key=lambda c: c.score(objective))
-    return ExploreResult(algorithm, profile.name, problem, objective, M, candidates, best, by_key[paper_key],
-                         by_key[kernel_key] if kernel_key else None, kernel_info, kernel_reason, allow_spill, limits)
+        raise ProblemError(f"{algorithm}: no candidate fits on {profile_name} (smallest need: {worst.reason})")
+    return min(eligible, key=lambda c: c.score(objective))
 
 
-# --------------------------------------------------------------------------------------
-# text and CSV
-# --------------------------------------------------------------------------------------
-def render_explore(results: Sequence[ExploreResult], top: int = 10) -> str:
-    from ..report.tables import format_bytes, format_seconds, render_table
-
-    out = []
-    for res in results:
-        p = res.problem
-        shape = f"N={p.seq_len_q:,}" if p.is_square else f"N_q={p.seq_len_q:,} N_kv={p.seq_len_kv:,}"
-        feasible = sum(c.feasible for c in res.candidates)
-        spill = sum(c.feasible and not c.registers_fit for c in res.candidates)
-        out.append(
-            f"{res.algorithm} on {res.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads}"
-            f"{'' if p.kv_heads == p.heads else f' kv_heads={p.kv_heads}'} {p.dtype}"
-            f"{' causal' if p.causal else ''}; shared memory {res.best.sram_capacity_bytes:,} B per block "
-            f"(M = {res.M:,} elements); objective {res.objective}\n"
-            f"{len(res.candidates):,} candidates: {feasible:,} fit in shared memory "
-            f"({spill:,} of those would spill registers{'' if res.allow_spill else ', not chosen'}), "
-            f"{len(res.candidates) - feasible:,} do not")
-        rows = []
-        for label, c in (("best", res.best), ("paper default", res.paper), ("real kernel", res.kernel)):
-            if c is None:
-                rows.append([label, "—", "—", "—", "—", "—", "—", res.kernel_reason])
-                continue
-            note = "" if c.feasible and c.registers_fit else c.reason
-            if label == "real kernel" and res.kernel_info:
-                note = (note + "; " if note else "") + res.kernel_info["rule"]
-            rows.append([label, f"{c.block_q}×{c.block_kv}", format_bytes(c.hbm_total_bytes),
-                         f"{c.hbm_total_bytes / res.best.hbm_total_bytes:.3f}", format_seconds(c.predicted_s),
-                         f"{c.predicted_s / res.best.predicted_s:.3f}" if res.best.predicted_s else "—",
-                         f"{c.sram_need_bytes:,}", note])
-        out.append(render_table(rows, ["", "B_r×B_c", "HBM traffic", "× best", "predicted", "× best",
-                                       "smem need (B)", "note"], "lrrrrrrl"))
-        ranked = sorted((c for c in res.candidates if c.eligible(res.allow_spill)),
-                        key=lambda c: c.score(res.objective))[:top]
-        table = [[f"{c.block_q}×{c.block_kv}", f"{c.hbm_total_bytes:,}", format_seconds(c.predicted_s), c.bound,
-                  f"{c.sram_need_bytes:,}", f"{c.registers_bytes:,}", ",".join(s for s in c.sources if s != "grid")]
-                 for c in ranked]
-        out.append(f"top {len(table)} by {res.objective} (all candidates: --format csv or json):")
-        out.append(render_table(table, ["B_r×B_c", "HBM bytes", "predicted", "bound by", "smem (B)",
-                                        "registers (B)", ""], "rrrlrrl"))
-        out.append("")
-    return "\n".join(out).rstrip()
-
-
-def explore_csv(results: Sequence[ExploreResult]) -> str:
-    import csv
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    cols = ["block_q", "block_kv", "feasible", "registers_fit", "reason", "sram_need_bytes", "sram_capacity_bytes",
-            "registers_bytes", "registers_capacity_bytes", "hbm_read_bytes", "hbm_write_bytes", "hbm_total_bytes",
-            "predicted_s", "bound"]
-    w.writerow(["algorithm"] + cols + ["is_best", "sources"])
-    for res in results:
-        for c in res.candidates:
-            d = c.to_dict()
-            w.writerow([res.algorithm] + [d[k] for k in cols] + [c is res.best, "+".join(c.sources)])
-    return buf.getvalue()
-
-
-def explore_json(results: Sequence[ExploreResult]) -> dict:
-    """The first algorithm's result at the top level (the JSON contract), all under ``results``."""
-    first = results[0].to_dict()
-    return {**first, "results": [first] + [r.to_dict() for r in results[1:]]}
-
-
-__all__ = ["explore", "ExploreResult", "Candidate", "default_grid", "render_explore", "explore_csv", "explore_json",
-           "OBJECTIVES"]
+__all__ = ["explore", "ExploreResult", "Candidate", "default_grid", "OBJECTIVES"]

@@ -27,24 +27,23 @@ RUN_KEYS = ("hw", "algorithm", "passes", "problem", "block_q", "block_kv", "tile
 
 
 def run(cfg: dict) -> dict:
-    """Run one configuration with today's :func:`iosim.simulate` and return ``to_dict()``,
-    or ``{"error": ClassName, "message": str(exc)}`` for an :class:`IosimError`."""
-    from iosim import Problem, simulate
+    """Run one configuration with :func:`iosim.simulate` and return ``to_dict()``, or
+    ``{"error": ClassName, "message": str(exc)}`` for an :class:`IosimError`."""
+    from iosim import Options, Problem, simulate
     from iosim.errors import IosimError
 
     unknown = set(cfg) - set(RUN_KEYS) - {"id", "expect_error"}
     if unknown:
         raise KeyError(f"configuration {cfg.get('id')!r} has unknown keys {sorted(unknown)}")
-    kwargs = {}
-    for key in ("block_q", "block_kv", "tiles", "count_init", "residency", "sram_bytes", "block_mask",
-                "kernel", "cache", "mode", "passes"):
-        if key in cfg:
-            kwargs[key] = cfg[key]
-    if "schedule_options" in cfg:
-        kwargs["schedule_options"] = dict(cfg["schedule_options"])
+    kwargs = {key: cfg[key] for key in ("mode", "passes") if key in cfg}
+    if "block_q" in cfg or "block_kv" in cfg:
+        kwargs["blocks"] = (cfg.get("block_q"), cfg.get("block_kv"))
+    options = {key: cfg[key] for key in ("tiles", "count_init", "residency", "sram_bytes", "block_mask",
+                                          "kernel", "cache") if key in cfg}
     try:
         problem = Problem(**cfg["problem"])
-        result = simulate(cfg["hw"], cfg["algorithm"], problem, **kwargs)
+        result = simulate(cfg["hw"], cfg["algorithm"], problem,
+                          options=Options(**options, **cfg.get("schedule_options", {})), **kwargs)
     except IosimError as exc:
         return {"error": type(exc).__name__, "message": str(exc)}
     return result.to_dict()

@@ -61,6 +61,22 @@ class CacheReport:
     def total(self) -> CacheStats:
         return _sum(self.kernels.values())
 
+    def to_dict(self) -> dict:
+        """The result's ``l2``, ``dram`` and ``outer_caches`` (the JSON contract)."""
+        s = self.total
+        per_kernel = {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
+                          "dram_write_bytes": v.dram_write_bytes, "concurrent_blocks": self.concurrency[k]}
+                      for k, v in self.kernels.items()}
+        return {
+            "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
+                   "per_kernel": per_kernel},
+            "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes},
+            # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
+            # reached each from the level in front, and what it served
+            "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}
+                             for name, t in self.outer_totals().items()},
+        }
+
     def outer_totals(self) -> dict:
         """{level name: CacheStats summed over kernels} of the levels beyond the nearest."""
         names = {n for levels in (self.outer or {}).values() for n in levels}

@@ -128,16 +128,16 @@ def _optimal_row(dag: AttentionDag, red: int, max_nodes: int, max_states: int) -
 
 def iosim_count(name: str, seq_len: int, head_dim: int, block: int) -> tuple[int, dict]:
     """iosim simulate's HBM elements for one head, with the pebbling's block, and per tensor."""
-    from ...run.simulate import simulate
+    from ...run import Options, simulate
 
     problem = Problem(seq_len=seq_len, head_dim=head_dim)
     if name == "standard":
-        blocks, options = dict(block_q=block, block_kv=seq_len), {"gemm": "tiled"}
+        blocks, gemm = (block, seq_len), "tiled"
     elif name == "fa1":
-        blocks, options = dict(block_q=1, block_kv=block), None
+        blocks, gemm = (1, block), None
     else:
-        blocks, options = dict(block_q=block, block_kv=1), None
-    r = simulate("toy", name, problem, sram_bytes=1 << 30, schedule_options=options, **blocks)
+        blocks, gemm = (block, 1), None
+    r = simulate("toy", name, problem, blocks=blocks, options=Options(sram_bytes=1 << 30, gemm=gemm))
     return r.hbm.total_elements, {t: [c.read_elements, c.write_elements] for t, c in r.tensors.items()}
 
 

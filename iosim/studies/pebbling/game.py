@@ -83,6 +83,77 @@ def check_red(red) -> None:
         raise IllegalPebbling(f"the number of red pebbles S must be a positive integer, got {red!r}")
 
 
+@dataclass
+class _Board:
+    """The pebbles on the graph while a schedule is played, and what the moves cost so far."""
+
+    reds: set[str]
+    blues: set[str]
+    computed: set[str] = field(default_factory=set)
+    loads_by: Counter = field(default_factory=Counter)
+    stores_by: Counter = field(default_factory=Counter)
+    recomputes: int = 0
+
+
+def _load(dag: AttentionDag, board: _Board, node: str, red: int) -> str | None:
+    if node not in board.blues:
+        return "the node has no blue pebble (nothing in slow memory to load)"
+    if node in board.reds:
+        return "the node already has a red pebble"
+    if len(board.reds) >= red:
+        return f"all S = {red} red pebbles are in use; delete one first"
+    board.reds.add(node)
+    board.loads_by[value_of(node)] += 1
+    return None
+
+
+def _store(dag: AttentionDag, board: _Board, node: str, red: int) -> str | None:
+    if node not in board.reds:
+        return "the node has no red pebble (nothing in fast memory to store)"
+    if node in board.blues:
+        return "the node already has a blue pebble; storing it again only costs IO"
+    board.blues.add(node)
+    board.stores_by[value_of(node)] += 1
+    return None
+
+
+def _compute(dag: AttentionDag, board: _Board, node: str, red: int) -> str | None:
+    if dag.is_input(node):
+        return "an input cannot be computed, only loaded"
+    missing = [p for p in dag.preds(node) if p not in board.reds]
+    if missing:
+        return f"operand(s) without a red pebble: {', '.join(missing)}"
+    if node in board.reds:
+        return "the node already has a red pebble"
+    if len(board.reds) >= red:
+        return f"all S = {red} red pebbles are in use; delete one first"
+    board.reds.add(node)
+    board.recomputes += node in board.computed
+    board.computed.add(node)
+    return None
+
+
+def _delete(dag: AttentionDag, board: _Board, node: str, red: int) -> str | None:
+    if node not in board.reds:
+        return "the node has no red pebble to delete"
+    board.reds.discard(node)
+    return None
+
+
+#: each move's rules: apply it to the board and return None, or return the rule it breaks
+#: (the board unchanged)
+_RULES = {"load": _load, "store": _store, "compute": _compute, "delete": _delete}
+
+
+def _broken_rule(dag: AttentionDag, board: _Board, kind: str, node: str, red: int) -> str | None:
+    """Play one move on ``board``; the rule it breaks, or None when it is legal."""
+    if kind not in MOVES:
+        return f"unknown move; the moves are {', '.join(MOVES)}"
+    if node not in dag.graph:
+        return f"no such node in the {dag.seq_len}×{dag.head_dim} attention DAG"
+    return _RULES[kind](dag, board, node, red)
+
+
 def play(dag: AttentionDag, moves: Iterable, red: int) -> Pebbling:
     """Play ``moves`` on ``dag`` with at most ``red`` red pebbles; raise on the first illegal one.
 
@@ -90,68 +161,26 @@ def play(dag: AttentionDag, moves: Iterable, red: int) -> Pebbling:
     :class:`IllegalPebbling` naming the move (1-based), the node and the rule broken.
     """
     check_red(red)
-    graph = dag.graph
-    reds: set[str] = set()
-    blues: set[str] = set(dag.inputs)
-    computed: set[str] = set()
+    board = _Board(reds=set(), blues=set(dag.inputs))
     played: list[Move] = []
     count = Counter()
-    loads_by, stores_by = Counter(), Counter()
-    peak = recomputes = 0
+    peak = 0
     for number, raw in enumerate(moves, 1):
         move = Move(*raw)
         kind, node = move
-
-        def fail(reason: str):
+        reason = _broken_rule(dag, board, kind, node, red)
+        if reason is not None:
             raise IllegalPebbling(f"move {number} ({kind} {node}): {reason}")
-
-        if kind not in MOVES:
-            fail(f"unknown move; the moves are {', '.join(MOVES)}")
-        if node not in graph:
-            fail(f"no such node in the {dag.seq_len}×{dag.head_dim} attention DAG")
-        if kind == "load":
-            if node not in blues:
-                fail("the node has no blue pebble (nothing in slow memory to load)")
-            if node in reds:
-                fail("the node already has a red pebble")
-            if len(reds) >= red:
-                fail(f"all S = {red} red pebbles are in use; delete one first")
-            reds.add(node)
-            loads_by[value_of(node)] += 1
-        elif kind == "store":
-            if node not in reds:
-                fail("the node has no red pebble (nothing in fast memory to store)")
-            if node in blues:
-                fail("the node already has a blue pebble; storing it again only costs IO")
-            blues.add(node)
-            stores_by[value_of(node)] += 1
-        elif kind == "compute":
-            if dag.is_input(node):
-                fail("an input cannot be computed, only loaded")
-            missing = [p for p in dag.preds(node) if p not in reds]
-            if missing:
-                fail(f"operand(s) without a red pebble: {', '.join(missing)}")
-            if node in reds:
-                fail("the node already has a red pebble")
-            if len(reds) >= red:
-                fail(f"all S = {red} red pebbles are in use; delete one first")
-            reds.add(node)
-            recomputes += node in computed
-            computed.add(node)
-        else:
-            if node not in reds:
-                fail("the node has no red pebble to delete")
-            reds.discard(node)
         count[kind] += 1
-        peak = max(peak, len(reds))
+        peak = max(peak, len(board.reds))
         played.append(move)
-    unfinished = [n for n in dag.outputs if n not in blues]
+    unfinished = [n for n in dag.outputs if n not in board.blues]
     if unfinished:
         shown = ", ".join(unfinished[:4]) + (" …" if len(unfinished) > 4 else "")
         raise IllegalPebbling(f"the pebbling ends with {len(unfinished)} output(s) not in slow memory "
                               f"(no blue pebble): {shown}")
     return Pebbling(red, tuple(played), count["load"], count["store"], count["compute"], count["delete"],
-                    peak, recomputes, dict(loads_by), dict(stores_by))
+                    peak, board.recomputes, dict(board.loads_by), dict(board.stores_by))
 
 
 __all__ = ["Move", "MOVES", "Pebbling", "IllegalPebbling", "check_red", "play", "value_of"]

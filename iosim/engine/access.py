@@ -1,0 +1,65 @@
+"""Where one load or store of a tensor lands: its blocks, its tile's shape, what it moves.
+
+Shared by :meth:`Context.load <iosim.engine.context.Context.load>` and
+:meth:`Context.store <iosim.engine.context.Context.store>`: a schedule names a tensor and
+a block (or a (query block, key block) pair for N_q × N_kv tensors); these helpers check
+the pair fits the tensor and size the tile under C4 (a ragged last tile moves only its
+real rows, or B rows with ``tiles="padded"``).
+"""
+
+from __future__ import annotations
+
+from ..errors import ScheduleError
+from ..workload.problem import Problem
+from .blocks import Block
+from .tensors import TensorSpec
+
+
+def split_blocks(spec: TensorSpec, block) -> tuple[Block, Block | None]:
+    """(rows block, cols block or None) of an access to ``spec``, checked against its axes."""
+    if spec.cols == "kv":
+        if not (isinstance(block, tuple) and len(block) == 2):
+            raise ScheduleError(f"tensor {spec.name} is N_q × N_kv: give a (query block, key block) pair")
+        rows_block, cols_block = block
+        if cols_block.axis != "kv":
+            raise ScheduleError(f"tensor {spec.name}: the second block must be a key block")
+    else:
+        rows_block, cols_block = block, None
+    if not isinstance(rows_block, Block):
+        raise ScheduleError(f"tensor {spec.name}: expected a block from ctx.q_blocks()/kv_blocks()")
+    if rows_block.axis != spec.rows:
+        want = "ctx.q_blocks()" if spec.rows == "q" else "ctx.kv_blocks()"
+        raise ScheduleError(f"tensor {spec.name} is tiled by {want}, got a {rows_block.axis} block")
+    return rows_block, cols_block
+
+
+def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
+                padded: bool) -> tuple[tuple[int, ...], int]:
+    """(per-head shape of the tile on chip, elements it moves under C4)."""
+    rows = rows_block.rows
+    moved_rows = rows_block.block if padded else rows
+    if spec.cols is None:
+        return (rows,), moved_rows
+    if cols_block is not None:
+        cols = cols_block.rows
+        moved_cols = cols_block.block if padded else cols
+        return (rows, cols), moved_rows * moved_cols
+    cols = spec.num_cols(problem)
+    return (rows, cols), moved_rows * cols
+
+
+def resident_suffix(rows_block, cols_block) -> str:
+    """The index letters a loaded tile is kept under: ``Q_i``, ``K_j``, ``S_ij``."""
+    r = "i" if rows_block.axis == "q" else "j"
+    return r if cols_block is None else r + "j"
+
+
+def check_group_write(spec: TensorSpec, problem: Problem, sum_over_group: bool) -> None:
+    """A K/V-head tensor shared by a GQA group is written only as the group's sum."""
+    if sum_over_group and spec.heads != "kv":
+        raise ScheduleError(f"sum_over_group applies to K/V-head tensors, not {spec.name}")
+    if not sum_over_group and spec.heads == "kv" and problem.group_size > 1:
+        raise ScheduleError(
+            f"{spec.name} has one copy per K/V head, shared by {problem.group_size} query heads: "
+            "write it with sum_over_group=True (or write a per-query-head tensor)"
+        )

@@ -1,0 +1,74 @@
+"""The loops of a schedule: query blocks, key/value blocks and Flash-Decoding splits.
+
+Each iteration is a scope: what the body keeps on chip is released when it ends, and the
+counts it makes are multiplied by how many real iterations it stands for (``count`` mode
+walks grouped iterations, one body per group of identical blocks; ``trace`` and
+``numeric`` walk them one by one).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..errors import ScheduleError
+from .blocks import Block, Split
+
+
+class BlockLoops:
+    """The loop methods of :class:`~iosim.engine.context.Context`, which inherits them.
+
+    Uses the context's ``mask_info`` (the blocks and which are visible), ``residency``
+    (one scope per iteration), ``_grouped`` (count mode), ``_weights`` (the stack of trip
+    counts, starting at ``[1]``) and ``num_splits``.
+    """
+
+    def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
+        """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
+        return self._iterate(self._blocks(self.mask_info.q, visible_to))
+
+    def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
+                  descending: bool = False) -> Iterator[Block]:
+        """Key/value (column) blocks j = 0..T_c−1, or those active with query block
+        ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
+        them from the last to the first, as flash-attn's forward kernel does."""
+        axis = self.mask_info.kv
+        if split is not None:
+            blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
+        else:
+            blocks = self._blocks(axis, visible_to)
+        return self._iterate(blocks[::-1] if descending else blocks)
+
+    def splits(self, visible_to: Block) -> Iterator[Split]:
+        """The key/value splits of Flash-Decoding for query block ``visible_to``
+        (``set_num_splits`` first); each carries the key blocks it covers."""
+        if self.num_splits is None:
+            raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
+        return self._iterate(self.mask_info.splits(visible_to, self.num_splits, self._grouped))
+
+    def set_num_splits(self, num_splits: int) -> None:
+        """S: how many splits per-split tensors (Oaccum, LSEaccum) have."""
+        if num_splits < 1:
+            raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
+        self.num_splits = num_splits
+
+    def _blocks(self, axis, visible_to) -> list[Block]:
+        if visible_to is None:
+            return self.mask_info.all_blocks(axis, self._grouped)
+        return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
+
+    def _iterate(self, blocks):
+        for block in blocks:
+            # Each iteration is a residency scope and multiplies counts by its trip count.
+            self._weights.append(self._weights[-1] * block.count)
+            self.residency.push()
+            try:
+                yield block
+            finally:
+                self.residency.pop()
+                self._weights.pop()
+
+    @property
+    def weight(self) -> int:
+        """How many real iterations the current (grouped) loop body stands for."""
+        return self._weights[-1]
+

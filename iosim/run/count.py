@@ -1,0 +1,150 @@
+"""Count one launch: run its schedule once on a fresh context and read the ledger.
+
+Nothing here models time or caches: :func:`count_launch` returns what was counted (HBM
+traffic per tensor and per kernel, operations, on-chip peaks, each thread block's work,
+and, when asked, every access in program order for the cache model), all summed over
+heads. The models read that afterwards (:mod:`iosim.run.launches`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..engine.context import Context
+from ..engine.ledger import CtaWork, Ledger
+from ..engine.residency import ResidencyTracker
+from ..errors import CapacityError
+from ..hardware import HardwareProfile
+from ..workload.masks import density
+from ..workload.problem import Problem
+from .options import Options
+from .result import HbmTraffic, LaunchWork, LevelOccupancy, TensorTraffic
+from .setup import Launch
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What one launch's schedule moved and computed, summed over heads."""
+
+    tensors: dict[str, TensorTraffic]
+    hbm: HbmTraffic
+    #: kernel -> tensor -> (read elements, write elements)
+    kernels: dict[str, dict[str, tuple[int, int]]]
+    ops: dict[str, int]
+    kernel_ops: dict[str, dict[str, int]]
+    #: (level a, level b) -> bytes that crossed that link
+    link_bytes: dict[tuple[str, str], int]
+    sram: LevelOccupancy
+    registers: LevelOccupancy
+    cta_work: dict[str, LaunchWork]
+    outputs: dict[str, np.ndarray]
+    watches: dict[str, list[np.ndarray]]
+    #: every access in program order (with the cache model on), else None
+    requests: tuple | None
+    num_splits: int | None
+    #: the share of query/key block pairs the block mask leaves active, with a mask
+    density_active: float | None
+
+
+def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sram_bytes: int, mode: str,
+                 inputs: dict[str, np.ndarray] | None = None, record: bool = False) -> Counted:
+    """Run ``launch``'s schedule once in ``mode`` and collect its counts.
+
+    With ``record`` every access is kept in program order (the schedule then runs every
+    iteration one by one: ``trace`` in place of ``count``, which gives the same counts).
+    """
+    tracker = _tracker(profile, sram_bytes, options.residency)
+    ctx = Context(
+        launch.problem, launch.blocks, mode="trace" if record and mode == "count" else mode, residency=tracker,
+        level_names=level_names(profile),
+        path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
+        inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,
+        block_mask=launch.mask, sm_count=profile.sm_count,
+    )
+    if record:
+        ctx.record_requests()
+    try:
+        launch.schedule(ctx, **launch.schedule_options)
+    except CapacityError as exc:
+        b = launch.blocks
+        raise CapacityError(exc.detail, exc.advice, (*exc.where, f"B_r={b.block_q}, B_c={b.block_kv}",
+                                                     f"{launch.block_rule} rule, {launch.passes}")) from None
+    return _collect(launch.problem, ctx, tracker, mode)
+
+
+def level_names(profile: HardwareProfile) -> dict[str, str]:
+    """The profile's level names by role (dram, scratchpad, registers)."""
+    regs = profile.registers
+    return {"dram": profile.dram.name, "scratchpad": profile.scratchpad.name,
+            "registers": regs.name if regs is not None else "registers"}
+
+
+def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str) -> ResidencyTracker:
+    """A residency tracker that enforces the per-block shared memory only."""
+    regs = profile.registers
+    return ResidencyTracker(
+        residency,
+        level_names={"scratchpad": profile.scratchpad.name, "registers": level_names(profile)["registers"]},
+        capacities={"scratchpad": sram_bytes, "registers": regs.per_block_bytes if regs is not None else None},
+        enforced={"scratchpad"},
+    )
+
+
+def _collect(problem: Problem, ctx: Context, tracker: ResidencyTracker, mode: str) -> Counted:
+    bh, bhk = problem.heads_total, problem.kv_heads_total
+    ledger = ctx.ledger
+    tensors = _tensors(problem, ctx, ledger)
+    hbm = HbmTraffic(*(sum(getattr(t, f) for t in tensors.values())
+                       for f in ("read_bytes", "write_bytes", "read_elements", "write_elements")))
+    kernels: dict = {}
+    for (kernel, tensor, direction, per_kv), elements in ledger.traffic_by_kernel.items():
+        entry = kernels.setdefault(kernel, {}).setdefault(tensor, [0, 0])
+        entry[direction == "write"] += elements * (bhk if per_kv else bh)
+    kernel_ops: dict = {}
+    for (kernel, kind), n in ledger.ops_by_kernel.items():
+        kernel_ops.setdefault(kernel, {})[kind] = n * bh
+    for kernel, ctas in ledger.ctas_by_kernel.items():
+        kernel_ops.setdefault(kernel, {})["thread_blocks"] = ctas * bh
+    link_bytes = {k: _per_heads(ledger.link_bytes, ledger.link_bytes_per_kv_head, k, bh, bhk)
+                  for k in set(ledger.link_bytes) | set(ledger.link_bytes_per_kv_head)}
+    outputs = {}
+    if mode == "numeric":
+        outputs = {k: v.reshape((problem.batch, -1) + v.shape[1:])
+                   for k, v in ctx.hbm.items() if k not in ctx.input_names}
+    mask = ctx.mask_info.sparse
+    return Counted(
+        tensors=tensors, hbm=hbm, kernels={k: {t: tuple(v) for t, v in ts.items()} for k, ts in kernels.items()},
+        ops={k: v * bh for k, v in ledger.ops.items()}, kernel_ops=kernel_ops, link_bytes=link_bytes,
+        sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
+        cta_work={k: LaunchWork(bh, tuple(v)) for k, v in ledger.cta_work.items()},
+        outputs=outputs, watches=ctx.watches,
+        requests=None if ctx.requests is None else tuple(ctx.requests), num_splits=ctx.num_splits,
+        density_active=None if mask is None else float(mask.mean()),
+    )
+
+
+def _per_heads(per_q: dict, per_kv: dict, key, bh: int, bhk: int) -> int:
+    return per_q.get(key, 0) * bh + per_kv.get(key, 0) * bhk
+
+
+def _tensors(problem: Problem, ctx: Context, ledger: Ledger) -> dict[str, TensorTraffic]:
+    bh, bhk = problem.heads_total, problem.kv_heads_total
+    per_q, per_kv = ledger.traffic, ledger.traffic_per_kv_head
+    tensors = {}
+    for spec in ctx.tensors:
+        r = _per_heads(per_q, per_kv, (spec.name, "read"), bh, bhk)
+        w = _per_heads(per_q, per_kv, (spec.name, "write"), bh, bhk)
+        if r or w:
+            wid = spec.width(problem)
+            tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r, w, r * wid, w * wid)
+    return tensors
+
+
+def _occupancy(tracker: ResidencyTracker, role: str) -> LevelOccupancy:
+    use = tracker.use[role]
+    return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles))
+
+
+__all__ = ["Counted", "count_launch", "level_names"]

@@ -1,0 +1,170 @@
+"""Count a setup's launches one after another, apply the models to each, and combine.
+
+A paper algorithm is one launch; a real-kernel preset is a launch per pass; decode's
+layout runs the problem the kernel really runs and reports the user's. Each launch is
+counted once (:func:`iosim.run.count.count_launch`); the models then read the counts:
+the L2 model the recorded accesses, the roofline the link bytes and operations, the
+kernel time model each thread block's work, Theorem 2 the problem and M.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from ..models import kernel_time
+from ..models.cache import occupancy, replay
+from ..models.kernel_time import WarpLayout
+from ..models.roofline import in_sequence, predict_time
+from ..models.theory import THEOREM_BY_PASSES, theorem2
+from ..schedules import get_schedule, options_for
+from ..workload.inputs import random_inputs
+from ..workload.masks import density
+from ..workload.problem import BlockSizes
+from .combine import combine_results
+from .count import Counted, count_launch
+from .options import Options
+from .result import Result
+from .setup import Launch, Setup
+
+
+def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
+    """Every launch of ``setup`` counted in order and reported as one :class:`Result`."""
+    if mode == "numeric":
+        inputs = _numeric_inputs(setup, inputs)
+    results = []
+    for launch in setup.launches:
+        result = _run_one(setup, launch, mode, inputs)
+        if mode == "numeric" and setup.options.kernel is not None and launch.passes == "forward":
+            inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
+        results.append(result)
+    if setup.options.kernel is None:
+        return results[0]
+    options = {**results[0].options, "kernel": setup.options.kernel,
+               "launches": [launch.kernel.describe() for launch in setup.launches]}
+    combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
+                               block_rule=setup.block_rule)
+    return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
+                                                                      name=THEOREM_BY_PASSES[setup.passes]),
+                               mode=mode, problem=setup.problem)
+
+
+def _run_one(setup: Setup, launch: Launch, mode: str, inputs) -> Result:
+    """Count one launch, apply the models, and report it on the user's problem."""
+    user, runs = setup.problem, launch.problem
+    if mode == "numeric" and runs != user:
+        inputs = {k: (v.reshape((runs.batch, runs.heads, runs.seq_len_q) + v.shape[3:]) if k in ("Q", "dO") else v)
+                  for k, v in inputs.items()}
+    counted = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs,
+                           record=setup.options.cache)
+    result = _result(setup, launch, mode, counted)
+    if runs == user:
+        return result
+    outputs = {k: v.reshape((user.batch, -1, user.seq_len_q) + v.shape[3:])
+               if v.shape[1] * v.shape[2] == user.heads * user.seq_len_q else v
+               for k, v in result.outputs.items()}
+    options = {**result.options, "kernel_problem": {"heads": runs.heads, "seq_len_q": runs.seq_len_q,
+                                                    "causal": runs.causal}}
+    return dataclasses.replace(result, problem=user, outputs=outputs, options=options)
+
+
+def _result(setup: Setup, launch: Launch, mode: str, c: Counted) -> Result:
+    """The models applied to one launch's counts."""
+    profile, p = setup.profile, launch.problem
+    cache = _cache_model(setup, launch, c) if setup.options.cache else None
+    link_bytes = dict(c.link_bytes)
+    if cache is not None:  # with the L2 modelled, only what misses it crosses the DRAM's own link
+        dram = cache.total
+        for key in link_bytes:
+            if profile.dram.name in key:
+                link_bytes[key] = dram.dram_read_bytes + dram.dram_write_bytes
+    result = Result(
+        algorithm=launch.name, profile=profile.name, problem=p, blocks=launch.blocks, block_rule=launch.block_rule,
+        mode=mode, options=_options(setup.options, setup.sram_bytes, launch, c), tensors=c.tensors, hbm=c.hbm,
+        sram=c.sram, registers=c.registers, ops=c.ops, time=predict_time(profile, link_bytes, c.ops, p.dtype),
+        theorem2=theorem2(setup.family if setup.options.kernel is None else "flash", p.seq_len_q, p.seq_len_kv,
+                          p.head_dim, setup.M, THEOREM_BY_PASSES[launch.passes], density=c.density_active),
+        passes=launch.passes, sram_elements=setup.M, outputs=c.outputs, watches=c.watches, kernels=c.kernels,
+        kernel_ops=c.kernel_ops, cache=cache, cta_work=c.cta_work,
+    )
+    return _with_kernel_times(result, setup, launch) if launch.tile is not None else result
+
+
+def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:
+    """The ``options`` echoed in the result: conventions, the schedule's options, what was derived."""
+    out = {"tiles": options.tiles, "count_init": options.count_init, "residency": options.residency,
+           "sram_bytes": sram_bytes, **launch.schedule_options}
+    if c.num_splits is not None:
+        out["num_splits"] = c.num_splits
+    if launch.mask is not None:
+        spec = options.block_mask
+        out.update(block_mask=spec if isinstance(spec, str) else "array", block_density=density(launch.mask),
+                   block_density_active=c.density_active)
+    return out
+
+
+def _cache_model(setup: Setup, launch: Launch, c: Counted):
+    """Play every head's recorded accesses through the profile's L2 (and caches behind it)."""
+    profile, p = setup.profile, launch.problem
+    regs = profile.registers
+    slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, c.sram.peak_bytes,
+                      launch.threads_per_block, registers_per_thread=launch.registers_per_thread,
+                      register_file_bytes=regs.capacity_bytes if regs is not None else None)
+    kernels = {r.kernel for r in c.requests}
+    outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
+    return replay(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
+                  kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
+                  concurrency={k: slots for k in kernels}, outer_levels=outer)
+
+
+def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
+    """The kernel time model for each kernel of a real kernel's launch; the launch's time
+    becomes their sum, bound by its longest kernel's bound."""
+    tile, p = launch.tile, launch.problem
+    if launch.passes == "forward":
+        layout = WarpLayout(tile.warps)
+    elif tile.warp_grids is not None:
+        layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim)
+    else:
+        return result  # warp layout unchecked for this tile: no model
+    try:
+        times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
+    except ValueError:
+        return result  # the profile lacks a rate the model needs; the roofline stays
+    return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
+
+
+def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """Random inputs unless given; a backward-only run of a built-in algorithm first
+    computes, uncounted, the forward outputs it reads (O and the statistics)."""
+    if inputs is None:
+        inputs = random_inputs(setup.problem, setup.options.seed, gradient="backward" in setup.passes)
+    if setup.passes != "backward" or not setup.builtin:
+        return inputs
+    if setup.options.kernel is not None:  # the backward kernels read O and L of flash-attn's forward
+        forward = Launch("fa2", "forward", get_schedule("fa2"), setup.problem, BlockSizes(64, 64), "user", None,
+                         {}, 128, None)
+        counted = count_launch(setup.profile, forward, Options(), setup.profile.scratchpad.per_block_bytes,
+                               "numeric", inputs)
+        return {**inputs, "O": counted.outputs["O"], "L": counted.outputs["L"]}
+    launch = setup.launches[0]
+    forward = dataclasses.replace(launch, passes="forward", schedule=get_schedule(setup.algorithm, "forward"),
+                                  schedule_options=options_for(setup.algorithm, "forward", launch.schedule_options))
+    counted = count_launch(setup.profile, forward, Options(residency=setup.options.residency), setup.sram_bytes,
+                           "numeric", inputs)
+    return {**inputs, **counted.outputs}
+
+
+def kernel_times(result: Result, profile, layouts: dict) -> dict:
+    """The kernel time model (:func:`iosim.models.kernel_time.predict`) on a result's counts:
+    kernel -> TimePrediction, for the kernels in ``layouts`` (and the rest by traffic)."""
+    requested = {k: sum(r + w for r, w in result.kernel_bytes(k).values()) for k in result.kernels}
+    dram = {}
+    if result.cache is not None:
+        dram = {k: s.dram_read_bytes + s.dram_write_bytes for k, s in result.cache.kernels.items()}
+    work = {k: (w.heads, w.blocks) for k, w in result.cta_work.items()}
+    return kernel_time.predict(profile, result.problem.dtype, requested, dram, work, layouts)
+
+
+__all__ = ["run_launches", "kernel_times"]

@@ -1,0 +1,154 @@
+"""One setup, computed once: everything a run needs decided before anything is counted.
+
+:func:`prepare` resolves the profile, M, the blocks and their rule, the block mask, the
+problem each kernel really runs (decode's GQA swap) and the list of launches to count
+(one for a paper algorithm; the real kernels' launches with ``Options.kernel``), into a
+frozen :class:`Setup` that the CLI, explore, bounds, the grader and validate all use.
+
+>>> from iosim import Problem, prepare
+>>> s = prepare("fa-paper-a100", "fa2", Problem(seq_len=8192, head_dim=128))
+>>> (s.M, s.blocks.block_q, s.blocks.block_kv, s.block_rule, len(s.launches))
+(24576, 128, 192, 'paper', 1)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..errors import ProblemError, require_positive_int
+from ..hardware import HardwareProfile, load_profile
+from ..kernels.plan import KernelLaunch, plan
+from ..kernels.tile_tables import KernelTile
+from ..kernels.split_heuristic import default_num_splits
+from ..schedules import SCHEDULES, get_schedule
+from ..workload.masks import parse_block_mask
+from ..workload.problem import BlockSizes, Problem, paper_block_sizes, sram_elements
+from .options import Options
+
+#: what ``blocks=`` accepts: B_r × B_c, or a pair where None means "the paper's rule"
+Blocks = BlockSizes | tuple[int | None, int | None] | None
+
+
+@dataclass(frozen=True)
+class Launch:
+    """One kernel launch to count: a schedule on the problem the kernel runs, with its tile.
+
+    A paper algorithm is one launch covering all its passes; a real-kernel preset makes
+    one per pass (``tile`` is then the kernel's :class:`~iosim.kernels.tile_tables.KernelTile`).
+    """
+
+    name: str                      # the schedule's name, as reported
+    passes: str
+    schedule: Callable
+    problem: Problem               # what the kernel runs (e.g. decode's GQA swap)
+    blocks: BlockSizes
+    block_rule: str
+    mask: np.ndarray | None
+    schedule_options: dict
+    threads_per_block: int
+    registers_per_thread: int | None
+    #: the real kernel's launch (its tile, for the kernel time model), for the presets
+    kernel: KernelLaunch | None = None
+
+    @property
+    def tile(self) -> KernelTile | None:
+        return None if self.kernel is None else self.kernel.tile
+
+
+@dataclass(frozen=True)
+class Setup:
+    """A run, fully resolved: what :func:`iosim.run.count.count_launch` and the models read."""
+
+    profile: HardwareProfile
+    algorithm: str                 # the name reported (a user schedule's function name)
+    problem: Problem               # the user's
+    passes: str
+    options: Options
+    sram_bytes: int                # per-block shared memory (the profile's, or Options.sram_bytes)
+    M: int                         # sram_bytes in elements of the problem's dtype
+    blocks: BlockSizes
+    block_rule: str
+    launches: tuple[Launch, ...]
+    builtin: bool                  # a registered algorithm (not a user's schedule function)
+
+    @property
+    def family(self) -> str:
+        """Theorem 2's family: "standard" (Θ(Nd + N²)) or "flash" (Θ(N²d²/M))."""
+        return SCHEDULES[self.algorithm].family if self.algorithm in SCHEDULES else "flash"
+
+
+def resolve_profile(hw: str | os.PathLike | HardwareProfile) -> HardwareProfile:
+    """A profile object from a built-in name, a YAML path, or a profile already loaded."""
+    return hw if isinstance(hw, HardwareProfile) else load_profile(hw)
+
+
+def choose_blocks(problem: Problem, M: int, blocks: Blocks = None) -> tuple[BlockSizes, str]:
+    """B_r × B_c: the caller's where given, the paper's rule (Algorithm 1 line 1) elsewhere."""
+    block_q, block_kv = (blocks.block_q, blocks.block_kv) if isinstance(blocks, BlockSizes) else (blocks or (None, None))
+    if block_q is not None and block_kv is not None:
+        chosen, rule = BlockSizes(block_q, block_kv), "user"
+    else:
+        paper = paper_block_sizes(M, problem.head_dim)
+        chosen = BlockSizes(block_q if block_q is not None else paper.block_q,
+                            block_kv if block_kv is not None else paper.block_kv)
+        rule = "paper" if block_q is None and block_kv is None else "paper+user"
+    chosen.check(problem)
+    return chosen, rule
+
+
+def prepare(hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, problem: Problem, *,
+            passes: str = "forward", blocks: Blocks = None, options: Options | None = None) -> Setup:
+    """Resolve a run once (see the module docstring); raises :class:`~iosim.IosimError`."""
+    options = options or Options()
+    if blocks == (None, None):
+        blocks = None
+    profile = resolve_profile(hw)
+    sram_bytes = profile.scratchpad.per_block_bytes if options.sram_bytes is None else options.sram_bytes
+    require_positive_int("sram_bytes", sram_bytes)
+    if options.cache and profile.cache is None:
+        raise ProblemError(f"profile {profile.name} describes no cache level to model")
+    M = sram_elements(sram_bytes, problem.dtype)
+    if options.kernel is not None:
+        launches = _kernel_launches(profile, algorithm, problem, passes, options, blocks)
+        first = launches[0]
+        return Setup(profile, algorithm, problem, passes, options, sram_bytes, M, first.blocks,
+                     f"{options.kernel} kernel tiles", launches, builtin=True)
+    name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
+    schedule = get_schedule(algorithm, passes) if isinstance(algorithm, str) else algorithm
+    layout = SCHEDULES[algorithm].layout if isinstance(algorithm, str) and algorithm in SCHEDULES else None
+    runs = layout(problem) if layout is not None else problem
+    chosen, rule = choose_blocks(runs, M, blocks)
+    mask = None
+    if options.block_mask is not None:
+        mask = parse_block_mask(options.block_mask, chosen.num_q_blocks(runs), chosen.num_kv_blocks(runs),
+                                chosen.block_q, chosen.block_kv)
+    schedule_options = options.schedule_options()
+    if name == "fa2-splitkv" and "num_splits" not in schedule_options:
+        schedule_options["num_splits"] = default_num_splits(
+            runs.batch, runs.heads, runs.seq_len_q, chosen.num_kv_blocks(runs), profile.sm_count, chosen.block_q)
+    launch = Launch(name, passes, schedule, runs, chosen, rule, mask, schedule_options,
+                    options.threads_per_block, options.registers_per_thread)
+    return Setup(profile, name, problem, passes, options, sram_bytes, M, chosen, rule, (launch,),
+                 builtin=isinstance(algorithm, str))
+
+
+def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tuple[Launch, ...]:
+    """The launches a real-kernel preset makes, each with the kernel's own tile."""
+    if blocks is not None or options.block_mask is not None:
+        raise ProblemError(f"kernel={options.kernel!r} picks the kernels' own tiles: give no blocks and no "
+                           "block_mask", field="kernel")
+    out = []
+    for k in plan(options.kernel, algorithm, problem, profile, passes, options.num_splits):
+        tile = k.tile
+        chosen = BlockSizes(tile.block_q, tile.block_kv)
+        chosen.check(k.problem)
+        out.append(Launch(k.schedule, k.passes, get_schedule(k.schedule, k.passes), k.problem, chosen, "user", None,
+                          dict(k.schedule_options), 32 * tile.warps, tile.registers, k))
+    return tuple(out)
+
+
+__all__ = ["Setup", "Launch", "prepare", "choose_blocks", "resolve_profile", "Blocks"]

@@ -1,0 +1,219 @@
+"""Verdicts: each claim of :mod:`.claims` judged over the counted points of :mod:`.sweep`.
+
+Θ claims by the band of count/expression and by log-log exponents fitted over the sweep;
+the lower bound pointwise where M ≥ d²; compulsory traffic tensor by tensor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Sequence
+
+import numpy as np
+
+from ...errors import ProblemError
+from .claims import ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Claim, default_claims
+from .sweep import Point
+
+
+@dataclass
+class Verdict:
+    """One claim checked for one algorithm over the sweep."""
+
+    claim: Claim
+    algorithm: str
+    holds: bool
+    ratio_min: float | None
+    ratio_max: float | None
+    exponents: dict              # fitted exponents of the count
+    claim_exponents: dict        # fitted exponents of the expression, same points
+    points: int                  # points judged
+    reason: str                  # why it holds or fails, in one sentence
+    worst: dict | None = None    # the point with the most extreme ratio
+    notes: list = field(default_factory=list)
+    uncapped: "Verdict | None" = None
+
+    def to_dict(self) -> dict:
+        d = {
+            "id": self.claim.id, "algorithm": self.algorithm, "statement": self.claim.statement,
+            "expression": self.claim.expression, "holds": self.holds,
+            "ratio_min": self.ratio_min, "ratio_max": self.ratio_max,
+            "exponents": self.exponents, "claim_exponents": self.claim_exponents,
+            "rule": self.claim.rule, "points": self.points, "reason": self.reason, "worst": self.worst,
+            "notes": list(self.notes),
+        }
+        if self.uncapped is not None:
+            d["uncapped"] = self.uncapped.to_dict()
+        return d
+
+
+def fit_exponents(points: Sequence[tuple[int, int, int]], values: Sequence[float]) -> dict:
+    """Least-squares exponents of ``values`` ≈ C·N^a·d^b·M^c over ``points``.
+
+    A variable that takes a single value in the sweep gets ``None`` (it cannot be fitted).
+    """
+    X = np.log(np.asarray(points, dtype=float))
+    y = np.log(np.asarray(values, dtype=float))
+    varied = [k for k in range(3) if len(set(p[k] for p in points)) > 1]
+    out = {"N": None, "d": None, "M": None}
+    if not varied or len(points) <= len(varied):
+        return out
+    A = np.column_stack([np.ones(len(points))] + [X[:, k] for k in varied])
+    coef, *_ = np.linalg.lstsq(A, y, rcond=None)
+    for k, c in zip(varied, coef[1:]):
+        out["NdM"[k]] = round(float(c), 4)
+    return out
+
+
+def judge_all(algos, claims: Sequence[str] | None, points: Sequence[Point]) -> tuple[list, list]:
+    """The verdicts of ``claims`` (by default each algorithm's own) over each algorithm's
+    feasible points, and the default claims the sweep cannot judge, with why."""
+    verdicts, skipped = [], []
+    for a in algos:
+        feasible = [p for p in points if p.algorithm == a.name and p.feasible]
+        for cid in (claims or default_claims(a)):
+            try:
+                verdicts.append(judge(CLAIMS[cid], a.name, feasible))
+            except ProblemError as exc:
+                if claims:          # asked for by name: a sweep that cannot judge it is bad input
+                    raise
+                skipped.append({"id": cid, "algorithm": a.name, "reason": str(exc)})
+    if not verdicts:
+        raise ProblemError("no claim can be judged on this sweep: " + "; ".join(s["reason"] for s in skipped))
+    return verdicts, skipped
+
+
+def judge(claim: Claim, algorithm: str, points: Sequence[Point], *, with_uncapped: bool = True) -> Verdict:
+    """The verdict of ``claim`` over ``points`` (all feasible and in the regime)."""
+    if not points:
+        raise ProblemError(f"{claim.id} for {algorithm}: no point of the sweep can be judged "
+                           "(all outside d ≤ M ≤ N·d or the tiles do not fit)")
+    if claim.kind == "band":
+        return _judge_theta(claim, algorithm, points, check_exponents=False)
+    if claim.kind == "theta":
+        v = _judge_theta(claim, algorithm, points)
+        if with_uncapped and not v.holds:
+            _explain_cap(v, claim, algorithm, points)
+        return v
+    if claim.kind == "lower":
+        return _judge_lower(claim, algorithm, points)
+    return _judge_compulsory(claim, algorithm, points)
+
+
+def _ratios(claim, points):
+    return [Fraction(p.count) / claim.value(p.N, p.d, p.M, p.density) for p in points]
+
+
+def _claim_values(claim, points) -> list[float]:
+    return [float(claim.value(p.N, p.d, p.M, p.density)) for p in points]
+
+
+def _fits(claim, points) -> tuple[dict, dict]:
+    """The fitted exponents of the count and of the claim's expression over ``points``."""
+    coords = [(p.N, p.d, p.M) for p in points]
+    return fit_exponents(coords, [p.count for p in points]), fit_exponents(coords, _claim_values(claim, points))
+
+
+def _worst(p: Point, ratio: Fraction) -> dict:
+    return {"N": p.N, "d": p.d, "M": p.M, "block_q": p.block_q, "block_kv": p.block_kv,
+            "count_elements": p.count, "ratio": float(ratio)}
+
+
+def _judge_theta(claim, algorithm, points, check_exponents: bool = True) -> Verdict:
+    ratios = _ratios(claim, points)
+    lo, hi = min(ratios), max(ratios)
+    got, want = _fits(claim, points)
+    failures = []
+    if hi > BAND_LIMIT * lo:
+        failures.append(f"the ratio varies {float(hi / lo):,.1f}× ({float(lo):.3g} to {float(hi):.3g}), "
+                        f"more than the {BAND_LIMIT}× band")
+    for var in "NdM" if check_exponents else "":
+        if got[var] is not None and abs(got[var] - want[var]) > EXPONENT_TOLERANCE:
+            failures.append(f"the count goes as {var}^{_exp(got[var])}, the claim as {var}^{_exp(want[var])}")
+    holds = not failures
+    if holds:
+        reason = (f"ratio stays in [{float(lo):.3g}, {float(hi):.3g}] ({float(hi / lo):.2f}× band)"
+                  + (f" and the exponents match within {EXPONENT_TOLERANCE}" if check_exponents else ""))
+    else:
+        reason = "; ".join(failures)
+    extreme = max(range(len(points)), key=lambda k: ratios[k] if hi / lo > 1 else 0)
+    return Verdict(claim, algorithm, holds, float(lo), float(hi), got, want, len(points), reason,
+                   _worst(points[extreme], ratios[extreme]))
+
+
+def rounded(x: float) -> float:
+    """An exponent rounded to two decimals, without a -0.0 (so it never prints "-0.00")."""
+    return round(x, 2) + 0.0
+
+
+def _exp(x: float) -> str:
+    """An exponent to two decimals, without a "-0.00"."""
+    return f"{rounded(x):.2f}"
+
+
+def _explain_cap(v: Verdict, claim, algorithm, points) -> None:
+    """Say whether the block rule's cap at d is what breaks the claim, and judge without it."""
+    alg = ALGORITHMS.get(algorithm)
+    relevant = "B_r" if alg is not None and alg.outer == "q" else "B_c"
+    capped = [p for p in points if p.capped == relevant]
+    if not capped:
+        return
+    lo_M = min(p.M for p in capped)
+    v.notes.append(
+        f"{relevant} is capped at d by the block rule at {len(capped)} of {len(points)} points (M > 4d², from "
+        f"M = {lo_M:,}): {algorithm} re-reads {alg.rereads if alg else 'its inputs'} once per "
+        f"{'query' if relevant == 'B_r' else 'key'} block, so its count stops falling as M grows there"
+        + (" — use --block-rule outer for a rule suited to this loop order" if relevant == "B_r" else ""))
+    rest = [p for p in points if p.capped != relevant]
+    if len(rest) > 3:
+        v.uncapped = judge(claim, algorithm, rest, with_uncapped=False)
+
+
+def _judge_lower(claim, algorithm, points) -> Verdict:
+    judged = [p for p in points if p.M >= p.d * p.d]
+    if not judged:
+        raise ProblemError(f"{claim.id}: no point of the sweep has M ≥ d², where the bound is judged")
+    ratios = _ratios(claim, judged)
+    got, want = _fits(claim, points)
+    k = min(range(len(judged)), key=ratios.__getitem__)
+    lo, hi = ratios[k], max(ratios)
+    below = [p for p, r in zip(judged, ratios) if r < LOWER_CONSTANT]
+    if below:
+        reason = (f"the count falls below {LOWER_CONSTANT}·N²·d²/M at {len(below)} of {len(judged)} points with "
+                  f"M ≥ d² (lowest ratio {float(lo):.3g} at N={judged[k].N:,}, d={judged[k].d}, M={judged[k].M:,})")
+    else:
+        reason = f"count ≥ {float(lo):.3g}·N²·d²/M at all {len(judged)} points with M ≥ d²"
+    v = Verdict(claim, algorithm, not below, float(lo), float(hi), got, want, len(judged), reason,
+                _worst(judged[k], ratios[k]))
+    small = [p for p in points if p.M < p.d * p.d]
+    if small:
+        all_lo = min(_ratios(claim, small))
+        v.notes.append(f"{len(small)} points with M < d² not judged (lowest ratio there {float(all_lo):.3g})")
+    return v
+
+
+def _judge_compulsory(claim, algorithm, points) -> Verdict:
+    missing = []
+    for p in points:
+        if p.passes == "backward":
+            need = {**{(t, "read"): p.N * p.d for t in ("Q", "K", "V", "dO")},
+                    **{(t, "write"): p.N * p.d for t in ("dQ", "dK", "dV")}}
+        else:
+            need = {("Q", "read"): p.N * p.d, ("K", "read"): p.N * p.d, ("V", "read"): p.N * p.d,
+                    ("O", "write"): p.N * p.d}
+        for (tensor, way), n in need.items():
+            got = (p.reads if way == "read" else p.writes).get(tensor, 0)
+            if got < n:
+                missing.append((p, f"{tensor} {way} {got:,} < N·d = {n:,} elements"))
+    ratios = _ratios(claim, points)
+    got_exp, want = _fits(claim, points)
+    k = min(range(len(points)), key=ratios.__getitem__)
+    if missing:
+        p, what = missing[0]
+        reason = f"{len(missing)} shortfalls; first at N={p.N:,}, d={p.d}, M={p.M:,}: {what}"
+    else:
+        reason = (f"{'Q, K, V, dO each read and dQ, dK, dV' if points[0].passes == 'backward' else 'Q, K, V each read and O'} "
+                  f"written in full at all {len(points)} points")
+    return Verdict(claim, algorithm, not missing, float(min(ratios)), float(max(ratios)), got_exp, want,
+                   len(points), reason, _worst(points[k], ratios[k]))

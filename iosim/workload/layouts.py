@@ -1,0 +1,32 @@
+"""The problem a kernel really runs, when it reshapes the user's.
+
+flash-attn's ``mha_fwd`` turns a decoding step with grouped-query attention into a
+different but equivalent problem before it launches anything (docs/spec §3.9); the
+counts are those of the problem it runs, reported on the user's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .problem import Problem
+
+
+def decode_layout(problem: Problem) -> Problem:
+    """The problem flash-attn's ``mha_fwd`` actually runs for a decoding step.
+
+    With one query row and grouped-query attention (``seqlenq_ngroups_swapped``), the
+    H/H_k query heads that share a K/V head become H/H_k query *rows* of one head, so K
+    and V are read once per K/V head instead of once per query head (fa-io-spec.md §3.9).
+    With one query row the causal flag is dropped too (it changes nothing). Any other
+    problem is returned unchanged.
+    """
+    if problem.seq_len_q != 1:
+        return problem
+    if problem.heads == problem.kv_heads:
+        return dataclasses.replace(problem, causal=False)
+    return dataclasses.replace(problem, seq_len_q=problem.group_size, heads=problem.kv_heads,
+                               kv_heads=problem.kv_heads, causal=False)
+
+
+__all__ = ["decode_layout"]
