@@ -89,12 +89,12 @@ def main() -> int:
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.nn.functional import scaled_dot_product_attention as sdpa
 
-    from iosim.gpu import build
+    from iosim.gpu import cupy_kernels
     from iosim.gpu.runner import device_info
 
     seq_lens = [int(x) for x in args.seq_lens.split(",")]
     head_dims = [int(x) for x in args.head_dims.split(",")]
-    build.warm_configs([config(algo, 1024, d, 1, 1, blocks) for d in head_dims for blocks in SWEEP
+    cupy_kernels.warm_configs([config(algo, 1024, d, 1, 1, blocks) for d in head_dims for blocks in SWEEP
                         for algo in ("fa2", "standard")], counts=(False,))
 
     gen = torch.Generator(device="cuda").manual_seed(0)

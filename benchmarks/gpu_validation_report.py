@@ -39,7 +39,7 @@ def main() -> int:
 
     from iosim import Problem
     from iosim.cli.validate_command import validate_one
-    from iosim.gpu import build, require
+    from iosim.gpu import cupy_kernels, require
     from iosim.gpu.cupy_kernels import make_config
     from iosim.gpu.runner import device_info
 
@@ -47,7 +47,7 @@ def main() -> int:
     cases = [(n, d, br, bc, b, h, dtype, causal, algo)
              for n, d, br, bc, b, h in GRID for dtype in ("fp16", "fp32") for causal in (False, True)
              for algo in ("standard", "fa1", "fa2")]
-    build.warm_configs([make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype=dtype, causal=causal,
+    cupy_kernels.warm_configs([make_config(algo, seq_len=n, head_dim=d, heads_total=b * h, dtype=dtype, causal=causal,
                                      block_q=br, block_kv=bc) for n, d, br, bc, b, h, dtype, causal, algo in cases])
 
     rows, ok = [], True

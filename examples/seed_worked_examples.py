@@ -3,7 +3,7 @@
 Run:  python examples/seed_worked_examples.py
 
 Each function returns the figure(s) it reproduces; ``main`` prints them beside the
-article's value. tests/test_seed_examples.py runs these functions and checks each one.
+article's value. tests/counts/test_seed_examples.py runs these functions and checks each one.
 """
 
 from __future__ import annotations

@@ -1,12 +1,14 @@
 """iosim: count every byte attention moves between GPU memory levels.
 
-The pipeline, one package a stage, each importing only the stages before it:
-hardware profile (:mod:`iosim.hardware`) → problem (:mod:`iosim.workload`) → counting
-engine (:mod:`iosim.engine`) → schedules, the papers' listings written against its
-``ctx`` (:mod:`iosim.schedules`) → the real kernels' launch plans (:mod:`iosim.kernels`)
-→ models applied to the counts (:mod:`iosim.models`) → one setup, one count per launch
+The pipeline, one package a stage, each importing only the stages before it (above the
+shared :mod:`iosim.errors` and :mod:`iosim.dtypes`): hardware profile
+(:mod:`iosim.hardware`) → problem (:mod:`iosim.workload`) → counting engine
+(:mod:`iosim.engine`) → schedules, the papers' listings written against its ``ctx``
+(:mod:`iosim.schedules`) → the real kernels' launch plans (:mod:`iosim.kernels`) → models
+applied to the counts (:mod:`iosim.models`) → one setup, one count per launch
 (:mod:`iosim.run`) → studies over many runs (:mod:`iosim.studies`) → reports
 (:mod:`iosim.report`) → :mod:`iosim.gpu`, :mod:`iosim.grading` → CLI (:mod:`iosim.cli`).
+README.md ("How it works") and docs/simulator.md draw it (docs/img/pipeline.svg).
 """
 
 from .errors import CapacityError, DependencyError, IosimError, ProblemError, ProfileError, ScheduleError

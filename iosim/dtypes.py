@@ -18,4 +18,7 @@ ACCUM_DTYPE = "fp32"
 
 def width(dtype: str) -> int:
     """Bytes per element of ``dtype``; a clear error for an unknown name."""
-    return WIDTH_BYTES[require_choice("dtype", dtype, WIDTH_BYTES)]
+    try:
+        return WIDTH_BYTES[dtype]
+    except (KeyError, TypeError):
+        return WIDTH_BYTES[require_choice("dtype", dtype, WIDTH_BYTES)]

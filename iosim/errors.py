@@ -70,6 +70,10 @@ def require_positive_int(name: str, value, error: type[IosimError] = ProblemErro
 
 def require_choice(name: str, value, choices, error: type[IosimError] = ProblemError):
     """``value`` if it is one of ``choices``, else ``error``: "unknown NAME …; choose one of …"."""
-    if value not in choices:
+    try:
+        known = value in choices
+    except TypeError:  # an unhashable value is no key of a dict of choices
+        known = False
+    if not known:
         raise error(f"unknown {name} {value!r}; choose one of {', '.join(map(str, choices))}", field=name)
     return value

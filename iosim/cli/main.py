@@ -10,14 +10,17 @@ are reworded with the subcommand's flags (``--block-q``, ``--kernel flash-attn-3
 from __future__ import annotations
 
 import argparse
-import importlib
 import re
 import sys
 
 from ..errors import IosimError
+from . import (bounds_command, explore_command, grade_command, pebble_command, profiles_command, simulate_command,
+               validate_command)
 
-#: subcommand modules, each with register(subparsers); optional ones may be absent.
-COMMANDS = ("profiles", "simulate", "validate", "bounds", "explore", "grade", "pebble")
+#: the subcommands, in the order ``iosim --help`` lists them; each module has
+#: ``register(subparsers)`` and sets ``run(args) -> int`` as the parsed command's action
+COMMANDS = (profiles_command, simulate_command, validate_command, bounds_command, explore_command, grade_command,
+            pebble_command)
 
 #: API names whose flag's destination is spelled differently
 API_TO_DEST = {"algorithm": "algo"}
@@ -31,14 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"iosim.cli.{name}_command")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"iosim.cli.{name}_command":
-                raise
-            continue
-        module.register(sub)
+    for command in COMMANDS:
+        command.register(sub)
     return parser
 
 

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..dtypes import width
-from ..errors import ScheduleError
+from ..errors import ScheduleError, require_choice
 from ..workload.problem import BlockSizes, Problem
 from .access import check_group_write, resident_suffix, split_blocks, tile_extent
 from .blocks import Block, BlockMask, Split
@@ -57,12 +57,9 @@ class Context(BlockLoops):
         tiles: str = "exact",
         count_init: bool = False,
         block_mask: np.ndarray | None = None,
-        sm_count: int | None = None,
     ):
-        if mode not in MODES:
-            raise ScheduleError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-        if tiles not in ("exact", "padded"):
-            raise ScheduleError(f"tiles must be 'exact' or 'padded', got {tiles!r}")
+        require_choice("mode", mode, MODES, ScheduleError)
+        require_choice("tiles", tiles, ("exact", "padded"), ScheduleError)
         self.problem, self.blocks, self.mode = problem, blocks, mode
         self.softmax_scale = 1.0 / np.sqrt(problem.head_dim)
         self.mask_info = BlockMask(problem, blocks, block_mask)
@@ -80,7 +77,6 @@ class Context(BlockLoops):
         self.num_splits: int | None = None
         self._recorder: RequestRecorder | None = None  # set by record_requests()
         self._cta_work: CtaWork | None = None  # the thread block the accesses belong to
-        self.sm_count = sm_count  # the GPU's SMs, for split heuristics (from the profile)
         if mode == "numeric":
             self._store.bind_inputs(inputs or {})
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..dtypes import ACCUM_DTYPE, width
-from ..errors import CapacityError, ScheduleError
+from ..errors import CapacityError, ScheduleError, require_choice
 
 #: role -> (level role, dtype or None for the tensor's own dtype)
 PLACEMENTS: dict[str, dict[str, tuple[str, str | None]]] = {
@@ -68,8 +68,7 @@ class ResidencyTracker:
     """Scoped bookkeeping of resident tiles, with a capacity check on every change."""
 
     def __init__(self, placement: str, level_names: dict[str, str], capacities: dict[str, int | None], enforced: set[str]):
-        if placement not in PLACEMENTS:
-            raise ScheduleError(f"unknown residency {placement!r}; choose one of {', '.join(PLACEMENTS)}")
+        require_choice("residency", placement, PLACEMENTS, ScheduleError)
         self.placement = PLACEMENTS[placement]
         self.level_names = level_names  # role -> level name in the profile
         self.use = {

@@ -9,12 +9,17 @@ run's ledger, so FLOPs come from the schedule itself rather than from a formula.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .context import Context
+
+class OpCounter(Protocol):
+    """What a tile reports its arithmetic to (the run's :class:`~iosim.engine.context.Context`)."""
+
+    def count_ops(self, kind: str, n: int) -> None: ...
+
+    def count_matmul(self, a: "Tile", b: "Tile", flops: int) -> None: ...
 
 
 def shape_size(shape: tuple[int, ...]) -> int:
@@ -43,7 +48,7 @@ class Tile:
 
     __slots__ = ("shape", "data", "ctx", "home")
 
-    def __init__(self, shape: tuple[int, ...], data, ctx: "Context", home: str | None = None):
+    def __init__(self, shape: tuple[int, ...], data, ctx: OpCounter, home: str | None = None):
         self.shape = tuple(shape)
         self.data = data
         self.ctx = ctx

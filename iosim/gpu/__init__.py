@@ -10,7 +10,13 @@ what is missing. The modules:
 * ``cupy_kernels`` — buffers, grids and launches for one problem;
 * ``numerics``   — the float64 NumPy reference and the tolerances;
 * ``runner``     — one run: counts, output check, CUDA-event timing;
-* ``ncu``        — Nsight Compute measurements of the same kernels.
+* ``ncu``, ``ncu_target`` — Nsight Compute measurements of the same kernels (the target
+  is the process it profiles);
+* ``sdpa``, ``sdpa_target`` — PyTorch's FlashAttention-2 SDPA kernels under Nsight
+  Compute, beside the ``flash-attn-2`` preset's predictions (``--vendor torch-sdpa``).
+
+Its place in the pipeline: beside :mod:`iosim.grading`, below only :mod:`iosim.cli`; it
+gets the counts it compares with from :func:`iosim.simulate`, like any user.
 """
 
 from __future__ import annotations

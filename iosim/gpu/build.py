@@ -77,19 +77,6 @@ def warm(jobs: list[tuple[str, bool]], workers: int | None = None) -> None:
         list(pool.map(_warm_one, jobs))
 
 
-def launch_jobs(cfgs, counts=(True, False)) -> set[tuple[str, bool]]:
-    """The ``(name expression, count)`` compile jobs of every kernel launch of ``cfgs``
-    (:class:`~iosim.gpu.cupy_kernels.Config`), in each build of ``counts``."""
-    from .cupy_kernels import launches
-
-    return {(ln.name, c) for cfg in cfgs for ln in launches(cfg) for c in counts}
-
-
-def warm_configs(cfgs, counts=(True, False), workers: int | None = None) -> None:
-    """:func:`warm` for every kernel launch of ``cfgs``, in each build of ``counts``."""
-    warm(sorted(launch_jobs(cfgs, counts)), workers)
-
-
 def nvcc_report(instantiations: list[str], arch: str = "sm_90", count: bool = False) -> str:
     """Compile explicit instantiations with ``nvcc -Xptxas -v``; return the resource report.
 

@@ -25,7 +25,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import CapacityError, ProblemError
+from ..errors import CapacityError, ProblemError, require_choice, require_positive_int
+from ..models.kernel_time import WarpLayout
+from ..run import Options, simulate
+from ..run.launches import kernel_times
 from . import build
 from .numerics import NP_DTYPE
 
@@ -78,16 +81,13 @@ class Config:
 def make_config(algo: str, *, seq_len: int, head_dim: int, heads_total: int, dtype: str, causal: bool,
                 block_q: int, block_kv: int, impl: str = "auto") -> Config:
     """Check the request against what the kernels implement and pick the implementation."""
-    if algo not in ALGORITHMS:
-        raise ProblemError(f"unknown algorithm {algo!r} for the GPU kernels; choose from {', '.join(ALGORITHMS)}")
+    require_choice("algorithm", algo, ALGORITHMS)
     if dtype not in _CTYPE:
         raise ProblemError(f"the GPU kernels take dtype fp32 or fp16, got {dtype!r}")
-    if impl not in IMPLS:
-        raise ProblemError(f"unknown implementation {impl!r}; choose from {', '.join(IMPLS)}")
+    require_choice("implementation", impl, IMPLS)
     for name, value in (("seq_len", seq_len), ("head_dim", head_dim), ("heads_total", heads_total),
                         ("block_q", block_q), ("block_kv", block_kv)):
-        if not isinstance(value, int) or value < 1:
-            raise ProblemError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_int(name, value)
     mma_ok = (algo in ("fa2", "standard") and dtype == "fp16" and head_dim in MMA_HEAD_DIMS
               and block_q in MMA_BLOCKS and block_kv in MMA_BLOCKS)
     if impl == "auto":
@@ -148,8 +148,6 @@ def warp_layout(cfg: Config):
     None where the kernel has none the model knows: ``fa2_mma`` gives each warp 16 query rows
     (B_r/16 warps stacked on the rows, as flash-attn's forward), reads Q_i, K_j and V_j with
     ``ldmatrix`` per warp and keeps P in registers."""
-    from ..models.kernel_time import WarpLayout
-
     return WarpLayout(cfg.block_q // 16) if cfg.impl == "mma" and cfg.algo == "fa2" else None
 
 
@@ -158,8 +156,6 @@ def simulate_config(profile, cfg: Config, problem, **kw):
     ``standard`` the tiled GEMM model (``gemm="tiled"``) that a real tiled kernel follows.
     ``problem`` is the :class:`~iosim.Problem` (B and H apart); ``kw`` are
     :class:`~iosim.Options` fields (``cache``, ``threads_per_block``, ...)."""
-    from ..run import Options, simulate
-
     options = Options(gemm="tiled" if cfg.algo == "standard" else None, **kw)
     return simulate(profile, cfg.algo, problem, blocks=(cfg.block_q, cfg.block_kv), options=options)
 
@@ -168,14 +164,23 @@ def model_time(sim, profile, cfg: Config) -> dict | None:
     """The kernel time model's prediction for ``sim`` (a :func:`simulate_config` result) with
     ``cfg``'s warp layout, summed over its kernels: ``{"predicted_s", "bound"}`` (the bounds
     joined by "; "), or None where the model has no warp layout for the kernel."""
-    from ..run.launches import kernel_times
-
     layout = warp_layout(cfg)
     if layout is None:
         return None
     times = kernel_times(sim, profile, {k: layout for k in sim.cta_work})
     return {"predicted_s": sum(t.predicted_s for t in times.values()),
             "bound": "; ".join(t.bound for t in times.values())}
+
+
+def launch_jobs(cfgs, counts=(True, False)) -> set[tuple[str, bool]]:
+    """The ``(name expression, count)`` compile jobs of every kernel launch of ``cfgs``
+    (:class:`Config`), in each build of ``counts``."""
+    return {(ln.name, c) for cfg in cfgs for ln in launches(cfg) for c in counts}
+
+
+def warm_configs(cfgs, counts=(True, False), workers: int | None = None) -> None:
+    """build.warm for every kernel launch of ``cfgs``, in each build of ``counts``."""
+    build.warm(sorted(launch_jobs(cfgs, counts)), workers)
 
 
 def smem_limit() -> int:

@@ -25,7 +25,7 @@ import numpy as np
 # T_c steps (a random walk of T_c roundings). Together these stay below ~5e-3 on N(0,1) data;
 # 1e-2 is that with a factor-2 margin, still far below a wrong tile (O(0.1–1)). (Observed on
 # an H200, 2026-11-29: at most 1.5e-3, for standard; 9.6e-4 for FA1 and FA2.) A missing tile in
-# a large-N softmax can hide below 1e-2, so tests/test_gpu_kernels.py also checks each stage of
+# a large-N softmax can hide below 1e-2, so tests/gpu/test_gpu_kernels.py also checks each stage of
 # the standard algorithm against float64 applied to that stage's own GPU inputs, at 2^-10
 # relative.
 OUTPUT_TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}

@@ -19,6 +19,7 @@ import json
 import os
 
 from ..errors import DependencyError, IosimError
+from ..run import Options, simulate
 from ..workload.problem import Problem
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
@@ -163,8 +164,6 @@ def checks(problem, kernel: str, pred: dict, meas: dict, passes: str) -> dict:
 def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[dict]:
     """Rows of predicted against measured, one per launch (PyTorch's launches in order);
     ``cache=False`` skips the L2 model (no DRAM prediction; DRAM time from every request)."""
-    from ..run import Options, simulate
-
     result = simulate(profile, "fa2", problem, passes="forward+backward",
                       options=Options(kernel="flash-attn-2", cache=cache))
     forward = {"main", "splitkv", "combine"}

@@ -17,6 +17,10 @@ is also where the reference, the expected counts and the inputs stay. An excepti
 crash, an endless loop or a memory bomb in the submission is a failing grade with the
 reason, never a failure of the grader.
 
+Its place in the pipeline: beside :mod:`iosim.gpu`, below only :mod:`iosim.cli`; the
+grader runs the real engine (:mod:`iosim.engine`) and :func:`iosim.simulate` for the
+expected counts.
+
 >>> report = grade("examples/assignments/instructor/fa2_solution.py")   # doctest: +SKIP
 >>> report.passed, [c.name for c in report.checks]                      # doctest: +SKIP
 (True, ['loads', 'runs', 'exactness', 'capacity', 'io', 'answer'])

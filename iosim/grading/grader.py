@@ -25,7 +25,7 @@ import pathlib
 import re
 import secrets
 
-from ..errors import CapacityError, IosimError
+from ..errors import CapacityError, IosimError, require_choice
 from ..studies.explore import explore
 from ..hardware import load_profile
 from ..workload.problem import sram_elements
@@ -74,8 +74,8 @@ def resolve(path: str | pathlib.Path, assignment: str | None):
     file = pathlib.Path(path)
     if not file.is_file():
         raise GradingInputError(f"{path}: no such file")
-    if assignment is not None and assignment not in ASSIGNMENTS:
-        raise GradingInputError(f"unknown assignment {assignment!r}; choose one of {', '.join(ASSIGNMENTS)}")
+    if assignment is not None:
+        require_choice("assignment", assignment, ASSIGNMENTS, GradingInputError)
     try:
         raw = file.read_bytes()
     except OSError as exc:

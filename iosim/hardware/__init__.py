@@ -8,8 +8,11 @@
     ['l2', 'smem']
 
 Profiles live as YAML in ``hardware_profiles/`` (schema in its README.md); every number
-carries its unit and source. See :mod:`.profile` for the values, :mod:`.loader` for
-validation and :mod:`.units` for the accepted units.
+carries its unit and source. See :mod:`.profile` for the values, :mod:`.yaml_reader` for
+reading the YAML strictly, :mod:`.loader` for validation and :mod:`.units` for the
+accepted units.
+
+The first stage of the pipeline: it imports only :mod:`iosim.errors`.
 """
 
 from .loader import list_profiles, load_profile, profile_from_yaml

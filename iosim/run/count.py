@@ -13,11 +13,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine.context import Context
-from ..engine.ledger import CtaWork, Ledger
+from ..engine.ledger import Ledger
 from ..engine.residency import ResidencyTracker
 from ..errors import CapacityError
 from ..hardware import HardwareProfile
-from ..workload.masks import density
 from ..workload.problem import Problem
 from .options import Options
 from .result import HbmTraffic, LaunchWork, LevelOccupancy, TensorTraffic
@@ -61,7 +60,7 @@ def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sra
         level_names=level_names(profile),
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,
-        block_mask=launch.mask, sm_count=profile.sm_count,
+        block_mask=launch.mask,
     )
     if record:
         ctx.record_requests()

@@ -1,6 +1,9 @@
 """What a simulation returns: immutable values with a JSON form other tools script against.
 
-JSON contract (``Result.to_dict()``; byte counts are integers summed over batch × heads):
+JSON contract (``Result.to_dict()``; byte counts are integers summed over batch × heads;
+the JSON Schema is docs/result.schema.json):
+
+* ``schema_version``: :data:`SCHEMA_VERSION`, bumped when a field changes meaning or goes.
 
 * ``hbm``: ``{read_bytes, write_bytes, total_bytes}`` — traffic between HBM and on-chip
   memory as the paper counts it: every access goes to HBM, no cache (convention C9).
@@ -34,6 +37,10 @@ import numpy as np
 from ..dtypes import width
 from ..engine.ledger import CtaWork
 from ..workload.problem import BlockSizes, Problem
+
+
+#: the version of the JSON contract below
+SCHEMA_VERSION = 1
 
 
 class ModelOutput(Protocol):
@@ -148,6 +155,7 @@ class Result:
         """The JSON contract described in this module's docstring."""
         p = self.problem
         return {
+            "schema_version": SCHEMA_VERSION,
             "algorithm": self.algorithm,
             "passes": self.passes,
             "profile": self.profile,

@@ -8,7 +8,7 @@ frozen :class:`Setup` that the CLI, explore, bounds, the grader and validate all
 >>> from iosim import Problem, prepare
 >>> s = prepare("fa-paper-a100", "fa2", Problem(seq_len=8192, head_dim=128))
 >>> (s.M, s.blocks.block_q, s.blocks.block_kv, s.block_rule, len(s.launches))
-(24576, 128, 192, 'paper', 1)
+(98304, 128, 192, 'paper', 1)
 """
 
 from __future__ import annotations

@@ -81,14 +81,15 @@ def get_schedule(name: str, passes: str = "forward") -> Callable:
     if None in steps:
         raise ScheduleError(f"{name} has no backward pass; run passes='forward'", field="passes")
 
+    params = [set(inspect.signature(s).parameters) for s in steps]
+    accepted = set().union(*params) - {"ctx"}
+
     def run(ctx, **options):
-        accepted = set().union(*(inspect.signature(s).parameters for s in steps)) - {"ctx"}
         unknown = set(options) - accepted
         if unknown:
             raise ScheduleError(f"{name} ({passes}) takes no option {', '.join(sorted(unknown))}")
-        for step in steps:
-            params = inspect.signature(step).parameters
-            step(ctx, **{k: v for k, v in options.items() if k in params})
+        for step, takes in zip(steps, params):
+            step(ctx, **{k: v for k, v in options.items() if k in takes})
 
     run.__name__ = name
     return run

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from ..dtypes import width
-from ..errors import ProblemError
+from ..errors import ProblemError, require_positive_int
 
 
 @dataclass(frozen=True)
@@ -53,9 +53,7 @@ class Problem:
         if self.kv_heads is None:
             object.__setattr__(self, "kv_heads", self.heads)
         for name in ("head_dim", "seq_len_q", "seq_len_kv", "batch", "heads", "kv_heads"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ProblemError(f"{name} must be a positive integer, got {value!r}")
+            require_positive_int(name, getattr(self, name))
         width(self.dtype)  # validates the name
         if self.heads % self.kv_heads:
             raise ProblemError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
@@ -99,9 +97,8 @@ class BlockSizes:
 
     def check(self, problem: Problem) -> None:
         """Reject block sizes that cannot tile ``problem`` (non-positive ones)."""
-        for name, value in (("block_q", self.block_q), ("block_kv", self.block_kv)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ProblemError(f"{name} must be a positive integer, got {value!r}")
+        require_positive_int("block_q", self.block_q)
+        require_positive_int("block_kv", self.block_kv)
 
     def num_q_blocks(self, problem: Problem) -> int:
         """T_r = ⌈N_q / B_r⌉."""

@@ -2,7 +2,7 @@
 
 The pipeline, one module each: the element-level DAG (:mod:`.dag`) → the game's rules,
 a legality checker and IO counter (:mod:`.game`) → standard attention, FA1 and FA2 as
-pebblings (:mod:`.schedules`) and the exact minimum IO by A* search (:mod:`.search`) →
+pebblings (:mod:`.strategies`) and the exact minimum IO by A* search (:mod:`.search`) →
 one instance compared every way, beside iosim's tile-level counts (:mod:`.compare`).
 See ``docs/pebbling.md``.
 

@@ -17,7 +17,8 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 
-from ...errors import IosimError
+from ...errors import IosimError, require_choice, require_positive_int
+from ...run import Options, simulate
 from ...workload.problem import Problem
 from .dag import AttentionDag, attention_dag
 from .game import Pebbling
@@ -83,10 +84,8 @@ def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int 
     the minimum, since then there is no optimum to show.
     """
     for name in schedules:
-        if name not in ALL:
-            raise IosimError(f"unknown schedule {name!r}; choose from {', '.join(ALL)}")
-    if isinstance(red, bool) or not isinstance(red, int) or red < 1:
-        raise IosimError(f"S (red pebbles) must be a positive integer, got {red!r}")
+        require_choice("schedule", name, ALL, IosimError)
+    require_positive_int("S (red pebbles)", red, IosimError)
     played = [s for s in schedules if s != "optimal"]
     if played and seq_len * seq_len * head_dim > MAX_PLAYED:
         raise IosimError(f"N²·d = {seq_len * seq_len * head_dim:,} is too large to play move by move "
@@ -128,8 +127,6 @@ def _optimal_row(dag: AttentionDag, red: int, max_nodes: int, max_states: int) -
 
 def iosim_count(name: str, seq_len: int, head_dim: int, block: int) -> tuple[int, dict]:
     """iosim simulate's HBM elements for one head, with the pebbling's block, and per tensor."""
-    from ...run import Options, simulate
-
     problem = Problem(seq_len=seq_len, head_dim=head_dim)
     if name == "standard":
         blocks, gemm = (block, seq_len), "tiled"

@@ -43,7 +43,7 @@ import itertools
 
 import networkx as nx
 
-from ...errors import ProblemError
+from ...errors import require_positive_int
 
 
 def q(i, k):
@@ -135,9 +135,8 @@ class AttentionDag:
 
 def attention_dag(seq_len: int, head_dim: int) -> AttentionDag:
     """Build the element-level DAG of one head with N = ``seq_len``, d = ``head_dim``."""
-    for name, value in (("seq_len", seq_len), ("head_dim", head_dim)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ProblemError(f"{name} must be a positive integer, got {value!r}")
+    require_positive_int("seq_len", seq_len)
+    require_positive_int("head_dim", head_dim)
     N, d = seq_len, head_dim
     g = nx.DiGraph()
 

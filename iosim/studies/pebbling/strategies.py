@@ -28,7 +28,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable
 
-from ...errors import IosimError
+from ...errors import IosimError, require_choice
 from .dag import AttentionDag, dot, e, key, o, pv, q, rowsum, score, v
 from .game import Move, Pebbling, check_red, play
 
@@ -231,8 +231,7 @@ def fit(dag: AttentionDag, name: str, red: int, block: int | None = None) -> tup
     whose pebbling holds at most S red pebbles is the schedule's best. Raises
     :class:`DoesNotFit` when block 1 (or the given block) needs more than S.
     """
-    if name not in SCHEDULES:
-        raise IosimError(f"unknown schedule {name!r}; choose from {', '.join(SCHEDULES)}")
+    require_choice("schedule", name, SCHEDULES, IosimError)
     N = dag.seq_len
     played: dict[int, Pebbling] = {}   # block → its pebbling, played once without a red limit
 

@@ -9,7 +9,7 @@ import pytest
 
 from iosim.cli.main import main
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 COMMAND = re.compile(r"^\$ iosim (.+?)(?:\s+#.*)?$")
 SHELL_TAIL = re.compile(r"\s*(;|\|\||&&|\||>|2>).*$")  # `; echo $?`, pipes and redirections are the shell's

@@ -51,7 +51,7 @@ def test_dropping_the_rescale_is_caught(paper_a100):
 
     from conftest import load_module
 
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples/assignments/instructor/cheats/no_rescale.py"
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples/assignments/instructor/cheats/no_rescale.py"
     cheat = load_module("no_rescale", path)
     problem = Problem(seq_len=256, head_dim=16)
     x = random_inputs(problem, seed=0)

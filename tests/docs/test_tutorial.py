@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TUTORIAL = ROOT / "docs" / "tutorial.md"
 BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 

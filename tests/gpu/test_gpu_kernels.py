@@ -83,11 +83,11 @@ def _config(case):
 @pytest.fixture(scope="module")
 def compiled(cupy):
     """Compile every instantiation the grid needs, in parallel, before the first case."""
-    from iosim.gpu import build
+    from iosim.gpu import build, cupy_kernels
 
-    jobs = build.launch_jobs([_config(case) for case in CASES], counts=(True,))
-    jobs |= build.launch_jobs([_config(case) for case in TIMED], counts=(False,))
-    jobs |= build.launch_jobs([_config(("standard", impl, n, d, 64, 64, 1, 2, dtype, True))
+    jobs = cupy_kernels.launch_jobs([_config(case) for case in CASES], counts=(True,))
+    jobs |= cupy_kernels.launch_jobs([_config(case) for case in TIMED], counts=(False,))
+    jobs |= cupy_kernels.launch_jobs([_config(("standard", impl, n, d, 64, 64, 1, 2, dtype, True))
                                for impl, dtype, n, d in STAGES], counts=(False,))
     build.warm(sorted(jobs))
     return True

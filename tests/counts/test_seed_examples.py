@@ -8,7 +8,7 @@ import pytest
 
 from conftest import load_module
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "seed_worked_examples.py"
 EPS = 2.0 ** -52  # float64 machine epsilon
 

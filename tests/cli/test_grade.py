@@ -12,7 +12,7 @@ from iosim import Problem, simulate
 from iosim.cli.main import main
 from iosim.grading import GradingInputError, grade
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ROOT / "examples" / "assignments"
 INSTRUCTOR = ASSIGNMENTS / "instructor"
 CHEATS = INSTRUCTOR / "cheats"

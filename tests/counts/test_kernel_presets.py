@@ -1,0 +1,50 @@
+"""Real-kernel presets (--kernel): the launches and tiles flash-attn uses.
+
+Their numerics are tests/numeric/test_numeric_variants.py; the replay of the Nsight Compute
+measurements of PyTorch's FlashAttention-2 SDPA kernels on an H200 committed in
+docs/validation/ is tests/gpu/test_ncu_replays.py.
+"""
+
+import pytest
+
+from iosim import Options, Problem, ProblemError, ScheduleError, simulate
+from iosim.kernels.plan import plan
+from iosim.kernels.tile_tables import kernel_tile
+
+
+def launches(result):
+    return [(l["schedule"], l["block_q"], l["block_kv"], l.get("num_splits")) for l in result.options["launches"]]
+
+
+def test_forward_split_decision_and_tiles(h100):
+    small = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=4), options=Options(kernel="flash-attn-2"))
+    assert launches(small) == [("fa2-splitkv", 64, 128, 4)]          # 4·16 query blocks < 0.8 · 2 · 132
+    large = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=32, batch=4), options=Options(kernel="flash-attn-2"))
+    assert launches(large) == [("fa2", 128, 64, None)]                # spec §5.2: 128 × 64 at d = 128
+
+
+@pytest.mark.parametrize("d,tile,stats", [(32, (128, 128), 2), (64, (128, 128), 2), (128, (64, 128), 4),
+                                          (256, (64, 64), 2)])
+def test_backward_tiles(h100, d, tile, stats):
+    t = kernel_tile("fa2", d, h100, direction="bwd")
+    assert ((t.block_q, t.block_kv), t.stats_loads) == (tile, stats)
+
+
+def test_flash_attn_3_is_forward_only(h100):
+    r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), options=Options(kernel="flash-attn-3"))
+    assert launches(r) == [("fa2", 128, 128, None)]                   # spec §5.6: causal d ≤ 128
+    with pytest.raises(ScheduleError, match="forward only"):
+        simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), passes="backward", options=Options(kernel="flash-attn-3"))
+
+
+def test_bad_requests(h100, paper_a100):
+    with pytest.raises(ProblemError, match="kernels' own tiles"):
+        simulate(h100, "fa2", Problem(seq_len=1024, head_dim=64), blocks=(64, None), options=Options(kernel="flash-attn-2"))
+    with pytest.raises(ProblemError, match="algorithm='fa2'"):
+        simulate(h100, "fa1", Problem(seq_len=1024, head_dim=64), options=Options(kernel="flash-attn-2"))
+    with pytest.raises(ProblemError, match="compute capability"):
+        simulate(paper_a100, "fa2", Problem(seq_len=1024, head_dim=64), options=Options(kernel="flash-attn-2"))
+    with pytest.raises(ProblemError, match="unknown kernel"):
+        plan("flash-attn-9", "fa2", Problem(seq_len=64, head_dim=64), h100, "forward")
+
+

@@ -1,0 +1,54 @@
+"""The result's JSON contract: every output of the golden matrix, and a CLI run, validate
+against docs/result.schema.json; the schema itself is a valid draft 2020-12 schema."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+jsonschema = pytest.importorskip("jsonschema")
+
+from iosim import Options, Problem, simulate  # noqa: E402
+from iosim.run.result import SCHEMA_VERSION  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCHEMA = json.load(open(os.path.join(ROOT, "docs", "result.schema.json")))
+VALIDATOR = jsonschema.Draft202012Validator(SCHEMA)
+
+
+def test_the_schema_is_valid():
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    assert SCHEMA["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+
+
+def test_golden_outputs_validate():
+    golden = json.load(open(os.path.join(ROOT, "tests", "golden", "golden.json")))
+    outputs = [v for v in golden.values() if "error" not in v]
+    assert len(outputs) >= 200
+    for out in outputs:  # the golden outputs predate schema_version
+        VALIDATOR.validate({"schema_version": SCHEMA_VERSION, **out})
+
+
+@pytest.mark.parametrize("options", [Options(), Options(cache=True), Options(kernel="flash-attn-2", cache=True)])
+def test_results_carry_the_version_and_validate(options):
+    r = simulate("h200", "fa2", Problem(seq_len=512, head_dim=64, heads=2), passes="forward+backward", options=options)
+    d = r.to_dict()
+    assert d["schema_version"] == SCHEMA_VERSION
+    VALIDATOR.validate(d)
+
+
+def test_the_schema_rejects_what_the_contract_forbids():
+    d = simulate("toy", "fa2", Problem(seq_len=64, head_dim=16)).to_dict()
+    for broken in ({**d, "hbm": {**d["hbm"], "read_bytes": 1.5}},   # counts are integers
+                   {**d, "surprise": 1},                           # no unlisted top-level field
+                   {k: v for k, v in d.items() if k != "theorem2"}):
+        with pytest.raises(jsonschema.ValidationError):
+            VALIDATOR.validate(broken)
+
+
+def test_cli_json_validates():
+    out = subprocess.run([sys.executable, "-m", "iosim", "simulate", "--hw", "h100-sxm", "--algo", "fa2", "-N", "1024",
+                          "-d", "64", "--format", "json"], capture_output=True, text=True, check=True).stdout
+    VALIDATOR.validate(json.loads(out))
