@@ -93,7 +93,11 @@ def _sum(stats) -> CacheStats:
 
 
 def _chunks(request, chunk_rows: int) -> list[tuple]:
-    """(key without head, size, is write) for each chunk a request touches."""
+    """(key without head, size, is write) for each chunk a request touches.
+
+    A chunk is the rows of one ``chunk_rows``-aligned window that the request covers; its
+    key names those rows, so a tile that covers only part of a window (a block size that
+    is not a multiple of ``chunk_rows``) never hits on rows another tile brought in."""
     first = request.row_start // chunk_rows
     last = (request.row_start + request.rows - 1) // chunk_rows
     row_bytes = request.cols * request.width
@@ -101,7 +105,7 @@ def _chunks(request, chunk_rows: int) -> list[tuple]:
     for c in range(first, last + 1):
         lo = max(request.row_start, c * chunk_rows)
         hi = min(request.row_start + request.rows, (c + 1) * chunk_rows)
-        out.append(((request.tensor, request.split, c, request.col_start), (hi - lo) * row_bytes,
+        out.append(((request.tensor, request.split, lo, hi, request.col_start), (hi - lo) * row_bytes,
                     request.direction == "write"))
     return out
 
