@@ -16,7 +16,7 @@ import platform
 import sys
 import time
 
-from iosim.studies.pebbling.compare import compare
+from iosim.studies.pebbling.comparison import compare
 from iosim.studies.pebbling.dag import attention_dag
 from iosim.studies.pebbling.strategies import SCHEDULES, DoesNotFit, fit
 from iosim.studies.pebbling.search import SearchLimit, minimum_io

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..errors import IosimError
-from ..studies.pebbling.compare import ALL, compare, render, render_moves, to_json
+from ..studies.pebbling.comparison import ALL, compare, render, render_moves, to_json
 from ..studies.pebbling.search import MAX_NODES, MAX_STATES
 from .arguments import positive_int
 

@@ -13,7 +13,7 @@ import pytest
 
 from iosim import Problem, simulate
 from iosim.errors import IosimError
-from iosim.studies.pebbling.compare import compare, iosim_count, render
+from iosim.studies.pebbling.comparison import compare, iosim_count, render
 from iosim.studies.pebbling.dag import attention_dag, min_red_pebbles
 from iosim.studies.pebbling.game import IllegalPebbling, play
 from iosim.studies.pebbling.strategies import SCHEDULES, DoesNotFit, fit, peak_red

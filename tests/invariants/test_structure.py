@@ -81,6 +81,18 @@ def test_no_two_modules_share_a_name():
     assert [n for n, c in names.items() if c > 1 or n in packages] == []
 
 
+def test_no_package_hides_a_module_behind_a_name():
+    # ``from .replay import replay`` in a package's __init__ makes ``import pkg.replay`` give
+    # the function, not the module: monkeypatching and doc references then miss silently
+    hidden = []
+    for m, p in MODULES.items():
+        if p.endswith("__init__.py"):
+            exported = {n.asname or n.name for node in ast.walk(ast.parse(open(p).read()))
+                        if isinstance(node, ast.ImportFrom) for n in node.names}
+            hidden += [f"{m}.{n}" for n in exported if f"{m}.{n}" in MODULES]
+    assert hidden == []
+
+
 def test_no_module_over_400_lines():
     assert {m: n for m, p in MODULES.items() if (n := open(p).read().count("\n")) > 400} == {}
 

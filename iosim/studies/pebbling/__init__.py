@@ -11,7 +11,7 @@ See ``docs/pebbling.md``.
 8
 """
 
-from .compare import PebbleReport, compare
+from .comparison import PebbleReport, compare
 from .dag import AttentionDag, attention_dag, min_red_pebbles
 from .game import IllegalPebbling, Move, Pebbling, play
 from .strategies import SCHEDULES, DoesNotFit, fit
