@@ -88,7 +88,9 @@ def result_table(r: Result) -> str:
         s = r.cache.total
         parts.append(
             f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
-            f"DRAM read {s.dram_read_bytes:,} B, written {s.dram_write_bytes:,} B"
+            f"DRAM read {s.dram_read_bytes:,} B, written back {s.dram_write_bytes:,} B during the kernel, "
+            f"{s.dirty_bytes_left:,} B dirty in the cache at its end (written later; a profiler's "
+            "per-kernel DRAM writes leave it out)"
             + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                       for name, t in r.cache.outer_totals().items()))
     return "\n\n".join(parts)

@@ -26,3 +26,17 @@ def test_the_readme_shape_reads_exactly_q_k_v_once():
     r = simulate("h100-sxm", "fa2", Problem(seq_len=8192, head_dim=128), options=Options(cache=True))
     assert r.blocks.block_kv == 227
     assert r.cache.total.dram_read_bytes == 3 * 8192 * 128 * 2
+
+
+@pytest.mark.parametrize("hw,n", [("toy", 256), ("toy", 4096), ("h200", 2048)])
+def test_every_written_byte_is_written_back_or_left_dirty(hw, n):
+    # FA2's forward writes each chunk of O and L once: what reaches DRAM during the kernel
+    # plus what is still dirty in the L2 at its end is exactly what the kernel wrote
+    # (the toy's 4096 overflows its L2, so part is written back during the kernel)
+    r = simulate(hw, "fa2", Problem(seq_len=n, head_dim=32, heads=4), options=Options(cache=True))
+    s = r.cache.total
+    assert s.dram_write_bytes + s.dirty_bytes_left == r.hbm.write_bytes
+    if n == 4096:
+        assert s.dram_write_bytes > 0 and s.dirty_bytes_left > 0
+    d = r.to_dict()["dram"]
+    assert (d["write_bytes"], d["dirty_bytes_left"]) == (s.dram_write_bytes, s.dirty_bytes_left)

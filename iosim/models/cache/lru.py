@@ -6,8 +6,8 @@ few thousand entries and a million requests to a few seconds of Python, at the c
 rounding partial chunks up. Policy: LRU over chunks; a read miss fetches the chunk from
 DRAM; a write allocates the chunk without fetching it (the kernels overwrite whole
 tiles) and marks it dirty; a dirty chunk is written to DRAM when evicted. Dirty data
-still in the cache when the run ends is not written back: that is what a profiler
-measures per kernel (the L2 keeps it).
+still in the cache when the run ends is not written back — that is what a profiler
+measures per kernel (the L2 keeps it) — and is reported apart, as ``dirty_bytes_left``.
 
 Levels chain: a cache made with ``backing=`` (MI300X's L2 in front of its Infinity Cache)
 sends its read misses and dirty evictions to that cache instead of DRAM; its
@@ -29,6 +29,7 @@ class CacheStats:
     write_bytes: int = 0         # write requests from the SMs (or from the cache in front)
     dram_read_bytes: int = 0     # read misses, passed on to the next level or DRAM
     dram_write_bytes: int = 0    # dirty evictions, passed on
+    dirty_bytes_left: int = 0    # written but still only in the cache(s) when the kernel ends
 
     @property
     def hit_rate(self) -> float:
@@ -71,6 +72,10 @@ class LRUCache:
             self.entries.move_to_end(key)
             return
         self._insert(key, size, dirty=True)
+
+    def dirty_keys(self) -> dict:
+        """key -> size of every chunk written and not yet passed on."""
+        return {k: size for k, (size, dirty) in self.entries.items() if dirty}
 
     def _insert(self, key, size: int, dirty: bool) -> None:
         while self.used + size > self.capacity and self.entries:

@@ -65,12 +65,16 @@ class CacheReport:
         """The result's ``l2``, ``dram`` and ``outer_caches`` (the JSON contract)."""
         s = self.total
         per_kernel = {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
-                          "dram_write_bytes": v.dram_write_bytes, "concurrent_blocks": self.concurrency[k]}
+                          "dram_write_bytes": v.dram_write_bytes, "dirty_bytes_left": v.dirty_bytes_left,
+                          "concurrent_blocks": self.concurrency[k]}
                       for k, v in self.kernels.items()}
         return {
             "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
                    "per_kernel": per_kernel},
-            "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes},
+            # write_bytes: written back during the kernels (what a profiler counts per kernel);
+            # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
+            "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes,
+                     "dirty_bytes_left": s.dirty_bytes_left},
             # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
             # reached each from the level in front, and what it served
             "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}
@@ -134,6 +138,10 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
         cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
         programs = [(h, prog) for h in range(heads_total) for prog in ctas.values()]  # launch order
         _run(cache, programs, concurrency.get(kernel, 1), kv_of_q, leads_group)
+        left = {}
+        for level in [cache] + [c for _, c in chain]:  # a chunk dirty in two levels is left once
+            left.update(level.dirty_keys())
+        cache.stats.dirty_bytes_left = sum(left.values())
         stats[kernel] = cache.stats
         if chain:
             outer[kernel] = {name: c.stats for name, c in chain}
