@@ -6,6 +6,7 @@ import argparse
 from typing import Callable
 
 from ..dtypes import WIDTH_BYTES
+from ..studies.executors import EXECUTORS, make_executor
 from ..errors import ProblemError
 from ..report.plots import check_plot_path
 from ..workload.problem import Problem
@@ -131,9 +132,19 @@ def problem_from_args(args: argparse.Namespace) -> Problem:
 # sweeps with a plot (bounds, explore)
 # --------------------------------------------------------------------------------------
 def add_sweep_output_arguments(p: argparse.ArgumentParser, plot_help: str) -> None:
-    """``--plot FILE`` (help: ``plot_help``) and ``--jobs``."""
+    """``--plot FILE`` (help: ``plot_help``), ``--jobs``, ``--executor`` and ``--scheduler``."""
     p.add_argument("--plot", metavar="FILE", help=plot_help)
     p.add_argument("--jobs", type=positive_int, help="worker processes (default: one per core)")
+    p.add_argument("--executor", choices=list(EXECUTORS), default="local",
+                   help="where the runs go: local processes (default) or a Dask cluster (pip install \"iosim[dask]\")")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="with --executor dask: the scheduler, e.g. tcp://127.0.0.1:8786")
+
+
+def sweep_executor(args: argparse.Namespace):
+    """The executor ``--executor``/``--scheduler`` ask for (None: local processes, ``--jobs``)."""
+    if args.executor == "local" and not args.scheduler:
+        return None
+    return make_executor(args.executor, jobs=args.jobs or 1, scheduler=args.scheduler)
 
 
 def check_plot_argument(args: argparse.Namespace) -> None:

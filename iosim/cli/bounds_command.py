@@ -20,7 +20,7 @@ from ..dtypes import WIDTH_BYTES
 from ..errors import ProblemError
 from ..report.plots import plot_bounds
 from .arguments import (add_hw_argument, add_sweep_output_arguments, check_plot_argument, comma_names, flatten,
-                     parse_values, positive_int, write_plot)
+                        parse_values, positive_int, sweep_executor, write_plot)
 
 
 def register(subparsers) -> None:
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     report = check_bounds(
         args.hw, flatten(args.algo), flatten(args.claim) or None, seq_lens=args.seq_len, head_dims=args.head_dim,
         sram=args.sram, sram_steps=args.sram_steps, block_rule=args.block_rule, dtype=args.dtype, jobs=args.jobs,
+        executor=sweep_executor(args),
     )
     if args.format == "json":
         print(json.dumps(report.to_dict(), indent=2))

@@ -4,19 +4,21 @@ Sweeps (``iosim bounds``, ``iosim explore``) call :func:`progress_map`. The bar 
 on stderr only when stderr is a terminal and the work has already taken more than
 ``delay_s`` (one second): a fast sweep, a pipe, a log file or CI see nothing.
 
-Work is split over processes when there is enough of it to pay for them (``jobs``
-workers, default one per core; fewer than :data:`MIN_ITEMS_PER_JOB` items per worker
-runs in this process). Results come back in the order of ``items``.
+Work is split into chunks of about equal estimated cost (``cost``: one number per item,
+e.g. its tile steps; by default every item costs the same) and run by an executor
+(:mod:`.executors`): this process, ``jobs`` local processes (default one per core, when
+there are at least :data:`MIN_ITEMS_PER_JOB` items per worker), or a Dask cluster. The
+bar advances as chunks finish, in any order; results come back in the order of ``items``.
 """
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from typing import Callable, Sequence, TextIO
+
+from .executors import Executor, InlineExecutor, LocalExecutor
 
 #: below this many items per worker, starting processes costs more than it saves
 MIN_ITEMS_PER_JOB = 400
@@ -79,46 +81,63 @@ def default_jobs() -> int:
 def progress_map(
     fn: Callable, items: Sequence, *, label: str = "", jobs: int | None = None,
     initializer: Callable | None = None, initargs: tuple = (), stream: TextIO | None = None,
-    progress: bool | None = None,
+    progress: bool | None = None, cost: Sequence[float] | None = None, executor: Executor | None = None,
 ) -> list:
-    """``[fn(x) for x in items]``, over ``jobs`` processes when worth it, with a progress bar.
+    """``[fn(x) for x in items]``, chunked by cost, on an executor, with a progress bar.
 
-    ``fn`` must be a module-level function when ``jobs`` > 1; ``initializer(*initargs)``
-    runs once in each worker (and once here when running in-process), so large shared
-    objects (a hardware profile) travel once per worker instead of once per item.
-    ``progress``: True/False forces the bar on or off; None draws it on a terminal only.
+    ``fn`` (and ``initializer``) must be module-level functions for processes or Dask;
+    ``initializer(*initargs)`` runs before each chunk, wherever it runs, so large shared
+    objects (a hardware profile) travel once per chunk instead of once per item.
+    ``executor``: default local processes (``jobs``), or in this process when the sweep is
+    too small to pay for them. ``progress``: True/False forces the bar on or off; None
+    draws it on a terminal only.
     """
     items = list(items)
-    jobs = default_jobs() if jobs is None else max(1, jobs)
-    jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
-    bar = ProgressBar(len(items), label, stream=stream, enabled=progress)
-    with bar:
-        if jobs == 1:
-            if initializer is not None:
-                initializer(*initargs)
-            out = []
-            for item in items:
-                out.append(fn(item))
-                bar.update()
-            return out
-        return _parallel(fn, items, jobs, initializer, initargs, bar)
+    if executor is None:
+        jobs = default_jobs() if jobs is None else max(1, jobs)
+        jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
+        executor = InlineExecutor() if jobs == 1 else LocalExecutor(jobs)
+    parts = 1 if isinstance(executor, InlineExecutor) else max(1, 8 * getattr(executor, "jobs", 8))
+    chunks = cost_chunks(len(items), cost, parts)
+    task = _Task(fn, initializer, initargs)
+    results: list = [None] * len(chunks)
+    with ProgressBar(len(items), label, stream=stream, enabled=progress) as bar:
+        for index, out in executor.run(task, [[items[i] for i in c] for c in chunks]):
+            results[index] = out
+            bar.update(len(out))
+    ordered: list = [None] * len(items)
+    for c, out in zip(chunks, results):
+        for i, value in zip(c, out):
+            ordered[i] = value
+    return ordered
 
 
-def _parallel(fn, items, jobs, initializer, initargs, bar) -> list:
-    # Chunks small enough for a smooth bar, large enough that pickling is not the cost.
-    chunk = max(1, min(256, len(items) // (jobs * 8)))
-    chunks = [items[i:i + chunk] for i in range(0, len(items), chunk)]
-    methods = multiprocessing.get_all_start_methods()
-    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    out: list = []
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=initializer, initargs=initargs) as pool:
-        for result in pool.map(_run_chunk, [(fn, c) for c in chunks]):
-            out.extend(result)
-            bar.update(len(result))
-    return out
+def cost_chunks(n: int, cost: Sequence[float] | None, parts: int) -> list[list[int]]:
+    """Item indices in ``parts`` runs of consecutive items of about equal total cost,
+    costliest run first (so the longest work starts first)."""
+    if n == 0:
+        return []
+    weights = [1.0] * n if cost is None else [max(float(c), 0.0) for c in cost]
+    target = (sum(weights) or n) / max(1, min(parts, n))
+    chunks, current, acc = [], [], 0.0
+    for i, w in enumerate(weights):
+        current.append(i)
+        acc += w
+        if acc >= target:
+            chunks.append(current)
+            current, acc = [], 0.0
+    if current:
+        chunks.append(current)
+    return sorted(chunks, key=lambda c: -sum(weights[i] for i in c))
 
 
-def _run_chunk(args: tuple[Callable, list]) -> list:
-    fn, chunk = args
-    return [fn(x) for x in chunk]
+class _Task:
+    """One chunk's work: the sweep's initializer, then ``fn`` on each item (picklable)."""
 
+    def __init__(self, fn: Callable, initializer: Callable | None, initargs: tuple):
+        self.fn, self.initializer, self.initargs = fn, initializer, initargs
+
+    def __call__(self, chunk: list) -> list:
+        if self.initializer is not None:
+            self.initializer(*self.initargs)
+        return [self.fn(x) for x in chunk]

@@ -12,6 +12,7 @@ from ...dtypes import width
 from ...errors import ProblemError, require_choice, require_positive_int
 from ...hardware import HardwareProfile
 from ...run import resolve_profile
+from ..executors import Executor
 from ...workload.problem import sram_elements
 from .claims import (BAND_LIMIT, BLOCK_RULES, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Algorithm, _n2d2_m,
                      _nd_n2, get_algorithm)
@@ -104,6 +105,7 @@ def check_bounds(
     dtype: str = "fp16",
     jobs: int | None = None,
     progress: bool | None = None,
+    executor: Executor | None = None,
 ) -> BoundsReport:
     """Sweep, simulate and judge: the whole of ``iosim bounds`` without the printing.
 
@@ -111,14 +113,15 @@ def check_bounds(
     (N, d), plus the profile's own M; ``sram_steps`` instead spaces that many values
     evenly in log M over [d, N·d] at each (N, d). ``claims``: claim ids, applied to every algorithm;
     by default each algorithm gets its family's Theorem 2 claim, proposition3-lower and
-    compulsory.
+    compulsory. ``executor``: where the runs go (:mod:`iosim.studies.executors`; default
+    ``jobs`` local processes).
     """
     profile = resolve_profile(hw)
     algos = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
     profile_M = sram_elements(profile.scratchpad.per_block_bytes, dtype)
     points, excluded, runs = sweep_points(profile, algos, seq_lens=seq_lens, head_dims=head_dims, sram=sram,
                                           sram_steps=sram_steps, block_rule=block_rule, dtype=dtype,
-                                          profile_M=profile_M, jobs=jobs, progress=progress)
+                                          profile_M=profile_M, jobs=jobs, progress=progress, executor=executor)
     verdicts, skipped = judge_all(algos, claims, points)
     return BoundsReport(profile.name, profile_M, dtype, block_rule, sorted(set(seq_lens)), sorted(set(head_dims)),
                         None if sram is None else sorted(set(sram)), sram_steps, points, verdicts, excluded,

@@ -158,13 +158,16 @@ def plan_points(algos, coords, block_rule: str, dtype: str) -> tuple[list, list]
     return kept, excluded
 
 
-def run_points(profile: HardwareProfile, algos, planned, dtype: str, jobs, progress) -> tuple[list, int]:
+def run_points(profile: HardwareProfile, algos, planned, dtype: str, jobs, progress,
+               executor=None) -> tuple[list, int]:
     """Every planned point counted, and the number of distinct runs: points with the same
-    blocks share one (run in worker processes when every algorithm is a built-in one)."""
+    blocks share one (run in worker processes, or on ``executor``, when every algorithm is
+    a built-in one)."""
     keys = list(dict.fromkeys((a, N, d, b.block_q, b.block_kv, dtype) for a, N, d, M, b, _ in planned))
     parallel_ok = all(a.name in ALGORITHMS and ALGORITHMS[a.name] == a for a in algos)
     runs = progress_map(run_blocks, keys, label="iosim bounds", jobs=jobs if parallel_ok else 1,
-                        initializer=_set_worker_profile, initargs=(profile,), progress=progress)
+                        initializer=_set_worker_profile, initargs=(profile,), progress=progress,
+                        executor=executor if parallel_ok else None)
     _set_worker_profile(None)
     by_key = dict(zip(keys, runs))
     points = [_point(a, N, d, M, b, capped, dtype, by_key[a, N, d, b.block_q, b.block_kv, dtype])
@@ -181,10 +184,10 @@ def infeasible(points: Sequence[Point]) -> list[dict]:
 
 
 def sweep_points(profile: HardwareProfile, algos, *, seq_lens, head_dims, sram, sram_steps, block_rule: str, dtype: str,
-          profile_M: int, jobs, progress) -> tuple[list, list, int]:
+          profile_M: int, jobs, progress, executor=None) -> tuple[list, list, int]:
     """The whole sweep: (every Point, feasible or not; the exclusions, in the order outside
     the regime, mask too large, tiles too big; the number of distinct runs)."""
     coords, outside = regime_points(seq_lens, head_dims, sram, sram_steps, profile_M)
     planned, too_large = plan_points(algos, coords, block_rule, dtype)
-    points, runs = run_points(profile, algos, planned, dtype, jobs, progress)
+    points, runs = run_points(profile, algos, planned, dtype, jobs, progress, executor)
     return points, outside + too_large + infeasible(points), runs
