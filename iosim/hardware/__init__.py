@@ -9,8 +9,10 @@
 
 Profiles live as YAML in ``hardware_profiles/`` (schema in its README.md); every number
 carries its unit and source. See :mod:`.profile` for the values, :mod:`.yaml_reader` for
-reading the YAML strictly, :mod:`.loader` for validation and :mod:`.units` for the
-accepted units.
+reading the YAML strictly, :mod:`.loader` and :mod:`.fields` for validation,
+:mod:`.sanity` for the checks across fields (capacities ordered, figures plausible),
+:mod:`.limits` for the bounds on every input (docs/input-limits.md) and :mod:`.units` for
+the accepted units.
 
 The first stage of the pipeline: it imports only :mod:`iosim.errors`.
 """

@@ -145,7 +145,8 @@ class HardwareProfile:
     :class:`Level`, listed from DRAM inward. ``compute`` maps keys of
     :data:`COMPUTE_KEYS` to peak rates. ``quantities`` maps each YAML field path
     ("levels.smem.capacity_per_block", "links[0].bandwidth") to the :class:`Quantity`
-    it was read from, so every number can be traced to its source.
+    it was read from, so every number can be traced to its source. ``warnings`` lists
+    the figures a profile marked ``allow_unusual: true`` has outside the plausible ranges.
     """
 
     name: str
@@ -160,6 +161,9 @@ class HardwareProfile:
     #: rates measured on the device (keys of :data:`MEASURED_KEYS`); empty when none were
     measured: Mapping[str, Quantity] = field(default_factory=FrozenMap)
     quantities: Mapping[str, Quantity] = field(default_factory=FrozenMap)
+    #: figures outside the plausible ranges that ``allow_unusual: true`` let through, one
+    #: line each starting with the field path; empty for an ordinary profile
+    warnings: tuple[str, ...] = ()
     _graph: nx.Graph = field(init=False, repr=False, compare=False)
     _paths: dict = field(init=False, repr=False, compare=False)
 
@@ -168,6 +172,7 @@ class HardwareProfile:
         for name in ("levels", "compute", "measured", "quantities"):
             object.__setattr__(self, name, FrozenMap(getattr(self, name)))
         object.__setattr__(self, "links", tuple(self.links))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
         graph = nx.Graph()
         for level in self.levels.values():
             graph.add_node(level.name, level=level)

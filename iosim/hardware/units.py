@@ -42,6 +42,11 @@ KIND_NAMES = {
 }
 
 
+#: kind -> the base unit values are kept in ("" for a count), for messages
+BASE_UNITS = {"count": "", "bytes": "B", "bandwidth": "B/s", "flops": "FLOP/s", "ops": "op/s",
+              "frequency": "Hz", "time": "s"}
+
+
 class UnitError(ValueError):
     """A unit that is unknown, or of the wrong kind for the field it was written in."""
 
