@@ -189,8 +189,8 @@ def test_endless_loop(tmp_path):
                 pass
     """)
     start = time.monotonic()
-    runs = grade(path, seed=0, timeout_s=1.5).check("runs")
-    assert time.monotonic() - start < 10
+    runs = grade(path, seed=0, timeout_s=4).check("runs")  # room for the child to start on a busy machine
+    assert time.monotonic() - start < 15
     assert runs.status == "fail" and "timeout" in runs.detail and "endless loop" in runs.hint
 
 
