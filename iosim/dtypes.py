@@ -1,6 +1,6 @@
 """Element widths of the data types iosim counts in.
 
-Convention C2 of the spec (fa-io-spec.md §2): Q, K, V, O, S and P take the chosen dtype;
+Convention C2 of the spec (docs/spec/conventions.md): Q, K, V, O, S and P take the chosen dtype;
 the row statistics ℓ, m and the logsumexp L are fp32, as the real kernels keep them
 (``ElementAccum = float``). Bytes are always elements × width, computed at the end.
 """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from typing import Callable
 
 from ..dtypes import WIDTH_BYTES
@@ -39,44 +40,56 @@ def parse_int(text: str) -> int:
     return value
 
 
+#: the most values one list may expand to (checked before any is made)
+MAX_VALUES = 100_000
+
+
 def parse_values(text: str) -> list[int]:
     """argparse type for a value list, sorted, without repeats. Items are comma-separated:
     ``8192`` or ``8k``; ``LO:HI`` (LO, 2·LO, 4·LO, … up to HI); ``LO:HI:STEP``;
-    ``LO:HI:xF`` (LO, LO·F, LO·F², … up to HI, rounded to integers)."""
+    ``LO:HI:xF`` (LO, LO·F, LO·F², … up to HI, rounded to integers). The whole list may
+    hold at most :data:`MAX_VALUES` values, counted before any is made."""
     out: set[int] = set()
     for item in text.split(","):
         item = item.strip()
-        if not item:
-            continue
-        parts = item.split(":")
-        if len(parts) == 1:
-            out.add(parse_int(parts[0]))
-            continue
-        if len(parts) not in (2, 3):
-            raise argparse.ArgumentTypeError(f"a range is LO:HI, LO:HI:STEP or LO:HI:xF, got {item!r}")
-        lo, hi = parse_int(parts[0]), parse_int(parts[1])
-        if hi < lo:
-            raise argparse.ArgumentTypeError(f"range {item!r}: HI is smaller than LO")
-        step = parts[2].strip() if len(parts) == 3 else "x2"
-        if step[:1] in ("x", "*"):
-            try:
-                factor = float(step[1:])
-            except ValueError:
-                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be a number > 1") from None
-            if factor <= 1:
-                raise argparse.ArgumentTypeError(f"range {item!r}: factor must be > 1")
-            x = float(lo)
-            while round(x) <= hi:
-                out.add(int(round(x)))
-                x *= factor
-        else:
-            inc = parse_int(step)
-            out.update(range(lo, hi + 1, inc))
+        if item:
+            out.update(_range_values(item, MAX_VALUES - len(out)))
     if not out:
         raise argparse.ArgumentTypeError(f"no values in {text!r}")
-    if len(out) > 100_000:
-        raise argparse.ArgumentTypeError(f"{text!r} expands to {len(out):,} values; at most 100,000")
     return sorted(out)
+
+
+def _range_values(item: str, room: int) -> set[int]:
+    parts = item.split(":")
+    if len(parts) == 1:
+        return {parse_int(parts[0])}
+    if len(parts) not in (2, 3):
+        raise argparse.ArgumentTypeError(f"a range is LO:HI, LO:HI:STEP or LO:HI:xF, got {item!r}")
+    lo, hi = parse_int(parts[0]), parse_int(parts[1])
+    if hi < lo:
+        raise argparse.ArgumentTypeError(f"range {item!r}: HI is smaller than LO")
+    step = parts[2].strip() if len(parts) == 3 else "x2"
+    too_many = argparse.ArgumentTypeError(f"range {item!r} expands to more than {MAX_VALUES:,} values in all")
+    if step[:1] not in ("x", "*"):
+        inc = parse_int(step)
+        if (hi - lo) // inc + 1 > room:
+            raise too_many
+        return set(range(lo, hi + 1, inc))
+    try:
+        factor = float(step[1:])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"range {item!r}: factor must be a number > 1") from None
+    if not 1 < factor < float("inf"):
+        raise argparse.ArgumentTypeError(f"range {item!r}: factor must be a finite number > 1")
+    steps = math.log(hi / lo) / math.log(factor) + 1       # the terms LO·F^k ≤ HI
+    if steps > room:
+        raise argparse.ArgumentTypeError(f"range {item!r} takes {steps:,.0f} steps of ×{factor:g}; at most "
+                                         f"{MAX_VALUES:,} values in all")
+    values, x = set(), float(lo)
+    while round(x) <= hi:
+        values.add(int(round(x)))
+        x *= factor
+    return values
 
 
 def comma_names(choices):
@@ -106,14 +119,20 @@ def add_pass_argument(p: argparse.ArgumentParser) -> None:
                    help="forward (default), backward, or forward+backward")
 
 
-def add_problem_arguments(p: argparse.ArgumentParser) -> None:
+def add_problem_arguments(p: argparse.ArgumentParser, lists: bool = False) -> None:
+    """The problem's options; with ``lists``, N, d and H take value lists (explore's points)."""
     add_hw_argument(p)
-    p.add_argument("--seq-len", "-N", type=positive_int, help="sequence length N (queries and keys)")
+    if lists:
+        p.add_argument("--seq-len", "-N", type=parse_values, help="sequence length(s) N, e.g. 8192 or 4k:128k")
+    else:
+        p.add_argument("--seq-len", "-N", type=positive_int, help="sequence length N (queries and keys)")
     p.add_argument("--seq-len-q", type=positive_int, help="query length N_q, if it differs from the key length")
     p.add_argument("--seq-len-kv", type=positive_int, help="key/value length N_kv (causal masks align bottom-right)")
-    p.add_argument("--head-dim", "-d", type=positive_int, required=True, help="head dimension d")
+    p.add_argument("--head-dim", "-d", type=parse_values if lists else positive_int, required=True,
+                   help="head dimension(s) d, e.g. 64,128" if lists else "head dimension d")
     p.add_argument("--batch", "-B", type=positive_int, default=1, help="batch size B (default 1)")
-    p.add_argument("--heads", "-H", type=positive_int, default=1, help="number of heads H (default 1)")
+    p.add_argument("--heads", "-H", type=parse_values if lists else positive_int, default=[1] if lists else 1,
+                   help="number(s) of heads H (default 1)" if lists else "number of heads H (default 1)")
     p.add_argument("--kv-heads", type=positive_int, help="K/V heads H_k for GQA/MQA (default: H)")
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16", help="dtype of Q, K, V, O, S, P (default fp16)")
     p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")

@@ -1,53 +1,116 @@
-"""``iosim explore``: evaluate a (B_r, B_c) grid for one GPU and shape, and pick the best."""
+"""``iosim explore``: run a (B_r, B_c) grid at each point (N, d, heads) and rank it by the
+model ``iosim simulate`` uses."""
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 
+from ..errors import ProblemError
+from ..kernels.plan import KERNELS
 from ..report.explore_report import explore_csv, explore_json, render_explore
-from ..studies.explore import OBJECTIVES, explore
 from ..report.plots import plot_explore
 from ..schedules import SCHEDULES
+from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_ALIASES, OBJECTIVES, PRACTICAL_RULE,
+                               explore_points)
+from ..workload.problem import Problem
 from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,
-                     comma_names, parse_values, positive_int, problem_from_args, write_plot)
+                        comma_names, parse_values, positive_int, sweep_executor, write_plot)
+
+#: points (N × d × heads) one command may ask for
+MAX_POINTS = 64
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "explore",
-        help="sweep block sizes (B_r, B_c) and compare the best with the paper's and the real kernel's",
-        description="Run every (B_r, B_c) of a grid (default: powers of two and multiples of 16 up to what "
-                    "shared memory allows), mark the ones that do not fit, and report the best for the "
-                    "objective next to the paper's default and the real FlashAttention kernel's tile.",
-        epilog="Value lists: 64,128 or LO:HI (doubling), LO:HI:STEP, LO:HI:xF; 8k = 8192.",
+        help="sweep block sizes (B_r, B_c), rank them as `iosim simulate` times them, and name the practical choice",
+        description="At each point (N, d, heads), run every (B_r, B_c) of a grid (default: multiples of 16 up to "
+                    "what shared memory allows), mark the ones that do not fit, and rank the rest by the objective "
+                    "with the model `iosim simulate` uses (the L2 model on for profiles with a cache): the best, "
+                    "the near-ties within --tie of it, the practical choice among them, the paper's default and the "
+                    "real FlashAttention kernel's tile.",
+        epilog="Value lists (-N, -d, --heads, --block-q, --block-kv): 64,128 or LO:HI (doubling), LO:HI:STEP, "
+               f"LO:HI:xF; 8k = 8192. Practical choice: {PRACTICAL_RULE}.",
     )
-    add_problem_arguments(p)
+    add_problem_arguments(p, lists=True)
     p.add_argument("--algo", required=True, type=comma_names(list(SCHEDULES)),
                    help=f"algorithm(s), comma-separated: {', '.join(SCHEDULES)} (standard runs with tiled GEMMs)")
     add_pass_argument(p)
     p.add_argument("--block-mask", metavar="SPEC", help="block-sparse mask for every candidate: local:W, random:S[:SEED], ...")
     p.add_argument("--block-q", type=parse_values, help="B_r values to try (default: the grid)")
     p.add_argument("--block-kv", type=parse_values, help="B_c values to try (default: the grid)")
-    p.add_argument("--objective", choices=list(OBJECTIVES), default="hbm-bytes",
-                   help="hbm-bytes: HBM read + write bytes; time: the roofline prediction (default hbm-bytes)")
+    p.add_argument("--grid", choices=list(GRIDS), default="tensor-core",
+                   help="tensor-core: multiples of 16 from 16 (default); all: powers of two and multiples of 16 "
+                        "from 1 (the paper's abstract machine)")
+    p.add_argument("--objective", choices=list(OBJECTIVES) + list(OBJECTIVE_ALIASES), default="bytes",
+                   help="time: the time `iosim simulate` predicts; bytes (or hbm-bytes): HBM bytes requested; "
+                        "dram: DRAM bytes from the L2 model (default bytes)")
+    p.add_argument("--kernel", choices=list(KERNELS),
+                   help="time each tile with this real kernel's launches and kernel time model (fa2; the "
+                        "kernel's own tile is what `iosim simulate --kernel` runs)")
+    p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
+                   help="model the L2 in every time (default: as `iosim simulate` does for the reference tile: on "
+                        "for profiles with a cache up to 100,000 tile steps per head)")
+    p.add_argument("--tie", type=_fraction, default=DEFAULT_TIE,
+                   help=f"near-tie tolerance, a fraction or a percentage (default {DEFAULT_TIE:.0%}%)")
+    p.add_argument("--replays", type=_non_negative_int, default=DEFAULT_REPLAYS,
+                   help=f"L2-model replays the ranking may spend per point (default {DEFAULT_REPLAYS})")
     p.add_argument("--allow-spill", action="store_true",
                    help="let the best be a tile whose register use exceeds the register file (spills)")
     p.add_argument("--dropout", action="store_true",
                    help="look the real kernel's tile up for a dropout launch (counts do not model dropout)")
     p.add_argument("--format", choices=["table", "json", "csv"], default="table")
     p.add_argument("--top", type=positive_int, default=10, help="rows in the table's ranking (default 10)")
-    add_sweep_output_arguments(p, "write a heat map over (B_r, B_c) to FILE (.png or .svg)")
+    add_sweep_output_arguments(p, "write a heat map over (B_r, B_c) to FILE (.png or .svg), a panel per point")
     p.set_defaults(run=run)
+
+
+def _fraction(text: str) -> float:
+    """argparse type: ``0.01`` or ``1%``, in [0, 1)."""
+    t = text.strip()
+    try:
+        value = float(t[:-1]) / 100 if t.endswith("%") else float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a fraction such as 0.01 or 1%, got {text!r}") from None
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"expected a tolerance in [0, 1), got {text!r}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
+    return value
+
+
+def problems_from_args(args: argparse.Namespace) -> list[Problem]:
+    """One problem per point: every N × d × heads."""
+    if not (args.seq_len or (args.seq_len_q and args.seq_len_kv)):
+        raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
+    if args.seq_len and len(args.seq_len) > 1 and (args.seq_len_q or args.seq_len_kv):
+        raise ProblemError("a list of --seq-len takes no --seq-len-q / --seq-len-kv")
+    points = list(itertools.product(args.seq_len or [None], args.head_dim, args.heads))
+    if len(points) > MAX_POINTS:
+        raise ProblemError(f"{len(points):,} points (N × d × heads); at most {MAX_POINTS} per command")
+    return [Problem(seq_len_q=args.seq_len_q or n, seq_len_kv=args.seq_len_kv or n, head_dim=d, batch=args.batch,
+                    heads=h, kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal)
+            for n, d, h in points]
 
 
 def run(args: argparse.Namespace) -> int:
     check_plot_argument(args)
-    problem = problem_from_args(args)
-    results = [explore(args.hw, algo, problem, block_q=args.block_q, block_kv=args.block_kv,
-                       objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout, jobs=args.jobs,
-                       passes=args.passes, block_mask=args.block_mask)
-               for algo in args.algo]
+    problems = problems_from_args(args)
+    results = explore_points(args.hw, args.algo, problems, block_q=args.block_q, block_kv=args.block_kv,
+                             objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout,
+                             jobs=args.jobs, passes=args.passes, block_mask=args.block_mask, grid=args.grid,
+                             kernel=args.kernel, cache=args.cache, tie=args.tie, replays=args.replays,
+                             executor=sweep_executor(args))
     if args.format == "json":
         print(json.dumps(explore_json(results), indent=2))
     elif args.format == "csv":

@@ -36,7 +36,7 @@ def register(subparsers) -> None:
     p.add_argument("--block-mask", metavar="SPEC",
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
     p.add_argument("--kernel", choices=list(KERNELS),
-                   help="run the launches the real kernels make, with their tiles (spec §5; --algo fa2)")
+                   help="run the launches the real kernels make, with their tiles (docs/spec/kernels.md; --algo fa2)")
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help="play every access through the profile's L2 and report L2 and DRAM bytes (default: on "
                         "for profiles with a cache when the run has at most 100,000 tile steps per head)")

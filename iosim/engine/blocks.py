@@ -1,8 +1,8 @@
 """How a sequence axis is cut into blocks, which (query, key) blocks are active, and how
 identical blocks are grouped so a loop body is counted once per distinct case.
 
-Spec references (fa-io-spec.md): C4 (exact ragged tiles), §3.7 (the causal active set,
-aligned bottom-right as flash-attn ≥ 2.1 does).
+Spec references: docs/spec/conventions.md C4 (exact ragged tiles); docs/spec/algorithms.md
+§5 (the causal active set, aligned bottom-right as flash-attn ≥ 2.1 does).
 
 Grouping is what makes counting fast: two query blocks i and i' are interchangeable for
 every count when they have the same number of rows and the same set of active key
@@ -14,7 +14,7 @@ be asked for its own active set, and the engine says so instead of miscounting.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -29,7 +29,8 @@ class Block:
     ``index``/``start`` locate the first block of the group; ``rows`` is r_i (or c_j),
     the real rows of each block in the group; ``block`` is B_r (or B_c), what a padded
     tile moves (convention C4, padded); ``count`` is how many blocks the group stands
-    for; ``mask_key`` is the shared active set, or ``None`` if members differ.
+    for; ``mask_key`` is the shared active set, or ``None`` if members differ;
+    ``second`` is the index of the group's second member.
     """
 
     axis: str
@@ -39,11 +40,24 @@ class Block:
     block: int
     count: int = 1
     mask_key: object = None
+    second: int | None = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
         letter = "i" if self.axis == "q" else "j"
         return f"{letter}={self.index}" if self.count == 1 else f"{letter}∈group of {self.count}"
+
+    def first_then_rest(self) -> tuple["Block", ...]:
+        """A group as two iterations: its first member, then its second member standing
+        for the other count − 1 (see :meth:`BlockLoops._iterate`)."""
+        if self.count == 1:
+            return (self,)
+        first = replace(self, count=1, second=None,
+                        mask_key=("single", self.index) if self.mask_key is None else self.mask_key)
+        rest_key = ("single", self.second) if self.mask_key is None and self.count == 2 else self.mask_key
+        rest = Block(self.axis, self.second, self.second * self.block, self.rows, self.block, self.count - 1,
+                     rest_key)
+        return first, rest
 
 
 @dataclass(frozen=True)
@@ -59,6 +73,17 @@ class Split:
     hi: int
     members: tuple
     count: int = 1
+    second: "Split | None" = field(default=None, compare=False, repr=False)
+
+    @property
+    def label(self) -> str:
+        return f"s={self.index}" if self.count == 1 else f"s∈group of {self.count}"
+
+    def first_then_rest(self) -> tuple["Split", ...]:
+        """A group of splits as its first member, then its second standing for the rest."""
+        if self.count == 1:
+            return (self,)
+        return replace(self, count=1, second=None), replace(self.second, count=self.count - 1)
 
 
 class Axis:
@@ -73,8 +98,8 @@ class Axis:
         """r_i = min(B, N − i·B)."""
         return self.block if index < self.num_blocks - 1 else self.last_rows
 
-    def make(self, index: int, count: int = 1, mask_key: object = None) -> Block:
-        return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key)
+    def make(self, index: int, count: int = 1, mask_key: object = None, second: int | None = None) -> Block:
+        return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key, second)
 
     def group_set(self, members, shared_key: object = None) -> list[Block]:
         """Blocks ``members`` (a range or sorted index array) grouped by size: the full
@@ -93,7 +118,8 @@ class Axis:
         if n_full:
             first = int(members[0])
             key = shared_key if shared_key is not None else (None if n_full > 1 else ("single", first))
-            groups.append(self.make(first, count=n_full, mask_key=key))
+            groups.append(self.make(first, count=n_full, mask_key=key,
+                                    second=int(members[1]) if n_full > 1 else None))
         if ragged_last:
             groups.append(self.make(last, mask_key=shared_key if shared_key is not None else ("single", last)))
         return groups
@@ -103,7 +129,7 @@ class BlockMask:
     """Which (query block i, key block j) pairs a schedule visits.
 
     Dense attention visits all of them; causal attention skips every block with no
-    unmasked entry, exactly as the real kernels' ``n_block_max`` does (spec §3.7), so
+    unmasked entry, exactly as the real kernels' ``n_block_max`` does (docs/spec/algorithms.md §5), so
     active sets are contiguous ranges: [0, n_i) for row i and [m_j, T_r) for column j.
     A block-sparse mask (FlashAttention Algorithm 5, a T_r × T_c boolean matrix) visits
     only its nonzero blocks, intersected with the causal set when both apply.
@@ -195,10 +221,11 @@ class BlockMask:
             key = (len(members), bool(members) and members[-1] == n_b - 1 and self.kv.last_rows != self.kv.block)
             if key in out:
                 out[key][1] += 1
+                out[key][2] = out[key][2] or split
             else:
-                out[key] = [split, 1]
+                out[key] = [split, 1, None]
         if grouped:
-            result = [Split(sp.index, sp.lo, sp.hi, sp.members, n) for sp, n in out.values()]
+            result = [Split(sp.index, sp.lo, sp.hi, sp.members, n, second) for sp, n, second in out.values()]
         return result
 
     # -- grouped iteration ------------------------------------------------------------
@@ -222,11 +249,14 @@ class BlockMask:
             # rows, the full ones then a ragged last one: at most two groups, in O(1).
             return axis.group_set(range(axis.num_blocks), shared_key="dense")
         keys = self._keys(axis)
-        groups: dict[tuple, list[int]] = {}
+        groups: dict[tuple, list] = {}
         for k in range(axis.num_blocks):
-            entry = groups.setdefault((axis.rows(k), int(keys[k])), [k, 0])
+            entry = groups.setdefault((axis.rows(k), int(keys[k])), [k, 0, None])
             entry[1] += 1
-        return [axis.make(first, count=n, mask_key=key) for key, (first, n) in groups.items()]
+            if entry[1] == 2:
+                entry[2] = k
+        return [axis.make(first, count=n, mask_key=key, second=second)
+                for key, (first, n, second) in groups.items()]
 
     def visible_blocks(self, axis: Axis, of: Block, grouped: bool) -> list[Block]:
         """The blocks of ``axis`` active together with block ``of`` of the other axis."""

@@ -7,7 +7,7 @@ and :meth:`Context.kv_blocks`, moves tiles with :meth:`Context.load` and
 :class:`~iosim.engine.tiles.Tile` arithmetic. The same code counts bytes (``count``,
 ``trace``) and computes the attention output (``numeric``).
 
-Counting conventions (fa-io-spec.md §2): one access is one element moved between HBM and
+Counting conventions (docs/spec/conventions.md): one access is one element moved between HBM and
 on-chip memory (C1); bytes = elements × the tensor's width (C2); a ragged last tile moves
 only its real rows, or B rows with ``tiles="padded"`` (C4); "Initialize … in HBM" is
 counted only with ``count_init=True`` (C5); reads of freshly initialised data count (C6);
@@ -29,9 +29,9 @@ from .blocks import Block, BlockMask, Split
 from .ledger import CtaWork, Ledger
 from .loops import BlockLoops
 from .requests import RequestRecorder
-from .residency import ResidencyTracker
+from .residency import ResidencyTracker, Scope, describe_use
 from .storage import HbmStore, full_shape
-from .tensors import TensorSpec, TensorTable
+from .tensors import INPUT_TENSORS, TensorSpec, TensorTable
 from .tiles import Tile, shape_size
 
 MODES = ("count", "trace", "numeric")
@@ -66,17 +66,20 @@ class Context(BlockLoops):
         self.tensors = TensorTable()
         self.ledger = Ledger()
         self.residency = residency
+        #: the innermost loop iteration running: the lifetime of the temporaries computed now
+        self.current_scope: Scope = residency.current
         self.level_names = level_names
         self._path_links = path_links or (lambda a, b: [])
         self._padded = tiles == "padded"
         self._count_init = count_init
         self._grouped = mode == "count"
-        self._weights = [1]
         self._store = HbmStore(problem, self.tensors)  # the HBM arrays (numeric mode)
         self.watches: dict[str, list[np.ndarray]] = {}
         self.num_splits: int | None = None
         self._recorder: RequestRecorder | None = None  # set by record_requests()
         self._cta_work: CtaWork | None = None  # the thread block the accesses belong to
+        #: id(CtaWork) -> (the iteration it was made in, the groups of the loops around it)
+        self._cta_made: dict[int, tuple] = {}
         if mode == "numeric":
             self._store.bind_inputs(inputs or {})
 
@@ -110,12 +113,23 @@ class Context(BlockLoops):
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
         FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
         previous = self._cta_work
-        self._cta_work = CtaWork(key, self.weight)
-        self.ledger.cta_work[self.ledger.kernel].append(self._cta_work)
+        work = self._cta_work = CtaWork(key, self.weight)
+        works = self.ledger.cta_work[self.ledger.kernel]
+        works.append(work)
+        made = self._cta_made[id(work)] = (self.current_scope, tuple(s.group for s in self.residency.scopes))
         try:
             yield
         finally:
             self._cta_work = previous
+            # Count mode runs a group of identical thread blocks as its first member, then
+            # the rest: one record for the group, as its members did the same work.
+            if len(works) > 1 and works[-1] is work:
+                last = works[-2]
+                last_scope, last_groups = self._cta_made.get(id(last), (None, None))
+                if (last_scope is not made[0] and last_groups == made[1] and last.ops == work.ops
+                        and last.products == work.products):
+                    last.count += work.count
+                    works.pop()
 
     @contextmanager
     def kernel(self, name: str):
@@ -128,18 +142,25 @@ class Context(BlockLoops):
             self.ledger.kernel = previous
 
     # -- HBM <-> chip -----------------------------------------------------------------
-    def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None) -> Tile:
+    def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None,
+             name: str | None = None) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
 
+        The tile is resident under ``name``, by default the tensor's name and the block's
+        letters (``Q_i``, ``K_j``, ``S_ij``); like :meth:`keep`, loading under a name that
+        is resident replaces the earlier tile, so two tiles held at once (the same block
+        twice, two splits, the next block while this one is used) need two names.
         A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
         """
         spec = self.tensors[tensor]
         rows_block, cols_block = split_blocks(spec, block)
+        self._check_blocks(("load", tensor), rows_block, cols_block)
         shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
         level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
-        self.residency.keep(f"{tensor}_{resident_suffix(rows_block, cols_block)}", level, shape_size(shape), dtype)
+        name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
+        life = self.residency.keep(name, level, shape_size(shape), dtype, how="loaded", by=("load", tensor))
         data = self._store.read(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
-        return Tile(shape, data, self, home=(level, width(dtype)))
+        return Tile(shape, data, self, home=(level, width(dtype)), life=life)
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
               split: Split | None = None) -> None:
@@ -149,7 +170,11 @@ class Context(BlockLoops):
         tiles (the GQA gradient reduction): counted once per K/V head.
         """
         spec = self.tensors[tensor]
+        use = ("store", tensor)
+        self._check_writable(spec, use)
         rows_block, cols_block = split_blocks(spec, block)
+        self._check_blocks(use, rows_block, cols_block)
+        tile.check(use)
         shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
@@ -161,21 +186,33 @@ class Context(BlockLoops):
     def read(self, tensor: str, resident_as: str | None = None) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8).
 
-        The idealised kernel has no residency; with ``resident_as`` the tensor is kept on
-        chip under that name and charged like a loaded tile (the course grader's ctx.read).
+        The idealised kernel has no residency, so it is read outside every loop and its
+        tile is a temporary there; with ``resident_as`` the tensor is kept on chip under that
+        name and charged like a loaded tile (the course grader's ctx.read), anywhere.
         """
         spec = self.tensors[tensor]
+        if resident_as is None and self.residency.current.block is not None:
+            raise ScheduleError(
+                f"ctx.read({tensor!r}) inside a loop (iteration {self.residency.current.label}): a whole-tensor "
+                "read without resident_as is the idealised kernel of standard attention, which has no "
+                "residency, and is only made outside every loop; pass resident_as=NAME to hold the tensor "
+                "on chip, charged, or load it block by block (ctx.load)")
         level, dtype = self._account(spec, "read", spec.elements(self.problem), where=None)
         data = self._store.read(spec, None, None) if self.mode == "numeric" else None
         shape = full_shape(spec, self.problem)
         if resident_as is None:
-            return Tile(shape, data, self)
-        self.residency.keep(resident_as, level, shape_size(shape), dtype)
-        return Tile(shape, data, self, home=(level, width(dtype)))
+            tile = Tile(shape, data, self, life=self.residency.current)
+            self.note_temporary(tile)
+            return tile
+        life = self.residency.keep(resident_as, level, shape_size(shape), dtype, how="read", by=("read", tensor))
+        return Tile(shape, data, self, home=(level, width(dtype)), life=life)
 
     def write(self, tensor: str, tile: Tile, sum_over_group: bool = False) -> None:
         """Write a whole tensor, each element once (idealised kernel, C8); see :meth:`store`."""
         spec = self.tensors[tensor]
+        use = ("write", tensor)
+        self._check_writable(spec, use)
+        tile.check(use)
         check_group_write(spec, self.problem, sum_over_group)
         self._account(spec, "write", spec.elements(self.problem), per_kv_head=sum_over_group)
         if self.mode == "numeric":
@@ -197,8 +234,10 @@ class Context(BlockLoops):
 
     def init(self, tensor: str, value: float, force_count: bool = False) -> None:
         """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5),
-        or when ``force_count`` says the initial value is part of the result."""
+        or when ``force_count`` says the initial value is part of the result. The inputs
+        (Q, K, V, dO and whatever the run was given in ``inputs``) cannot be initialised."""
         spec = self.tensors[tensor]
+        self._check_writable(spec, ("init", tensor))
         if self._count_init or force_count:
             axis = self.mask_info.q if spec.rows == "q" else self.mask_info.kv
             rows = axis.num_blocks * axis.block if self._padded else axis.length
@@ -212,24 +251,39 @@ class Context(BlockLoops):
         """Declare that ``tile`` stays on chip under ``name`` until this iteration ends.
 
         ``role`` (``scores``, ``output``, ``stats`` or ``input``) decides the level and
-        width it occupies under the run's residency placement. Keeping a name that is
-        already resident replaces it in place.
+        width it occupies under the run's residency placement. If ``name`` is already
+        resident, here or in an enclosing iteration, ``tile`` takes its place (and its
+        iteration: the accumulators O_i, ℓ_i, m_i are filled before the inner loop and kept
+        in it) and the earlier tile is released: using it again is an error. Returns
+        ``tile``, now bound to its allocation.
         """
+        return self._keep(name, tile, role, "kept", ("keep", name))
+
+    def _keep(self, name: str, tile: Tile, role: str, how: str, by: tuple) -> Tile:
+        tile.check(by)
+        if tile.home is None and tile.life is self.current_scope:    # a temporary of this iteration
+            self.residency.drop_temporary(tile.life, id(tile))
         level, dtype = self.residency.place(role, self.problem.dtype)
-        self.residency.keep(name, level, tile.size, dtype)
+        tile.life = self.residency.keep(name, level, tile.size, dtype, how=how, by=by)
         tile.home = (level, width(dtype))
         return tile
 
     def fill(self, name: str, block: Block, value: float, role: str, cols: int | None = None) -> Tile:
-        """A new on-chip tile of ``block.rows`` rows (× ``cols``) set to ``value``, kept."""
+        """A new on-chip tile of ``block.rows`` rows (× ``cols``) set to ``value``, kept
+        under ``name`` as :meth:`keep` keeps it."""
+        self._check_blocks(("fill", name), block)
         shape = (block.rows,) if cols is None else (block.rows, cols)
         data = None
         if self.mode == "numeric":
             data = np.full((self.problem.heads_total,) + shape, value, dtype=np.float64)
-        return self.keep(name, Tile(shape, data, self), role)
+        return self._keep(name, Tile(shape, data, self, life=self.current_scope), role, "filled", ("fill", name))
 
     def mask(self, scores: Tile, i: Block | None = None, j: Block | None = None) -> Tile:
-        """Apply the causal and block-sparse masks to a score tile (whole S when no blocks are given)."""
+        """Apply the causal and block-sparse masks to a score tile (whole S when no blocks are given).
+
+        Masking is in place: the result is the same tile, with the same lifetime."""
+        scores.check("ctx.mask")
+        self._check_blocks("ctx.mask", i, j)
         if self.mode != "numeric" or not (self.problem.causal or self.mask_info.sparse is not None):
             return scores
         q0 = 0 if i is None else i.start
@@ -237,16 +291,41 @@ class Context(BlockLoops):
         rows = np.arange(q0, q0 + scores.shape[0])
         cols = np.arange(k0, k0 + scores.shape[1])
         visible = self.mask_info.entry_visible(rows, cols)
-        return Tile(scores.shape, np.where(visible, scores.data, -np.inf), self, scores.home)
+        scores.data = np.where(visible, scores.data, -np.inf)
+        return scores
 
     def watch(self, name: str, tile: Tile) -> None:
         """Record a copy of an on-chip value (numeric mode only), e.g. the running ℓ_i."""
+        tile.check(("watch", name))
         if self.mode == "numeric":
             self.watches.setdefault(name, []).append(np.array(tile.data, copy=True))
 
     def declare(self, name: str, rows: str, cols: str | None, role: str, dtype: str | None = None) -> None:
         """Add an HBM tensor that is not built in (see :class:`TensorSpec`)."""
         self.tensors.declare(TensorSpec(name, rows, cols, role, dtype))
+
+    # -- checks -------------------------------------------------------------------------
+    def _check_blocks(self, use, *blocks) -> None:
+        """A block is a loop variable: usable only inside the iteration that yields it (in
+        count mode it may stand for a group of iterations, which nothing outside that
+        iteration could weigh exactly)."""
+        scope = self.current_scope
+        for block in blocks:
+            if block is None or block is scope.block:
+                continue
+            if not any(s.block is block for s in self.residency.scopes):
+                label = getattr(block, "label", repr(block))
+                raise ScheduleError(
+                    f"{describe_use(use)}: block {label} is not the block of a loop iteration running now; a "
+                    "block from ctx.q_blocks(), ctx.kv_blocks() or ctx.splits() is usable only inside its own "
+                    "iteration")
+
+    def _check_writable(self, spec: TensorSpec, use) -> None:
+        """The attention's inputs, and every tensor the run was given, are read-only in HBM."""
+        if spec.name in INPUT_TENSORS or spec.name in self._store.input_names:
+            given = " (given in inputs)" if spec.name in self._store.input_names else ""
+            raise ScheduleError(f"{describe_use(use)}: {spec.name} is an input of this run{given}; a schedule "
+                                "reads its inputs and never writes or initialises them")
 
     # -- accounting hooks used by tiles -------------------------------------------------
     def count_ops(self, kind: str, n: int) -> None:
@@ -258,6 +337,10 @@ class Context(BlockLoops):
         """Trip count of the current body inside one thread block (exact: the block's own
         weight divides every weight nested in it)."""
         return self.weight // self._cta_work.count
+
+    def note_temporary(self, tile: Tile) -> None:
+        """A tile operation computed the temporary ``tile`` (see :meth:`ResidencyTracker.temporary`)."""
+        self.residency.temporary(tile, tile.size)
 
     def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
         """FLOPs of a product, plus the bytes its scratchpad operands are read with."""

@@ -3,7 +3,8 @@
 Each iteration is a scope: what the body keeps on chip is released when it ends, and the
 counts it makes are multiplied by how many real iterations it stands for (``count`` mode
 walks grouped iterations, one body per group of identical blocks; ``trace`` and
-``numeric`` walk them one by one).
+``numeric`` walk them one by one). The block an iteration yields is usable only inside
+it: outside, in count mode, it could stand for a group that nothing there weighs.
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ class BlockLoops:
     """The loop methods of :class:`~iosim.engine.context.Context`, which inherits them.
 
     Uses the context's ``mask_info`` (the blocks and which are visible), ``residency``
-    (one scope per iteration), ``_grouped`` (count mode), ``_weights`` (the stack of trip
-    counts, starting at ``[1]``) and ``num_splits``.
+    (one scope per iteration, which carries its weight), ``current_scope``, ``_grouped``
+    (count mode) and ``num_splits``.
     """
 
     def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
+        self._check_blocks("ctx.q_blocks(visible_to=…)", visible_to)
         return self._iterate(self._blocks(self.mask_info.q, visible_to))
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
@@ -31,6 +33,7 @@ class BlockLoops:
         """Key/value (column) blocks j = 0..T_c−1, or those active with query block
         ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
         them from the last to the first, as flash-attn's forward kernel does."""
+        self._check_blocks("ctx.kv_blocks(…)", visible_to, split)
         axis = self.mask_info.kv
         if split is not None:
             blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
@@ -43,6 +46,7 @@ class BlockLoops:
         (``set_num_splits`` first); each carries the key blocks it covers."""
         if self.num_splits is None:
             raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
+        self._check_blocks("ctx.splits(visible_to=…)", visible_to)
         return self._iterate(self.mask_info.splits(visible_to, self.num_splits, self._grouped))
 
     def set_num_splits(self, num_splits: int) -> None:
@@ -57,18 +61,38 @@ class BlockLoops:
         return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
 
     def _iterate(self, blocks):
-        for block in blocks:
-            # Each iteration is a residency scope and multiplies counts by its trip count.
-            self._weights.append(self._weights[-1] * block.count)
-            self.residency.push()
-            try:
-                yield block
-            finally:
-                self.residency.pop()
-                self._weights.pop()
+        """Each iteration is a residency scope and multiplies counts by its trip count.
+
+        In count mode a group of identical iterations runs as two: its first member, then
+        its second standing for the rest. What one iteration leaves to the next (a tile
+        released when it ended, a name it overwrote) is then met as in trace mode, so a
+        schedule that uses an earlier iteration's tiles fails in every mode alike, and
+        the counts, weighted 1 and count − 1, are the same. The loop belongs to the
+        iteration running when it is made (its blocks are that iteration's): it must run
+        there.
+        """
+        return self._run_loop(blocks, self.current_scope)
+
+    def _run_loop(self, blocks, enclosing):
+        for group in blocks:
+            for block in group.first_then_rest():
+                if self.current_scope is not enclosing:
+                    state = "ended" if not enclosing.alive else "another loop open inside it"
+                    raise ScheduleError(
+                        f"a loop was run or resumed outside the iteration it was made in ({enclosing.where}), "
+                        f"which has {state}: loops must nest (a loop left half-way is over, and two loops cannot be "
+                        "stepped together)")
+                scope = self.residency.push(block, enclosing.weight * block.count, group)
+                self.current_scope = scope
+                try:
+                    yield block
+                finally:
+                    if scope.alive:
+                        self.residency.pop(scope)
+                        self.current_scope = self.residency.current
 
     @property
     def weight(self) -> int:
         """How many real iterations the current (grouped) loop body stands for."""
-        return self._weights[-1]
+        return self.current_scope.weight
 

@@ -45,6 +45,8 @@ class HbmStore:
         return self.problem.kv_heads_total if spec.heads == "kv" else self.problem.heads_total
 
     def bind_inputs(self, inputs: dict[str, np.ndarray]) -> None:
+        """Bind the caller's arrays as read-only views (float64 arrays are not copied, and
+        are never written: a schedule may not write its inputs)."""
         p = self.problem
         for name, array in inputs.items():
             spec = self.tensors[name]
@@ -53,7 +55,9 @@ class HbmStore:
             array = np.asarray(array, dtype=np.float64)
             if array.shape != want:
                 raise ScheduleError(f"input {name} has shape {array.shape}, expected (batch, heads, rows, cols) = {want}")
-            self.arrays[name] = array.reshape((self._heads(spec),) + full_shape(spec, p))
+            view = array.reshape((self._heads(spec),) + full_shape(spec, p)).view()
+            view.flags.writeable = False
+            self.arrays[name] = view
             self.input_names.add(name)
         # Query head b·H + h reads K/V head b·H_k + h // (H/H_k).
         q_heads = np.arange(p.heads_total)
@@ -91,6 +95,8 @@ class HbmStore:
               num_splits: int | None = None) -> None:
         """Write a tile (or the whole tensor) for every head; ``sum_over_group`` sums each
         K/V head's query heads first (the GQA gradient reduction)."""
+        if spec.name in self.input_names:  # Context checks first, with the schedule's call in its message
+            raise ScheduleError(f"{spec.name} is an input of this run; it is read-only")
         target = self.array(spec, create=True, num_splits=num_splits)
         if sum_over_group:
             p = self.problem

@@ -72,7 +72,7 @@ SPLIT_TENSORS = (
                per_split=True),
 )
 
-#: Buffers of the real kernels that the paper listings do not have (fa-io-spec.md §3.10).
+#: Buffers of the real kernels that the paper listings do not have (docs/spec/algorithms.md §7).
 KERNEL_TENSORS = (
     TensorSpec("dQaccum", "q", "d", "output", ACCUM_DTYPE,
                "flash-attn 2 backward: dQ accumulated in fp32 with atomic adds"),
@@ -92,6 +92,9 @@ BACKWARD_TENSORS = (
     TensorSpec("dS", "q", "kv", "scores", description="P ∘ (dP − D), N_q × N_kv (standard attention only)"),
     TensorSpec("D", "q", None, "stats", ACCUM_DTYPE, "D = rowsum(dO ∘ O) (FA2)"),
 )
+
+#: The attention's inputs: read-only in HBM (a schedule may not write or initialise them).
+INPUT_TENSORS = frozenset(s.name for s in FORWARD_TENSORS + BACKWARD_TENSORS if s.role == "input")
 
 
 class TensorTable:

@@ -5,13 +5,22 @@ and, in numeric mode, a NumPy array with one extra leading axis for the B·H hea
 arithmetic a schedule writes (``Q_i @ K_j.T``, ``(S - m.col()).exp()``, ``rowmax``...)
 works the same in both modes; each operation also reports its floating-point work to the
 run's ledger, so FLOPs come from the schedule itself rather than from a formula.
+
+Every tile has a lifetime (``life``): the on-chip allocation it is bound to (a loaded,
+kept or filled tile, and its views ``.T``, ``.col()``, ``ctx.mask``), or, for a temporary
+(the result of arithmetic, never kept), the loop iteration that computed it. Using a tile
+whose lifetime is over, or a temporary inside a loop nested in its iteration, raises
+:class:`~iosim.errors.ScheduleError` (see :mod:`.residency`).
 """
 
 from __future__ import annotations
 
+import numbers
 from typing import Protocol
 
 import numpy as np
+
+from ..errors import ScheduleError
 
 
 class OpCounter(Protocol):
@@ -20,6 +29,11 @@ class OpCounter(Protocol):
     def count_ops(self, kind: str, n: int) -> None: ...
 
     def count_matmul(self, a: "Tile", b: "Tile", flops: int) -> None: ...
+
+    def note_temporary(self, tile: "Tile") -> None: ...
+
+    @property
+    def current_scope(self): ...
 
 
 def shape_size(shape: tuple[int, ...]) -> int:
@@ -43,20 +57,38 @@ class Tile:
 
     ``home`` names the memory level the tile occupies when it was loaded or kept there
     (``None`` for temporaries); the engine uses it to count reads of scratchpad operands
-    by the matrix products.
+    by the matrix products. ``life`` is its lifetime: an
+    :class:`~iosim.engine.residency.Allocation` or, for a temporary, the
+    :class:`~iosim.engine.residency.Scope` (loop iteration) that computed it.
     """
 
-    __slots__ = ("shape", "data", "ctx", "home")
+    __slots__ = ("shape", "data", "ctx", "home", "life", "__weakref__")
 
-    def __init__(self, shape: tuple[int, ...], data, ctx: OpCounter, home: str | None = None):
+    def __init__(self, shape: tuple[int, ...], data, ctx: OpCounter, home: str | None = None, life=None):
         self.shape = tuple(shape)
         self.data = data
         self.ctx = ctx
         self.home = home
+        self.life = life
 
     # -- construction helpers -------------------------------------------------------
-    def _new(self, shape, data, home=None) -> "Tile":
-        return Tile(shape, data, self.ctx, home)
+    def _new(self, shape, data) -> "Tile":
+        """A temporary: the result of arithmetic, living in the iteration running now."""
+        tile = Tile(shape, data, self.ctx, None, self.ctx.current_scope)
+        self.ctx.note_temporary(tile)
+        return tile
+
+    def _view(self, shape, data, home=None) -> "Tile":
+        """The same values seen another way (transposed, as a column): same lifetime."""
+        return Tile(shape, data, self.ctx, home, self.life)
+
+    def check(self, use: str) -> None:
+        """Raise :class:`ScheduleError` unless the tile is still on chip where it is used:
+        its allocation not released, or, for a temporary, its iteration the innermost one
+        running."""
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
+            raise ScheduleError(life.misuse(self, use, self.ctx.current_scope))
 
     @property
     def size(self) -> int:
@@ -68,9 +100,19 @@ class Tile:
 
     # -- element-wise arithmetic (1 op per output element) ---------------------------
     def _elementwise(self, other, op, reverse=False) -> "Tile":
+        use = _OP_NAMES[op]
+        self.check(use)
+        if isinstance(other, Tile):
+            other.check(use)
+        elif not isinstance(other, numbers.Real):
+            raise ScheduleError(f"tile {use} {type(other).__name__}: an operand is a tile or a number")
         a, b = (other, self) if reverse else (self, other)
         sa, sb = _shape_of(a), _shape_of(b)
-        shape = sa if sa == sb else np.broadcast_shapes(sa, sb)
+        try:
+            shape = sa if sa == sb else np.broadcast_shapes(sa, sb)
+        except ValueError:
+            raise ScheduleError(f"tile {use}: shapes {sa} and {sb} do not combine (a per-row vector "
+                                "meets a matrix as v.col())") from None
         out = self._new(shape, None)
         self.ctx.count_ops("elementwise", out.size)
         if self.data is not None:
@@ -98,6 +140,7 @@ class Tile:
         return self._special(np.log)
 
     def _special(self, fn) -> "Tile":
+        self.check(fn.__name__)
         out = self._new(self.shape, None)
         self.ctx.count_ops("exp", out.size)
         if self.data is not None:
@@ -115,6 +158,7 @@ class Tile:
         return self._reduce(np.sum)
 
     def _reduce(self, fn) -> "Tile":
+        self.check("rowmax" if fn is np.max else "rowsum")
         out = self._new(self.shape[:-1], None)
         self.ctx.count_ops("elementwise", self.size)
         if self.data is not None:
@@ -128,6 +172,7 @@ class Tile:
         e^{−∞ − (−∞)} = NaN; subtracting 0 instead gives the correct 0. The real kernels
         do the same (``Check_inf`` in flash-attn's softmax.h).
         """
+        self.check("inf_as_zero")
         out = self._new(self.shape, None)
         self.ctx.count_ops("elementwise", out.size)
         if self.data is not None:
@@ -141,6 +186,7 @@ class Tile:
         accumulator, and keeps output 0 instead of 0/0 — as the kernels' softmax
         normalisation does (``inv_sum = sum == 0 ? 1 : 1/sum``).
         """
+        self.check("reciprocal")
         out = self._new(self.shape, None)
         self.ctx.count_ops("elementwise", out.size)
         if self.data is not None:
@@ -152,29 +198,38 @@ class Tile:
 
         ``diag(v) X`` of the paper is ``v.col() * X``.
         """
+        self.check("col")
         if len(self.shape) != 1:
-            raise ValueError("col() applies to a per-row vector")
-        return self._new(self.shape + (1,), None if self.data is None else self.data[..., None])
+            raise ScheduleError(f"col() applies to a per-row vector, not to a tile of shape {self.shape}")
+        return self._view(self.shape + (1,), None if self.data is None else self.data[..., None])
 
     @property
     def T(self) -> "Tile":
         """Transpose of a matrix tile (free: a change of indexing, not a data move)."""
+        self.check(".T")
         if len(self.shape) != 2:
-            raise ValueError("T applies to a matrix tile")
+            raise ScheduleError(f".T applies to a matrix tile, not to a tile of shape {self.shape}")
         # A contiguous copy: NumPy multiplies stacks of transposed views without BLAS, 10-50× slower.
         data = None if self.data is None else np.ascontiguousarray(np.swapaxes(self.data, -1, -2))
-        return self._new(self.shape[::-1], data, self.home)
+        return self._view(self.shape[::-1], data, self.home)
 
     def __matmul__(self, other: "Tile") -> "Tile":
         """Matrix product; 2·m·k·n FLOPs, and reads of scratchpad-resident operands."""
+        if not isinstance(other, Tile):
+            raise ScheduleError(f"tile @ {type(other).__name__}: a matrix product is of two tiles")
+        self.check("@")
+        other.check("@")
+        if len(self.shape) != 2 or len(other.shape) != 2 or self.shape[1] != other.shape[0]:
+            raise ScheduleError(f"matmul shapes {self.shape} @ {other.shape} do not match")
         (m, k), (k2, n) = self.shape, other.shape
-        if k != k2:
-            raise ValueError(f"matmul shapes {self.shape} @ {other.shape} do not match")
         self.ctx.count_matmul(self, other, 2 * m * k * n)
         out = self._new((m, n), None)
         if self.data is not None:
             out.data = self.data @ other.data
         return out
+
+
+_OP_NAMES = {np.add: "+", np.subtract: "-", np.multiply: "*", np.divide: "/", np.maximum: "maximum"}
 
 
 def maximum(a: Tile, b: Tile) -> Tile:

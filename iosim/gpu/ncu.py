@@ -4,7 +4,7 @@ The kernels' own counters report what the algorithm *requests*; ncu reports what
 system *did*. The two differ for understood reasons: global loads issued with ``cp.async``
 (the tensor-core kernels) are LDGSTS, not LD, instructions; the L2 cache serves the many
 re-reads of K/V (FA2) or Q/O (FA1) tiles that other blocks fetched moments earlier, so DRAM
-bytes fall far below the requested bytes (spec §6, "Real-kernel counts ignore L2").
+bytes fall far below the requested bytes (docs/spec/algorithms.md §10, "Real-kernel counts ignore L2").
 
 ncu runs ``python -m iosim.gpu.ncu_target`` (one uninstrumented launch of one algorithm) with
 ``--clock-control none`` (the card's clocks are left as found) and sums each metric over the

@@ -26,9 +26,26 @@ expected counts.
 (True, ['loads', 'runs', 'exactness', 'capacity', 'io', 'answer'])
 """
 
-from .assignments import ASSIGNMENTS, BLOCKS_BAND
-from .grader import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, GradingInputError, grade
-from .feedback import Check, GradeReport
+import importlib
+
+#: imported on first use (PEP 562): the student's process imports iosim.grading.child, and
+#: nothing of the grader (assignments, expected counts, the engine's runs) comes with it
+_LAZY = {"ASSIGNMENTS": ".assignments", "BLOCKS_BAND": ".assignments", "DEFAULT_MEMORY_MB": ".grader",
+         "DEFAULT_TIMEOUT_S": ".grader", "GradingInputError": ".grader", "grade": ".grader",
+         "Check": ".feedback", "GradeReport": ".feedback"}
+
+
+def __getattr__(name: str):
+    if name not in _LAZY:
+        raise AttributeError(f"module 'iosim.grading' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["grade", "GradeReport", "Check", "ASSIGNMENTS", "BLOCKS_BAND", "GradingInputError",
            "DEFAULT_TIMEOUT_S", "DEFAULT_MEMORY_MB"]

@@ -1,21 +1,31 @@
 """The checks of ``iosim grade``, computed in the grader's process from what the runs left.
 
-Every number a check compares with — the float64 reference output, the built-in
-schedule's byte counts, the best block sizes — is computed here and never sent to the
-student's process.
+Every number a check compares with — the float64 reference output
+(:func:`.assignments.reference_outputs`, from the grader's own read-only copy of the inputs,
+made before the student's code runs), the built-in schedule's byte counts, the best block
+sizes — is computed in the grader and never sent to the student's process.
+
+All or nothing: a check judges every input or fails. An input that did not run to the end
+(stopped at the capacity check, an exception, a crash, a limit, never run) has no output
+and no full traffic to judge, so exactness and io fail on it, saying which input and why;
+capacity fails too unless the input stopped on its own capacity failure (which is the
+capacity check's finding). No check is ever skipped.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..workload.reference import reference_attention, reference_statistics
+from ..errors import CapacityError
+from ..run import simulate
 from ..run.result import Result
-from .assignments import ATOL, RTOL, Case
-from .feedback import Check
+from ..studies.explore import explore
+from .assignments import ATOL, RTOL, BlocksAssignment, Case
+from .feedback import Check, capacity_hint, exactness_hint, failure_hint, traffic_hint
 
 
 @dataclass
@@ -32,23 +42,48 @@ class CaseRun:
     inputs: dict | None = None
     blocks: object = None
 
+    order: int = -1           # when it ran: its place in the order drawn from the seed
+
     @property
     def tags(self) -> set:
         p, b = self.case.problem, self.blocks
         tags = {"causal"} if p.causal else set()
         if p.seq_len_q % b.block_q or p.seq_len_kv % b.block_kv:
             tags.add("ragged")
-        if self.case.score_scale > 1:
+        if self.case.score_scale > 1 or self.case.adversarial:
             tags.add("large")
+        if self.case.adversarial:
+            tags.add("adversarial")
         return tags
 
 
-# -- the reference, float64 -------------------------------------------------------------------
-def reference_outputs(inputs: dict, problem) -> dict:
-    """O, and the row statistics m = rowmax(S), ℓ = rowsum(e^{S−m}), L = m + log ℓ."""
-    Q, K = inputs["Q"], inputs["K"]
-    return {"O": reference_attention(Q, K, inputs["V"], causal=problem.causal),
-            **reference_statistics(Q, K, causal=problem.causal)}
+#: why an input has no result to judge, by its status
+_UNFINISHED = {
+    "capacity": "stopped at the capacity check",
+    "exception": "stopped with an exception",
+    "memory": "ran out of memory",
+    "timeout": "ran out of time",
+    "crash": "ended with the student's process dying",
+    "protocol": "ended with a protocol violation",
+    "not run": "was not run (the student's process had ended)",
+}
+
+
+def unfinished(runs: list) -> list:
+    """The inputs that did not run to the end, in the report's order."""
+    return [r for r in runs if r.status != "ok"]
+
+
+def not_judged(stopped: list) -> str:
+    """``not judged: input 'X' stopped at the capacity check (and 2 more …)``: the first input
+    that ended early, in the report's order (one never run only when none did)."""
+    r = next((r for r in stopped if r.status != "not run"), stopped[0])
+    more = f" (and {len(stopped) - 1} more input(s) did not run to the end)" if len(stopped) > 1 else ""
+    return f"not judged: input {r.case.name!r} {_UNFINISHED.get(r.status, r.status)}{more}"
+
+
+def _not_judged_case(r: CaseRun) -> dict:
+    return {"input": r.case.name, "ok": False, "judged": False, "status": r.status}
 
 
 # -- loads and runs ---------------------------------------------------------------------------
@@ -59,38 +94,11 @@ def loads_check(function: str, signature: str, failure: dict | None) -> Check:
                  + (f" ({failure['where']})" if failure.get("where") else ""), failure.get("hint", ""))
 
 
-def failure_hint(kind: str, message: str, timeout_s: float, memory_mb: int) -> str:
-    if kind == "timeout":
-        return (f"it did not finish within the time limit ({timeout_s:g} s for all inputs together): an endless "
-                "loop?")
-    if kind == "memory" and "in the grader" in message:
-        return ("a schedule needs a handful of tiles at a time; drop the ones you are done with instead of "
-                "collecting them")
-    if kind == "memory":
-        return (f"it ran out of memory (the student's process may use {memory_mb} MiB): a tile is at most "
-                "B_r × B_c or B_r × d; nothing needs N × N")
-    if kind == "crash":
-        return ("the process running your code died: a schedule must return normally, not exit the interpreter "
-                "(os._exit, sys.exit) or crash it (ctypes)")
-    if kind == "protocol":
-        return "your code wrote to the grader's connection; a schedule talks to the grader only through ctx"
-    if "read before anything was written" in message:
-        return ("Algorithm 1 line 2 initialises O, ℓ, m in HBM before the loops: ctx.init('O', 0.0), "
-                "ctx.init('l', 0.0), ctx.init('m', -math.inf)")
-    if "NotImplementedError" in message or "TODO" in message:
-        return "fill in the TODOs of the starter file"
-    if "not available under `iosim grade`" in message or "tile values stay" in message:
-        return "a graded schedule uses only the documented ctx API and tile arithmetic (docs/simulator.md)"
-    if "shape" in message and "store" in message:
-        return "a stored tile has the block's shape: r_i × d for O_i (r_i = i.rows), r_i for ℓ_i, m_i, L_i"
-    return ("fix the exception; to see values and a full traceback, run your function yourself: "
-            "simulate('toy', your_function, problem, mode='numeric')")
-
-
 def runs_check(runs: list, timeout_s: float, memory_mb: int) -> Check:
     failed = [r for r in runs if r.status not in ("ok", "capacity")]
     stopped = sum(r.status == "capacity" for r in runs)
-    cases = [{"input": r.case.name, "status": r.status, "message": r.message, "where": r.where} for r in runs]
+    cases = [{"input": r.case.name, "status": r.status, "message": r.message, "where": r.where,
+              "ran": r.order if r.order >= 0 else None} for r in runs]
     if not failed:
         if stopped:
             return Check("runs", "pass", f"no exception, crash or limit on {len(runs)} inputs ({stopped} stopped early "
@@ -128,87 +136,76 @@ def _compare(run: CaseRun, outputs: tuple) -> dict:
 
 
 def exactness_check(runs: list, outputs: tuple) -> Check:
-    done = [r for r in runs if r.status == "ok"]
-    if not done:
-        return Check("exactness", "skip", "no input ran to the end (see runs and capacity)")
-    results = [(r, _compare(r, outputs)) for r in done]
-    cases = [c for _, c in results]
+    """Every input's outputs against the float64 reference; an input that did not run to the end fails it."""
+    stopped = unfinished(runs)
+    results = {id(r): _compare(r, outputs) for r in runs if r.status == "ok"}
+    cases = [results[id(r)] if id(r) in results else _not_judged_case(r) for r in runs]
+    done = [r for r in runs if id(r) in results]
+    bad = [(r, results[id(r)]) for r in done if not results[id(r)]["ok"]]
     names = ", ".join(outputs)
-    worst = max((e for c in cases for e in c["errors"].values()), default=0.0)
-    bad = [(r, c) for r, c in results if not c["ok"]]
+    if stopped:
+        detail = not_judged(stopped)
+        if bad:
+            detail += f"; of the {len(done)} that did, {_differ(bad, len(done))}"
+        elif done:
+            detail += f"; the {len(done)} that did match the reference"
+        hint = ("an input that does not run to the end has no output to compare, and every input counts: "
+                "make each one finish (see runs and capacity)")
+        if bad:
+            hint += "; " + exactness_hint(bad, done)
+        return Check("exactness", "fail", detail, hint, cases)
+    worst = max((e for c in results.values() for e in c["errors"].values()), default=0.0)
     if not bad:
         return Check("exactness", "pass", f"{names} match the float64 reference on {len(done)} inputs "
                      f"(max |error| {worst:.1e}; tolerance {ATOL:g} + {RTOL:g}·|reference|)", cases=cases)
+    return Check("exactness", "fail", _differ(bad, len(done)), exactness_hint(bad, done), cases)
+
+
+def _differ(bad: list, total: int) -> str:
     parts = []
     for r, c in bad[:3]:
         what = [f"{n} never written" for n in c["missing"]]
         what += [f"{n} off by {c['errors'][n]:.2g}" for n in c["failing"]]
         parts.append(f"{r.case.name}: {', '.join(what)}")
     more = f" (and {len(bad) - 3} more)" if len(bad) > 3 else ""
-    return Check("exactness", "fail", f"{len(bad)}/{len(done)} inputs differ from the reference: "
-                 + "; ".join(parts) + more, _exactness_hint(bad, done), cases)
-
-
-def _exactness_hint(bad: list, done: list) -> str:
-    missing = sorted({n for _, c in bad for n in c["missing"]})
-    if missing:
-        return f"{', '.join(missing)} never reached HBM: write each block with ctx.store(name, i, tile)"
-    if any(c["zero"] for _, c in bad):
-        return "O is all zeros: the starter's placeholder is still there; compute O_i as in the algorithm"
-    if any(c["nonfinite"] for _, c in bad):
-        return ("NaN or ∞ in the result: exponentials overflowed (the large-score input reaches |S| ≈ 1000) or "
-                "divided 0 by 0; exponentiate S − m with the running maximum m, and use m.inf_as_zero() "
-                "where a row has seen no key yet")
-    ok_tags = [r.tags for r in done if all(r is not b for b, _ in bad)]
-    if all("causal" in r.tags for r, _ in bad) and any("causal" not in t for t in ok_tags):
-        return ("only causal inputs differ: mask the score tile with ctx.mask(S_ij, i, j) before taking its row "
-                "maximum, and visit the blocks ctx.kv_blocks(visible_to=i) / ctx.q_blocks(visible_to=j) give")
-    if all("ragged" in r.tags for r, _ in bad) and any("ragged" not in t for t in ok_tags):
-        return "only ragged inputs differ: the last block has r_i = i.rows < B_r rows; size tiles by the block"
-    return ("online softmax: when a row's running maximum grows from m to m_new, the old sum ℓ and the old "
-            "output O must both be rescaled by e^{m − m_new} before the new block's terms are added")
+    return f"{len(bad)}/{total} inputs differ from the reference: " + "; ".join(parts) + more
 
 
 # -- capacity -------------------------------------------------------------------------------------
 def capacity_check(runs: list) -> Check:
+    """The tiles fit on every input: a capacity stop fails it, and so does an input that ended
+    otherwise before its end (its capacity is not known)."""
     stopped = [r for r in runs if r.status == "capacity"]
     done = [r for r in runs if r.status == "ok"]
-    if not stopped and not done:
-        return Check("capacity", "skip", "no input ran to the end (see runs)")
-    cases = [{"input": r.case.name, "status": r.status, "message": r.message} for r in stopped]
-    spill = []
-    for r in done:
-        s, g = r.result.sram, r.result.registers
-        cases.append({"input": r.case.name, "shared_memory_peak_bytes": s.peak_bytes,
-                      "shared_memory_capacity_bytes": s.capacity_bytes, "registers_peak_bytes": g.peak_bytes,
-                      "registers_capacity_bytes": g.capacity_bytes})
-        if not g.fits:
-            spill.append(r)
+    cases, spill = [], []
+    for r in runs:
+        if r.status == "capacity":
+            cases.append({"input": r.case.name, "status": r.status, "message": r.message})
+        elif r.status != "ok":
+            cases.append(_not_judged_case(r))
+        else:
+            s, g = r.result.sram, r.result.registers
+            cases.append({"input": r.case.name, "shared_memory_peak_bytes": s.peak_bytes,
+                          "shared_memory_capacity_bytes": s.capacity_bytes, "registers_peak_bytes": g.peak_bytes,
+                          "registers_capacity_bytes": g.capacity_bytes})
+            if not g.fits:
+                spill.append(r)
     if stopped:
         r = stopped[0]
-        return Check("capacity", "fail", f"{r.case.name}: {r.message}", _capacity_hint(r.message), cases)
+        return Check("capacity", "fail", f"{r.case.name}: {r.message}", capacity_hint(r.message), cases)
     if spill:
         g = spill[0].result.registers
         return Check("capacity", "fail", f"{spill[0].case.name}: registers hold {g.peak_bytes:,} B > "
                      f"{g.capacity_bytes:,} B per thread block (the kernel would spill)",
                      "S_ij/P_ij, O_i, ℓ_i and m_i sit in registers in fp32; keep one of each at a time "
                      "(ctx.keep under the same name replaces the old tile)", cases)
+    if len(done) < len(runs):
+        return Check("capacity", "fail", not_judged(unfinished(runs)),
+                     "what is on chip is judged over a whole run; make every input finish (see runs)", cases)
     s = max((r.result.sram for r in done), key=lambda o: o.peak_bytes)
     g = max((r.result.registers for r in done), key=lambda o: o.peak_bytes)
     return Check("capacity", "pass", f"shared memory peak {s.peak_bytes:,} of {s.capacity_bytes:,} B per block; "
                  f"registers peak {g.peak_bytes:,} of {g.capacity_bytes:,} B", cases=cases)
-
-
-def _capacity_hint(message: str) -> str:
-    if "after the loop iteration" in message:
-        return ("data lives on chip until the end of the iteration that loaded or kept it; what must survive "
-                "the inner loop (O_i, ℓ_i, m_i) is made with ctx.fill before it and updated with ctx.keep "
-                "under the same name")
-    if "ctx.read" in message:
-        return ("ctx.read brings a whole tensor on chip; FlashAttention never holds more than one block of Q, "
-                "K, V: loop over ctx.q_blocks()/ctx.kv_blocks() and ctx.load(name, block)")
-    return ("the tiles on chip at one time must fit: Q_i (B_r × d), K_j, V_j (B_c × d) in shared memory; use "
-            "the blocks ctx.blocks gives and never a whole N × N score matrix")
 
 
 # -- HBM traffic ---------------------------------------------------------------------------------
@@ -225,11 +222,13 @@ def traffic_diff(result: Result, expected: Result) -> list:
 
 
 def io_check(runs: list, algorithm_title: str, io_hint: str) -> Check:
+    """Every input's HBM traffic against the algorithm's; an input that did not run to the end fails it."""
     done = [r for r in runs if r.status == "ok"]
-    if not done:
-        return Check("io", "skip", "no input ran to the end (see runs and capacity)")
     cases, bad = [], []
-    for r in done:
+    for r in runs:
+        if r.status != "ok":
+            cases.append(_not_judged_case(r))
+            continue
         diffs = traffic_diff(r.result, r.expected)
         cases.append({"input": r.case.name, "hbm_bytes": r.result.hbm.total_bytes,
                       "expected_hbm_bytes": r.expected.hbm.total_bytes,
@@ -237,6 +236,17 @@ def io_check(runs: list, algorithm_title: str, io_hint: str) -> Check:
                                       for t, d, g, w in diffs]})
         if diffs:
             bad.append((r, diffs))
+    if len(done) < len(runs):
+        detail = not_judged(unfinished(runs))
+        if bad:
+            detail += f"; of the {len(done)} that did, {len(bad)} move other bytes than {algorithm_title}"
+        elif done:
+            detail += f"; the {len(done)} that did move {algorithm_title}'s bytes"
+        hint = ("the traffic of a run that stops early is not the algorithm's, and every input counts: make each "
+                "one finish (see runs and capacity)")
+        if bad:
+            hint += "; " + traffic_hint(bad[0][1], algorithm_title, io_hint)
+        return Check("io", "fail", detail, hint, cases)
     if not bad:
         first = done[0]
         return Check("io", "pass", f"HBM traffic equals {algorithm_title}'s, tensor by tensor, on {len(done)} "
@@ -245,26 +255,16 @@ def io_check(runs: list, algorithm_title: str, io_hint: str) -> Check:
     listed = "; ".join(f"{t} {d} {g:,} elements, expected {w:,}" for t, d, g, w in diffs[:4])
     detail = (f"{len(bad)}/{len(done)} inputs move other bytes than {algorithm_title} "
               f"({r.case.name}: {r.result.hbm.total_bytes:,} B, expected {r.expected.hbm.total_bytes:,} B: {listed})")
-    return Check("io", "fail", detail, _io_hint(diffs, algorithm_title, io_hint), cases)
-
-
-def _io_hint(diffs: list, algorithm_title: str, io_hint: str) -> str:
-    notes = []
-    for t, d, got, want in diffs[:3]:
-        verb = "read" if d == "read" else "written"
-        if want == 0:
-            notes.append(f"{t} is never {verb} in {algorithm_title}")
-        elif got == 0:
-            notes.append(f"{t} is never {verb} by your schedule")
-        else:
-            notes.append(f"{t} is {verb} {got / want:.2f}× as much as in {algorithm_title}")
-    return "; ".join(notes) + ". " + io_hint
+    return Check("io", "fail", detail, traffic_hint(diffs, algorithm_title, io_hint), cases)
 
 
 # -- written answers ---------------------------------------------------------------------------
 def answer_check(name: str, text: str | None, prompt: str, min_sentences: int = 2) -> Check:
+    """``text``: the string literal the file assigns to ``name`` at top level (read from its syntax
+    tree by the grader, never from the student's process), or None."""
     if not text or not text.strip():
-        return Check("answer", "fail", f"no {name} string in the file", f"set {name} = \"\"\"…\"\"\": {prompt}")
+        return Check("answer", "fail", f"no {name} string in the file",
+                     f"set {name} = \"\"\"…\"\"\" at the top level of the file, as a string literal: {prompt}")
     sentences = [s for s in re.split(r"[.!?](?:\s+|$)", text.strip()) if len(s.split()) >= 3]
     words = len(text.split())
     if "TODO" in text or len(sentences) < min_sentences or words < 15:
@@ -272,3 +272,122 @@ def answer_check(name: str, text: str | None, prompt: str, min_sentences: int = 
                      f"{words} words)", f"write {prompt}")
     return Check("answer", "pass", f"{name}: {len(sentences)} sentences, {words} words (read by the instructor, "
                  "not graded automatically)")
+
+
+# -- the engine's capacity failures ----------------------------------------------------------------
+def capacity_message(exc: CapacityError) -> str:
+    """The engine's message with the blocks but without its CLI advice and block rule (the
+    grader's hint replaces them)."""
+    blocks = [w for w in exc.where if w.startswith("B_r=")]
+    return exc.detail + (f" ({blocks[0]})" if blocks else "")
+
+
+# -- choosing blocks ----------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def best_blocks(hw: str, problem, algorithm: str = "fa2"):
+    """The best candidate of ``iosim explore`` (HBM bytes) for one GPU and shape."""
+    return explore(hw, algorithm, problem, progress=False).best
+
+
+def _valid_blocks(value) -> bool:
+    return (isinstance(value, list) and len(value) == 2
+            and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value))
+
+
+def _chosen_blocks(labels, replies) -> tuple[list, list]:
+    """(label, (B_r, B_c)) of each case whose reply is a valid choice, and (label, message,
+    where, kind) of each whose reply is not."""
+    chosen, problems = [], []
+    for label, reply in zip(labels, replies):
+        if reply["status"] == "value" and _valid_blocks(reply["value"]):
+            chosen.append((label, tuple(reply["value"])))
+        elif reply["status"] == "value":
+            returned = reply["returned"] if reply["returned"] is not None else repr(reply["value"])
+            problems.append((label, f"returned {str(returned)[:80]}, not two positive integers", "", "value"))
+        else:
+            problems.append((label, reply["message"], reply["where"], reply["status"]))
+    return chosen, problems
+
+
+def _blocks_not_run(labels, replies, problems, timeout_s, memory_mb) -> list:
+    """The checks when a case returned no valid choice (or never ran): runs fails on the first."""
+    label, message, where, kind = problems[0] if problems else (labels[len(replies)], "not run", "", "not run")
+    if kind == "value":
+        hint = "choose_blocks(hw, problem) returns a pair of positive integers (block_q, block_kv)"
+    elif kind == "exception":
+        hint = ("choose_blocks raised; call it yourself to see the traceback, e.g. "
+                "choose_blocks('h100-sxm', Problem(seq_len=8192, head_dim=128))")
+    else:
+        hint = failure_hint(kind, message, timeout_s, memory_mb)
+    runs = Check("runs", "fail", f"{label}: {message}{f' at {where}' if where else ''}", hint)
+    why = f"not judged: case {label} returned no valid choice (see runs)"
+    return [runs, Check("capacity", "fail", why, "every case must return (B_r, B_c) to be judged"),
+            Check("io", "fail", why, "every case must return (B_r, B_c) to be judged")]
+
+
+def _simulate_choice(spec: BlocksAssignment, label, bq, bkv, hw, problem, fact: dict) -> tuple:
+    """Run the built-in schedule with one case's choice, adding what it found to ``fact``:
+    (why it does not fit, None) or (None, its io row)."""
+    try:
+        r = simulate(hw, spec.algorithm, problem, blocks=(bq, bkv))
+    except CapacityError as exc:
+        return f"{label}: {bq}×{bkv}: {capacity_message(exc)}", None
+    fact.update(shared_memory_peak_bytes=r.sram.peak_bytes, shared_memory_capacity_bytes=r.sram.capacity_bytes,
+                registers_peak_bytes=r.registers.peak_bytes, registers_capacity_bytes=r.registers.capacity_bytes)
+    if not r.registers.fits:
+        return (f"{label}: {bq}×{bkv} needs {r.registers.peak_bytes:,} B of registers > "
+                f"{r.registers.capacity_bytes:,} B (the kernel would spill)"), None
+    best = best_blocks(hw, problem, spec.algorithm)
+    ratio = r.hbm.total_bytes / best.hbm_total_bytes
+    fact.update(hbm_bytes=r.hbm.total_bytes, best_block_q=best.block_q, best_block_kv=best.block_kv,
+                best_hbm_bytes=best.hbm_total_bytes, ratio=ratio)
+    return None, (label, bq, bkv, r.hbm.total_bytes, best, ratio)
+
+
+def _blocks_io_check(spec: BlocksAssignment, io_rows: list, chosen: list, cases: list) -> Check:
+    """Whether the worst choice's HBM traffic is within the band of the best (all must fit)."""
+    worst = max(io_rows, key=lambda row: row[5])
+    label, bq, bkv, total, best, ratio = worst
+    if ratio <= 1 + spec.band and len(io_rows) == len(chosen):
+        return Check("io", "pass", f"HBM traffic within {spec.band:.0%} of the best in every case "
+                     f"(worst: {label}, {ratio:.3f}× the best)", cases=cases)
+    detail = (f"{label}: {bq}×{bkv} moves {total:,} B, {ratio:.2f}× the best ({best.block_q}×{best.block_kv}, "
+              f"{best.hbm_total_bytes:,} B); the band is {spec.band:.0%}")
+    if ratio <= 1 + spec.band:
+        detail = "the traffic of the choices that do not fit cannot count (see capacity)"
+    return Check("io", "fail", detail,
+                 "FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
+                 "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
+                 "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
+                 "-N N -d D`", cases)
+
+
+def blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:
+    chosen, problems = _chosen_blocks(labels, replies)
+    if problems or len(replies) < len(labels):
+        return _blocks_not_run(labels, replies, problems, timeout_s, memory_mb)
+    checks = [Check("runs", "pass", f"choose_blocks returned (B_r, B_c) for {len(chosen)}/{len(labels)} cases: "
+                    + ", ".join(f"{b[0]}×{b[1]}" for _, b in chosen))]
+    cap_fail, io_rows, cases = [], [], []
+    for (label, (bq, bkv)), (hw, problem) in zip(chosen, spec.cases):
+        fact = {"case": label, "block_q": bq, "block_kv": bkv}
+        cases.append(fact)
+        failure, row = _simulate_choice(spec, label, bq, bkv, hw, problem, fact)
+        if failure is not None:
+            cap_fail.append(failure)
+        else:
+            io_rows.append(row)
+    if cap_fail:
+        checks.append(Check("capacity", "fail", "; ".join(cap_fail[:2]),
+                            "Q_i (B_r × d) and K_j, V_j (B_c × d) sit in shared memory; S_ij (B_r × B_c) and the "
+                            "O_i accumulator (B_r × d) in registers, in fp32; `iosim explore` marks what fits",
+                            cases))
+    else:
+        checks.append(Check("capacity", "pass", f"the tiles fit shared memory and registers in all "
+                            f"{len(chosen)} cases", cases=cases))
+    if not io_rows:
+        checks.append(Check("io", "fail", "not judged: no choice fits on chip (see capacity)",
+                            "the traffic of blocks that do not fit cannot count; choose blocks that fit first"))
+        return checks
+    checks.append(_blocks_io_check(spec, io_rows, chosen, cases))
+    return checks

@@ -283,6 +283,7 @@ def describe(exc: BaseException, path: str) -> dict:
 
 
 def _apply_limits(memory_bytes: int | None, cpu_s: int | None) -> None:
+    """The grader's limits (checked there); a value the kernel refuses leaves the limit as it is."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not POSIX
@@ -295,7 +296,7 @@ def _apply_limits(memory_bytes: int | None, cpu_s: int | None) -> None:
     for which, value in limits:
         try:
             resource.setrlimit(which, (value, value))
-        except (ValueError, OSError):
+        except (ValueError, OverflowError, TypeError, OSError):
             pass
 
 

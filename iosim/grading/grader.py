@@ -2,16 +2,25 @@
 
 The flow, for a schedule assignment (``fa1``, ``fa2``):
 
-1. Read the file's syntax tree (not run) to learn which assignment it answers and that
-   it defines the graded function; a missing file or function is bad input (exit 2).
-2. For each input, in this process: the built-in schedule's byte counts (count mode),
-   random Q, K, V and the float64 reference output. None of it leaves this process.
+1. Read the file's syntax tree (not run) to learn which assignment it answers, that it
+   defines the graded function and the written answer's string literal; a missing file
+   or function is bad input (exit 2). Nothing the student's process says later changes
+   these: a file whose function turns out not to be one after loading fails ``loads``.
+2. Draw the seed (:mod:`secrets`, unless the instructor gives one) and, for each input,
+   in this process: Q, K, V (:func:`.assignments.build_inputs`: random and adversarial
+   inputs), kept read-only; the float64 reference output, from that pristine copy; the
+   built-in schedule's byte counts (count mode). None of it, the seed included, reaches
+   the student's process: its command line, environment and files hold no trace of it,
+   and the report names the seed only once that process is gone.
 3. Start the student's process (:mod:`.sandbox`); it loads the file and runs the
-   function once per input against a stand-in ``ctx`` whose every call comes back here
-   (:mod:`.server`), where the real engine counts, checks capacity and computes.
+   function once per input, in an order drawn from the seed, against a stand-in ``ctx``
+   whose every call comes back here (:mod:`.server`), where the real engine counts,
+   checks capacity and computes on a fresh copy of the inputs.
 4. Check (:mod:`.checks`): the file loads; every input runs to the end; the outputs
    match the reference; the tiles fit; the traffic equals the built-in schedule's; the
-   written answer is there.
+   written answer is there. An input that did not run to the end fails exactness, io and
+   capacity with the reason; a protocol violation by the student's process is a failing
+   grade, never bad input.
 
 For ``blocks`` the function returns (B_r, B_c) per GPU and shape; this process runs the
 built-in FA2 with them and compares with the best of ``iosim explore``.
@@ -19,93 +28,41 @@ built-in FA2 with them and compares with the best of ``iosim explore``.
 
 from __future__ import annotations
 
-import ast
-import functools
+import math
+import operator
 import pathlib
-import re
 import secrets
+from dataclasses import dataclass
 
-from ..errors import CapacityError, IosimError, require_choice
-from ..studies.explore import explore
+import numpy as np
+
+from ..errors import CapacityError, IosimError
 from ..hardware import load_profile
 from ..workload.problem import sram_elements
 from ..run import Options, choose_blocks, simulate
-from ..workload.inputs import random_inputs
-from .assignments import ASSIGNMENTS, BlocksAssignment, ScheduleAssignment, function_names
-from .checks import (CaseRun, answer_check, capacity_check, exactness_check, failure_hint, io_check,
-                     loads_check, reference_outputs, runs_check)
-from .protocol import ChannelClosed, ChannelError, ChannelTimeout
-from .feedback import Check, GradeReport
+from .assignments import (GradingInputError, ScheduleAssignment, Submission, build_inputs, reference_outputs, resolve,
+                          signature)
+from .checks import (CaseRun, answer_check, blocks_checks, capacity_check, capacity_message, exactness_check,
+                     io_check, loads_check, runs_check)
+from .feedback import GradeReport, failure_hint
+from .protocol import (WALL_EXTRA_S, WALL_FACTOR, ChannelClosed, ChannelError, ChannelTimeout, StudentClock,
+                       call_reply, error_of, hello_reply)
 from .sandbox import StudentProcess
 from .server import ScheduleServer, StudentFailure
 
 DEFAULT_TIMEOUT_S = 60.0
 DEFAULT_MEMORY_MB = 1024
-MAX_SOURCE_BYTES = 1 << 20
-
-
-class GradingInputError(IosimError):
-    """The grader cannot grade this: no such file, or not a submission for the assignment."""
-
-
-# -- which assignment ---------------------------------------------------------------------------
-def _defined_names(tree: ast.Module) -> set:
-    """Names a module binds at top level (also inside top-level if/try/with blocks)."""
-    names, todo = set(), list(tree.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.If, ast.Try, ast.With)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                todo.extend(getattr(node, field, []) or [])
-        elif isinstance(node, ast.ExceptHandler):
-            todo.extend(node.body)
-    return names
-
-
-def resolve(path: str | pathlib.Path, assignment: str | None):
-    """(absolute path, assignment, syntax error or None), or :class:`GradingInputError`."""
-    file = pathlib.Path(path)
-    if not file.is_file():
-        raise GradingInputError(f"{path}: no such file")
-    if assignment is not None:
-        require_choice("assignment", assignment, ASSIGNMENTS, GradingInputError)
-    try:
-        raw = file.read_bytes()
-    except OSError as exc:
-        raise GradingInputError(f"{path}: cannot read it ({exc.strerror})") from None
-    if len(raw) > MAX_SOURCE_BYTES:
-        raise GradingInputError(f"{path}: {len(raw):,} bytes is too large for a submission")
-    source = raw.decode("utf-8", "replace")
-    try:
-        names, syntax_error = _defined_names(ast.parse(source, filename=str(file))), None
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        # Graded as a failure when we know which assignment it is; a guess from the text otherwise.
-        names = set(re.findall(r"^def\s+(\w+)", source, flags=re.M))
-        syntax_error = exc
-    known = function_names()
-    if assignment is None:
-        found = sorted(known[n] for n in names if n in known)
-        if len(found) != 1:
-            wanted = ", ".join(f"{f} ({a})" for f, a in known.items())
-            what = "several graded functions" if found else "none of the graded functions"
-            raise GradingInputError(f"{path} defines {what}: {wanted}; say which with --assignment")
-        assignment = found[0]
-    spec = ASSIGNMENTS[assignment]
-    if spec.function not in names:
-        raise GradingInputError(f"{path} does not define {spec.function}{_signature(spec)}, the function assignment "
-                                f"{assignment!r} grades (see examples/assignments/{spec.folder}/README.md)")
-    return file.resolve(), spec, syntax_error
-
-
-def _signature(spec) -> str:
-    return "(ctx)" if isinstance(spec, ScheduleAssignment) else "(hw, problem)"
+#: the range grade() brings a limit into. Within it a correct submission always passes: the
+#: instructor solutions need 1-3 s of the student's time on an idle machine and about 10 s on
+#: one running seven times more work than it has cores (the grader's own work is not counted,
+#: see protocol.StudentClock), and well under 256 MiB; a limit outside the range is moved to
+#: the nearest end (and the report says so) rather than reaching the student's process as a
+#: time-out nobody could meet or an rlimit the kernel cannot take. Not a positive number at
+#: all is bad input (GradingInputError).
+MIN_TIMEOUT_S, MAX_TIMEOUT_S = 20.0, 24 * 3600.0
+MIN_MEMORY_MB, MAX_MEMORY_MB = 256, 1 << 24           # 256 MiB to 16 TiB
+#: bits of a seed drawn for a grade
+SEED_BITS = 63
 
 
 def _syntax_failure(exc: Exception) -> dict:
@@ -115,33 +72,42 @@ def _syntax_failure(exc: Exception) -> dict:
 
 
 # -- the student's process --------------------------------------------------------------------
-def _start(proc: StudentProcess, file: pathlib.Path, spec, timeout_s: float):
-    """Load the submission in the child: (answers, failure or None)."""
+def _start(proc: StudentProcess, clock: StudentClock, sub: Submission, timeout_s: float):
+    """Load the submission in the child: the failure, or None once it says it has loaded (which
+    only lets the runs start: they are judged on the grader's engine, not on that word). The
+    written answer is not asked for: it comes from the file's syntax tree."""
+    spec = sub.spec
     try:
-        proc.hello(file=str(file), function=spec.function, attributes=[spec.answer] if spec.answer else [])
-        hello = proc.channel.recv(proc.deadline)
+        proc.hello(file=str(sub.file), function=spec.function, attributes=[])
+        hello = clock.recv(proc.channel)
+        how = hello_reply(hello)
     except ChannelTimeout:
-        return {}, {"message": f"loading the file did not finish within {timeout_s:g} s",
-                    "hint": "code at the top level of the file runs on import: an endless loop there?"}
+        return {"message": f"loading the file did not finish within {timeout_s:g} s",
+                "hint": "code at the top level of the file runs on import: an endless loop there?"}
     except ChannelClosed:
-        return {}, {"message": proc.exit_reason(), "hint": failure_hint("crash", "", timeout_s, 0)}
+        return {"message": proc.exit_reason(), "hint": failure_hint("crash", "", timeout_s, 0)}
     except ChannelError as exc:
-        return {}, {"message": f"protocol error: {exc}", "hint": failure_hint("protocol", "", timeout_s, 0)}
-    if hello.get("missing"):
-        raise GradingInputError(f"{file} does not define a function {spec.function}{_signature(spec)} "
-                                f"(the name is not bound to a function after loading the file)")
-    if not hello.get("loaded"):
-        error = hello.get("error") if isinstance(hello.get("error"), dict) else {}
-        return {}, {"message": f"{str(error.get('type'))[:80]}: {str(error.get('message'))[:1000]}",
-                    "where": str(error.get("where", ""))[:500],
-                    "hint": "the file raised an exception while loading; run `python FILE` to see it"}
-    answers = hello.get("attributes") if isinstance(hello.get("attributes"), dict) else {}
-    return {k: v for k, v in answers.items() if isinstance(v, str)}, None
+        return {"message": f"the student's process broke the protocol: {exc}",
+                "hint": failure_hint("protocol", "", timeout_s, 0)}
+    if how == "missing":
+        return {"message": f"the student's process reports that, once the file is loaded, {spec.function} is not a "
+                           "function",
+                "hint": f"define {spec.function}{signature(spec)} with def at the top level of the file, and do not "
+                        "rebind the name afterwards"}
+    if how == "error":
+        error = error_of(hello)
+        return {"message": f"{error['type']}: {error['message'][:1000]}", "where": error["where"],
+                "hint": "the file raised an exception while loading; run `python FILE` to see it"}
+    return None
 
 
-def _transport_failure(exc: Exception, proc: StudentProcess, timeout_s: float) -> tuple:
+def _transport_failure(exc: Exception, proc: StudentProcess, timeout_s: float, clock: StudentClock) -> tuple:
     """(status, message) when the connection broke during a run: a timeout, a dead process or garbage."""
     if isinstance(exc, ChannelTimeout):
+        if clock.used < timeout_s:
+            return "timeout", (f"the grade went on for longer than its wall-clock cap of "
+                               f"{WALL_FACTOR * timeout_s + WALL_EXTRA_S:g} s "
+                               "(the schedule's requests kept the grader busy)")
         return "timeout", f"no answer within the time limit of {timeout_s:g} s"
     if isinstance(exc, ChannelClosed):
         reason = proc.exit_reason()
@@ -151,26 +117,41 @@ def _transport_failure(exc: Exception, proc: StudentProcess, timeout_s: float) -
     return "protocol", f"the student's process broke the protocol: {exc}"
 
 
-def _graded_session(spec, file, syntax_error, timeout_s: float, memory_mb: int, seed: int, setup: str, *,
-                    run, checks) -> GradeReport:
+@dataclass(frozen=True)
+class Limits:
+    """What the student's process may use, as :func:`validate_limits` made them."""
+
+    timeout_s: float
+    memory_mb: int
+    isolation: bool = True
+    note: str = ""            # what was moved into range, for the report
+
+    def describe(self) -> str:
+        return f"limits {self.timeout_s:g} s, {self.memory_mb:,} MiB" + (f" ({self.note})" if self.note else "")
+
+
+def _graded_session(sub: Submission, limits: Limits, seed: int, setup, *, run, checks) -> GradeReport:
     """What every assignment does around its own part: load the file in the student's process
-    and, once it has loaded, ``run(proc)``; then, with the process gone, report whether it
-    loaded, the checks ``checks()`` returns (only when it loaded) and the written answer."""
-    answers, failure, output = {}, None, ""
-    if syntax_error is not None:
-        failure = _syntax_failure(syntax_error)
+    and, once it has loaded, ``run(proc, clock)``; then, with the process gone, report whether it
+    loaded, the checks ``checks()`` returns (only when it loaded), the written answer and the
+    setup line ``setup()`` (which names the seed: made only now)."""
+    spec, failure, output = sub.spec, None, ""
+    if sub.syntax_error is not None:
+        failure = _syntax_failure(sub.syntax_error)
     else:
-        with StudentProcess(timeout_s, memory_mb) as proc:
-            answers, failure = _start(proc, file, spec, timeout_s)
+        with StudentProcess(limits.timeout_s, limits.memory_mb, isolation=limits.isolation) as proc:
+            clock = StudentClock(limits.timeout_s)
+            failure = _start(proc, clock, sub, limits.timeout_s)
             if failure is None:
-                run(proc)
+                run(proc, clock)
             output = proc.output_tail()
-    graded = [loads_check(spec.function, _signature(spec), failure)]
+    # The student's process is gone: StudentProcess.__exit__ killed it and everything it started.
+    graded = [loads_check(spec.function, signature(spec), failure)]
     if failure is None:
         graded += checks()
     if spec.answer:
-        graded.append(answer_check(spec.answer, answers.get(spec.answer), spec.answer_prompt))
-    return GradeReport(_shown(file), spec.name, spec.title, setup, graded, seed, output)
+        graded.append(answer_check(spec.answer, sub.answers.get(spec.answer), spec.answer_prompt))
+    return GradeReport(_shown(sub.file), spec.name, spec.title, setup(), graded, seed, output)
 
 
 def _shown(file: pathlib.Path) -> str:
@@ -188,209 +169,167 @@ def _problem_payload(problem) -> dict:
 
 
 # -- schedule assignments --------------------------------------------------------------------
+def _read_only(inputs: dict) -> dict:
+    """A private float64 copy of each array, which nothing can write to."""
+    out = {}
+    for name, array in inputs.items():
+        out[name] = np.array(array, dtype=np.float64, copy=True)
+        out[name].setflags(write=False)
+    return out
+
+
 def _prepare(spec: ScheduleAssignment, profile, seed: int) -> list:
-    """The inputs and the blocks of each case (what the run needs; nothing to compare with yet)."""
+    """Every input, before the student's code runs: its blocks, its Q, K, V (the grader's
+    pristine read-only copy), the float64 reference computed from that copy and the built-in
+    schedule's counts; and the order the inputs run in, drawn from the seed."""
     runs = []
     for k, case in enumerate(spec.cases):
         M = sram_elements(profile.scratchpad.per_block_bytes, case.problem.dtype)
         blocks, _ = choose_blocks(case.problem, M)
-        inputs = random_inputs(case.problem, seed=seed + k)
-        for name in ("Q", "K"):
-            inputs[name] = inputs[name] * case.score_scale
-        runs.append(CaseRun(case, inputs=inputs, blocks=blocks))
+        run = CaseRun(case, inputs=_read_only(build_inputs(case, blocks.block_kv, seed + k)), blocks=blocks)
+        run.reference = reference_outputs(run.inputs, case.problem)
+        run.expected = simulate(profile, spec.algorithm, case.problem, blocks=blocks)
+        runs.append(run)
+    for position, k in enumerate(np.random.default_rng([seed, len(runs)]).permutation(len(runs))):
+        runs[k].order = position
     return runs
 
 
-def _run_cases(proc: StudentProcess, runs: list, profile, timeout_s: float) -> None:
-    server = ScheduleServer(proc.channel, proc.deadline)
-    for run in runs:
+def _run_cases(proc: StudentProcess, clock: StudentClock, runs: list, profile, timeout_s: float) -> None:
+    """Run the schedule on every input, in the drawn order, on a fresh copy of its inputs;
+    a broken connection leaves the inputs after it ``not run``."""
+    server = ScheduleServer(proc.channel, clock)
+    for run in sorted(runs, key=lambda r: r.order):
         p, b = run.case.problem, run.blocks
         payload = {"problem": _problem_payload(p), "blocks": [b.block_q, b.block_kv]}
+        inputs = {name: array.copy() for name, array in run.inputs.items()}   # the engine's, not ours
         try:
-            run.result = simulate(profile, server.schedule, p, blocks=b, mode="numeric", inputs=run.inputs,
-                                  options=Options(schedule_kwargs={"payload": payload}))
+            run.result = simulate(profile, server.schedule, p, blocks=b, mode="numeric", inputs=inputs,
+                                  options=Options(enforce_registers=True, schedule_kwargs={"payload": payload}))
             run.status = "ok"
         except CapacityError as exc:
-            run.status, run.message = "capacity", _capacity_message(exc)
+            run.status, run.message = "capacity", capacity_message(exc)
         except StudentFailure as exc:
             run.status, run.message, run.where = exc.kind, exc.message, exc.where
         except ChannelError as exc:
-            run.status, run.message = _transport_failure(exc, proc, timeout_s)
+            run.status, run.message = _transport_failure(exc, proc, timeout_s, clock)
             return
+        except IosimError as exc:  # the engine refused what the schedule did (outside a request)
+            run.status, run.message = "exception", f"{type(exc).__name__}: {exc}"[:2000]
 
 
-def _capacity_message(exc: CapacityError) -> str:
-    """The engine's message with the blocks but without its CLI advice and block rule (the
-    grader's hint replaces them)."""
-    blocks = [w for w in exc.where if w.startswith("B_r=")]
-    return exc.detail + (f" ({blocks[0]})" if blocks else "")
-
-
-def _grade_schedule(spec: ScheduleAssignment, file, syntax_error, timeout_s, memory_mb, seed) -> GradeReport:
+def _grade_schedule(sub: Submission, limits: Limits, seed: int) -> GradeReport:
+    spec = sub.spec
     profile = load_profile(spec.hw)
     runs = _prepare(spec, profile, seed)
     b = runs[0].blocks
-    setup = (f"hardware {profile.name}: {profile.scratchpad.per_block_bytes:,} B shared memory and "
-             f"{profile.registers.per_block_bytes:,} B registers per thread block; blocks B_r × B_c = "
-             f"{b.block_q} × {b.block_kv} (Algorithm 1's rule, in ctx.blocks); {len(runs)} random inputs "
-             f"(seed {seed}); limits {timeout_s:g} s, {memory_mb} MiB")
+    adversarial = sum(r.case.adversarial for r in runs)
+
+    def setup() -> str:
+        return (f"hardware {profile.name}: {profile.scratchpad.per_block_bytes:,} B shared memory and "
+                f"{profile.registers.per_block_bytes:,} B registers per thread block; blocks B_r × B_c = "
+                f"{b.block_q} × {b.block_kv} (Algorithm 1's rule, in ctx.blocks); {len(runs)} inputs, "
+                f"{len(runs) - adversarial} random and {adversarial} built to break shortcuts, run in an order "
+                f"drawn from the seed (seed {seed}); {limits.describe()}")
 
     def checks() -> list:
-        # What the runs are compared with is computed only now, with the student's process gone.
-        for run in runs:
-            p, b = run.case.problem, run.blocks
-            run.expected = simulate(profile, spec.algorithm, p, blocks=b)
-            run.reference = reference_outputs(run.inputs, p)
-        return [runs_check(runs, timeout_s, memory_mb), exactness_check(runs, spec.outputs),
+        return [runs_check(runs, limits.timeout_s, limits.memory_mb), exactness_check(runs, spec.outputs),
                 capacity_check(runs), io_check(runs, spec.algorithm_title, spec.io_hint)]
 
-    return _graded_session(spec, file, syntax_error, timeout_s, memory_mb, seed, setup,
-                           run=lambda proc: _run_cases(proc, runs, profile, timeout_s), checks=checks)
+    return _graded_session(sub, limits, seed, setup,
+                           run=lambda proc, clock: _run_cases(proc, clock, runs, profile, limits.timeout_s),
+                           checks=checks)
 
 
 # -- choosing blocks ----------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def best_blocks(hw: str, problem, algorithm: str = "fa2"):
-    """The best candidate of ``iosim explore`` (HBM bytes) for one GPU and shape."""
-    return explore(hw, algorithm, problem, progress=False).best
-
-
-def _valid_blocks(value) -> bool:
-    return (isinstance(value, list) and len(value) == 2
-            and all(isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 1 << 20 for v in value))
-
-
-def _call_cases(proc: StudentProcess, cases, replies: list, timeout_s: float) -> None:
-    """Call the student's function on each (GPU, shape); a reply per case, until the connection breaks."""
+def _call_cases(proc: StudentProcess, clock: StudentClock, cases, replies: list, timeout_s: float) -> None:
+    """Call the student's function on each (GPU, shape): per case the grader's record
+    ``{"status", "value", "message", "where"}`` of the reply, until the connection breaks or
+    the process breaks the protocol."""
     for hw, problem in cases:
         try:
-            proc.channel.send({"call": {"hw": hw, "problem": _problem_payload(problem)}}, proc.deadline)
-            replies.append(proc.channel.recv(proc.deadline))
+            clock.send(proc.channel, {"call": {"hw": hw, "problem": _problem_payload(problem)}})
+            reply = clock.recv(proc.channel)
+            how = call_reply(reply)
         except ChannelError as exc:
-            status, message = _transport_failure(exc, proc, timeout_s)
-            replies.append({"done": False, "error": {"type": status, "message": message}, "status": status})
+            status, message = _transport_failure(exc, proc, timeout_s, clock)
+            replies.append({"status": status, "message": message, "where": ""})
             return
+        if how == "value":
+            returned = reply.get("returned") if reply["value"] is None else None
+            replies.append({"status": "value", "value": reply["value"], "returned": returned})
+        else:
+            error = error_of(reply)
+            status = "memory" if error["type"] == "MemoryError" else "exception"
+            replies.append({"status": status, "message": f"{error['type']}: {error['message'][:500]}",
+                            "where": error["where"][:300]})
 
 
-def _grade_blocks(spec: BlocksAssignment, file, syntax_error, timeout_s, memory_mb, seed) -> GradeReport:
+def _grade_blocks(sub: Submission, limits: Limits, seed: int) -> GradeReport:
+    spec = sub.spec
     labels = [f"{hw} N={p.seq_len_q} d={p.head_dim} {p.dtype}{' causal' if p.causal else ''}" for hw, p in spec.cases]
     setup = (f"{spec.algorithm} on {len(spec.cases)} GPUs and shapes ({'; '.join(labels)}); graded objective: HBM "
-             f"bytes within {spec.band:.0%} of the best of `iosim explore`; limits {timeout_s:g} s, {memory_mb} MiB")
+             f"bytes within {spec.band:.0%} of the best of `iosim explore`; {limits.describe()}")
     replies: list = []
-    return _graded_session(spec, file, syntax_error, timeout_s, memory_mb, seed, setup,
-                           run=lambda proc: _call_cases(proc, spec.cases, replies, timeout_s),
-                           checks=lambda: _blocks_checks(spec, labels, replies, timeout_s, memory_mb))
-
-
-def _chosen_blocks(labels, replies) -> tuple[list, list]:
-    """(label, (B_r, B_c)) of each case whose reply is a valid choice, and (label, message,
-    where, kind) of each whose reply is not."""
-    chosen, problems = [], []
-    for label, reply in zip(labels, replies):
-        if reply.get("done") is True and _valid_blocks(reply.get("value")):
-            chosen.append((label, tuple(reply["value"])))
-            continue
-        error = reply.get("error") if isinstance(reply.get("error"), dict) else None
-        if error is None:
-            returned = reply.get("returned") or repr(reply.get("value"))
-            problems.append((label, f"returned {str(returned)[:80]}, not two positive integers", "", "value"))
-        else:
-            problems.append((label, f"{str(error.get('type'))[:80]}: {str(error.get('message'))[:500]}",
-                             str(error.get("where", ""))[:300], reply.get("status", "exception")))
-    return chosen, problems
-
-
-def _blocks_not_run(labels, replies, problems, timeout_s, memory_mb) -> list:
-    """The checks when a case returned no valid choice (or never ran): runs fails on the first."""
-    label, message, where, kind = problems[0] if problems else (labels[len(replies)], "not run", "", "not run")
-    if kind == "value":
-        hint = "choose_blocks(hw, problem) returns a pair of positive integers (block_q, block_kv)"
-    elif kind == "exception":
-        hint = ("choose_blocks raised; call it yourself to see the traceback, e.g. "
-                "choose_blocks('h100-sxm', Problem(seq_len=8192, head_dim=128))")
-    else:
-        hint = failure_hint(kind, message, timeout_s, memory_mb)
-    runs = Check("runs", "fail", f"{label}: {message}{f' at {where}' if where else ''}", hint)
-    return [runs, Check("capacity", "skip", "not every case returned blocks"),
-            Check("io", "skip", "not every case returned blocks")]
-
-
-def _simulate_choice(spec: BlocksAssignment, label, bq, bkv, hw, problem, fact: dict) -> tuple:
-    """Run the built-in schedule with one case's choice, adding what it found to ``fact``:
-    (why it does not fit, None) or (None, its io row)."""
-    try:
-        r = simulate(hw, spec.algorithm, problem, blocks=(bq, bkv))
-    except CapacityError as exc:
-        return f"{label}: {bq}×{bkv}: {_capacity_message(exc)}", None
-    fact.update(shared_memory_peak_bytes=r.sram.peak_bytes, shared_memory_capacity_bytes=r.sram.capacity_bytes,
-                registers_peak_bytes=r.registers.peak_bytes, registers_capacity_bytes=r.registers.capacity_bytes)
-    if not r.registers.fits:
-        return (f"{label}: {bq}×{bkv} needs {r.registers.peak_bytes:,} B of registers > "
-                f"{r.registers.capacity_bytes:,} B (the kernel would spill)"), None
-    best = best_blocks(hw, problem, spec.algorithm)
-    ratio = r.hbm.total_bytes / best.hbm_total_bytes
-    fact.update(hbm_bytes=r.hbm.total_bytes, best_block_q=best.block_q, best_block_kv=best.block_kv,
-                best_hbm_bytes=best.hbm_total_bytes, ratio=ratio)
-    return None, (label, bq, bkv, r.hbm.total_bytes, best, ratio)
-
-
-def _blocks_io_check(spec: BlocksAssignment, io_rows: list, chosen: list, cases: list) -> Check:
-    """Whether the worst choice's HBM traffic is within the band of the best (all must fit)."""
-    worst = max(io_rows, key=lambda row: row[5])
-    label, bq, bkv, total, best, ratio = worst
-    if ratio <= 1 + spec.band and len(io_rows) == len(chosen):
-        return Check("io", "pass", f"HBM traffic within {spec.band:.0%} of the best in every case "
-                     f"(worst: {label}, {ratio:.3f}× the best)", cases=cases)
-    detail = (f"{label}: {bq}×{bkv} moves {total:,} B, {ratio:.2f}× the best ({best.block_q}×{best.block_kv}, "
-              f"{best.hbm_total_bytes:,} B); the band is {spec.band:.0%}")
-    if ratio <= 1 + spec.band:
-        detail = "the traffic of the choices that do not fit cannot count (see capacity)"
-    return Check("io", "fail", detail,
-                 "FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
-                 "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
-                 "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
-                 "-N N -d D`", cases)
-
-
-def _blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:
-    chosen, problems = _chosen_blocks(labels, replies)
-    if problems or len(replies) < len(labels):
-        return _blocks_not_run(labels, replies, problems, timeout_s, memory_mb)
-    checks = [Check("runs", "pass", f"choose_blocks returned (B_r, B_c) for {len(chosen)}/{len(labels)} cases: "
-                    + ", ".join(f"{b[0]}×{b[1]}" for _, b in chosen))]
-    cap_fail, io_rows, cases = [], [], []
-    for (label, (bq, bkv)), (hw, problem) in zip(chosen, spec.cases):
-        fact = {"case": label, "block_q": bq, "block_kv": bkv}
-        cases.append(fact)
-        failure, row = _simulate_choice(spec, label, bq, bkv, hw, problem, fact)
-        if failure is not None:
-            cap_fail.append(failure)
-        else:
-            io_rows.append(row)
-    if cap_fail:
-        checks.append(Check("capacity", "fail", "; ".join(cap_fail[:2]),
-                            "Q_i (B_r × d) and K_j, V_j (B_c × d) sit in shared memory; S_ij (B_r × B_c) and the "
-                            "O_i accumulator (B_r × d) in registers, in fp32; `iosim explore` marks what fits",
-                            cases))
-    else:
-        checks.append(Check("capacity", "pass", f"the tiles fit shared memory and registers in all "
-                            f"{len(chosen)} cases", cases=cases))
-    if not io_rows:
-        checks.append(Check("io", "skip", "no choice fits on chip (see capacity)"))
-        return checks
-    checks.append(_blocks_io_check(spec, io_rows, chosen, cases))
-    return checks
+    return _graded_session(sub, limits, seed, lambda: setup,
+                           run=lambda proc, clock: _call_cases(proc, clock, spec.cases, replies, limits.timeout_s),
+                           checks=lambda: blocks_checks(spec, labels, replies, limits.timeout_s, limits.memory_mb))
 
 
 # -- entry point ------------------------------------------------------------------------------
+def validate_limits(timeout_s, memory_mb, isolation: bool = True) -> Limits:
+    """The limits as the grader uses them: a positive time (seconds) and a positive whole
+    number of MiB, each moved into [MIN, MAX] when outside it; anything else is
+    :class:`GradingInputError` (the instructor's input to fix, never a student's failure)."""
+    if isinstance(timeout_s, bool) or not isinstance(timeout_s, (int, float, np.integer, np.floating)):
+        raise GradingInputError(f"the time limit must be a number of seconds, got {timeout_s!r}")
+    asked_s = float(timeout_s)
+    if math.isnan(asked_s) or asked_s <= 0:
+        raise GradingInputError(f"the time limit must be a positive number of seconds, got {timeout_s!r}")
+    try:
+        if isinstance(memory_mb, bool):
+            raise TypeError
+        asked_mb = operator.index(memory_mb)
+    except TypeError:
+        raise GradingInputError(f"the memory limit must be a whole number of MiB, got {memory_mb!r}") from None
+    if asked_mb <= 0:
+        raise GradingInputError(f"the memory limit must be a positive number of MiB, got {asked_mb}")
+    timeout_s = min(max(asked_s, MIN_TIMEOUT_S), MAX_TIMEOUT_S)
+    memory_mb = min(max(asked_mb, MIN_MEMORY_MB), MAX_MEMORY_MB)
+    notes = []
+    if timeout_s != asked_s:
+        notes.append(f"{asked_s:g} s asked, the {'least' if asked_s < timeout_s else 'most'} the grader uses is "
+                     f"{timeout_s:g} s")
+    if memory_mb != asked_mb:
+        notes.append(f"{asked_mb:,} MiB asked, the {'least' if asked_mb < memory_mb else 'most'} the grader uses is "
+                     f"{memory_mb:,} MiB")
+    return Limits(timeout_s, memory_mb, bool(isolation), "; ".join(notes))
+
+
+def _seed(seed) -> int:
+    """The instructor's seed (a non-negative integer), or a fresh one from the OS's secure source."""
+    if seed is None:
+        return secrets.randbits(SEED_BITS)
+    try:
+        if isinstance(seed, bool):
+            raise TypeError
+        seed = operator.index(seed)
+    except TypeError:
+        raise GradingInputError(f"the seed must be an integer, got {seed!r}") from None
+    if seed < 0:
+        raise GradingInputError(f"the seed must be a non-negative integer, got {seed}")
+    return seed
+
+
 def grade(path: str | pathlib.Path, assignment: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-          memory_mb: int = DEFAULT_MEMORY_MB, seed: int | None = None) -> GradeReport:
-    """Grade the submission at ``path``; see :mod:`iosim.grading`."""
-    if not timeout_s > 0:
-        raise GradingInputError(f"the time limit must be positive, got {timeout_s!r}")
-    if not isinstance(memory_mb, int) or memory_mb < 256:
-        raise GradingInputError(f"the memory limit must be an integer of at least 256 MiB, got {memory_mb!r}")
-    file, spec, syntax_error = resolve(path, assignment)
-    seed = secrets.randbelow(1 << 31) if seed is None else seed
-    run = _grade_schedule if isinstance(spec, ScheduleAssignment) else _grade_blocks
-    return run(spec, file, syntax_error, timeout_s, memory_mb, seed)
+          memory_mb: int = DEFAULT_MEMORY_MB, seed: int | None = None, isolation: bool = True) -> GradeReport:
+    """Grade the submission at ``path``; see :mod:`iosim.grading`.
+
+    ``seed`` makes the inputs reproducible (an instructor's re-run); by default a fresh one
+    is drawn. Either way it stays in this process. ``isolation`` is passed to
+    :class:`~iosim.grading.sandbox.StudentProcess` (the student's process in its own Linux
+    namespaces)."""
+    limits = validate_limits(timeout_s, memory_mb, isolation)
+    sub = resolve(path, assignment)
+    run = _grade_schedule if isinstance(sub.spec, ScheduleAssignment) else _grade_blocks
+    return run(sub, limits, _seed(seed))

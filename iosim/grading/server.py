@@ -18,6 +18,14 @@ reach it:
   shared memory.
 * **A memory cap** on the tile data the grader holds for the schedule, so a schedule that
   hoards tiles cannot exhaust the grader's memory.
+* **The student's time.** The time limit counts only the time the grader waits for the
+  student's process (:class:`~iosim.grading.protocol.StudentClock`), not its own work on the schedule's requests,
+  so a busy grader never turns into a student's timeout.
+* **Nothing on the process's word.** Each message is checked against the protocol
+  (:func:`iosim.grading.protocol.run_message`); a message that is not a request or the end
+  of the run, or a request for an operation that does not exist, ends the run with a
+  :class:`~iosim.grading.protocol.ProtocolViolation` (a failing grade). ``{"done": true}``
+  only ends the requests: the run is judged on what the engine recorded.
 """
 
 from __future__ import annotations
@@ -28,9 +36,11 @@ import numpy as np
 
 from ..engine.tiles import Tile, maximum
 from ..errors import CapacityError, ScheduleError
-from .protocol import BLOCK_FIELDS, ERRORS, Channel
+from .protocol import BLOCK_FIELDS, ERRORS, Channel, ProtocolViolation, StudentClock, error_of, run_message
 
 ROLES = ("input", "output", "scores", "stats")
+#: the suffix of the name a whole tensor read by ctx.read is held under (reserved)
+WHOLE_READ = " (whole tensor, ctx.read)"
 #: the most tile data (float64, all heads) the grader holds for one run at a time
 TILE_BYTES_LIMIT = 64 << 20
 _BINOPS = {
@@ -83,29 +93,29 @@ class _Loop:
 class ScheduleServer:
     """Serve one schedule run for the student's process over ``channel``."""
 
-    def __init__(self, channel: Channel, deadline: float):
-        self.channel, self.deadline = channel, deadline
+    def __init__(self, channel: Channel, clock: StudentClock):
+        self.channel, self.clock = channel, clock
 
     # -- the schedule function handed to simulate -------------------------------------------
     def schedule(self, ctx, *, payload: dict) -> None:
         self._start(ctx)
-        self.channel.send({"run": payload}, self.deadline)
+        self.clock.send(self.channel, {"run": payload})
         try:
             while True:
-                message = self.channel.recv(self.deadline)
-                if "done" in message:
+                message = self.clock.recv(self.channel)
+                ending = run_message(message)        # a ProtocolViolation for anything else
+                if ending != "request":
                     break
                 self._free(message.get("free"))
-                self.channel.send(self._answer(message), self.deadline)
+                self.clock.send(self.channel, self._answer(message))
         finally:
             self._finish()
         if self.stopped is not None:
             raise self.stopped
-        if message["done"] is not True:
-            error = message.get("error") if isinstance(message.get("error"), dict) else {}
-            kind = "memory" if error.get("type") == "MemoryError" else "exception"
-            text = f"{str(error.get('type', 'Error'))[:80]}: {str(error.get('message', ''))[:2000]}"
-            raise StudentFailure(kind, text, str(error.get("where", ""))[:500])
+        if ending == "failed":
+            error = error_of(message)
+            kind = "memory" if error["type"] == "MemoryError" else "exception"
+            raise StudentFailure(kind, f"{error['type']}: {error['message']}", error["where"])
 
     def _start(self, ctx) -> None:
         self.ctx = ctx
@@ -129,10 +139,10 @@ class ScheduleServer:
     def _answer(self, message: dict) -> dict:
         if self.stopped is not None:
             return {"abort": str(self.stopped)}
-        op, args = message.get("op"), message.get("a")
-        handler = getattr(self, f"_op_{op}", None) if isinstance(op, str) and op.isidentifier() else None
-        if handler is None or not isinstance(args, list):
-            return {"e": ["ScheduleError", f"unknown request {str(op)[:40]!r}"]}
+        op, args = message["op"], message["a"]
+        handler = getattr(self, f"_op_{op}", None)
+        if handler is None:  # the stand-in ctx sends only the requests below: this one was forged
+            raise ProtocolViolation(f"a request for an operation that does not exist: {op[:40]!r}")
         try:
             with np.errstate(all="ignore"):
                 return {"r": handler(*args)}
@@ -178,6 +188,15 @@ class ScheduleServer:
         if not isinstance(value, str) or not 0 < len(value) <= 64:
             raise ScheduleError(f"expected a {what} (a short string)")
         return value
+
+    def _tile_name(self, value) -> str:
+        """A name for ctx.keep/ctx.fill: never a whole read's, which would put the whole tensor
+        in the new tile's place (registers, for role "stats") and out of shared memory."""
+        name = self._name(value, "tile name")
+        if name.endswith(WHOLE_READ):
+            raise ScheduleError(f"ctx.keep/ctx.fill({name!r}, …): that name is the whole tensor ctx.read holds in "
+                                "shared memory; keep tiles under names of your own")
+        return name
 
     @staticmethod
     def _number(value) -> float:
@@ -312,9 +331,10 @@ class ScheduleServer:
         self.ctx.store(self._name(tensor), self._blockspec(block), self._tile(tile))
 
     def _op_read(self, tensor):
-        # A whole tensor on chip is charged like a loaded tile.
+        # A whole tensor on chip is charged like a loaded tile, in shared memory, until the
+        # iteration that read it ends (its name is reserved: see _tile_name).
         name = self._name(tensor)
-        return self._hand_out(self.ctx.read(name, resident_as=f"{name} (whole tensor, ctx.read)"))
+        return self._hand_out(self.ctx.read(name, resident_as=f"{name}{WHOLE_READ}"))
 
     def _op_write(self, tensor, tile):
         self.ctx.write(self._name(tensor), self._tile(tile))
@@ -323,12 +343,12 @@ class ScheduleServer:
         self.ctx.init(self._name(tensor), self._number(value))
 
     def _op_keep(self, name, tile, role):
-        name = self._name(name, "tile name")
+        name = self._tile_name(name)
         scope = self._owner(name)
         return self._hand_out(self.ctx.keep(name, self._tile(tile), self._role(role)), scope)
 
     def _op_fill(self, name, block, value, role, cols):
-        name = self._name(name, "tile name")
+        name = self._tile_name(name)
         problem = self.ctx.problem
         if cols is not None:
             if isinstance(cols, float) and cols.is_integer():

@@ -179,7 +179,7 @@ def profile_from_data(data: Any, source: str, problems: list[str] | None = None)
 
     ``problems`` carries problems found earlier (duplicate keys) so all are reported at once.
     """
-    problems = Problems(problems or [])
+    problems = Problems(one_line(p) for p in problems or [])  # duplicate keys may hold control characters
     version = data.get("schema_version") if isinstance(data, dict) else None
     if isinstance(data, dict) and "schema_version" in data and (
             isinstance(version, bool) or version != SCHEMA_VERSION):
@@ -283,7 +283,8 @@ def _cut(source: str) -> str:
 @functools.lru_cache(maxsize=None)
 def _load_builtin(name: str) -> HardwareProfile:
     resource = _builtin_dir() / f"{name}.yaml"
-    profile = profile_from_yaml(_read(resource), str(resource))
+    # package data, trusted: read through the Traversable, which may sit in a zip
+    profile = profile_from_yaml(resource.read_text(encoding="utf-8"), str(resource))
     if profile.name != name:
         raise ProfileError(str(resource), [f"name: {profile.name!r} does not match the file name {name!r}"])
     return profile

@@ -42,7 +42,8 @@ def show(value: float, how: str) -> str:
     if how == "count":
         return f"{value:,.0f}" if value < 1e15 else f"{value:.3g}"
     if how == "bytes":
-        for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        for unit, size in (("EiB", 2**60), ("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20),
+                           ("KiB", 2**10)):
             if value >= size:
                 return f"{value / size:.4g} {unit}"
         return f"{value:.4g} B"

@@ -1,20 +1,20 @@
 """Real-kernel presets: what the attention kernel you actually run moves (``--kernel``).
 
 The papers' listings take B_r and B_c as parameters; the real kernels pick them from
-tables by head dimension, GPU and features (:mod:`iosim.kernels.tile_tables`, fa-io-spec.md §5), and
-deviate from the listings in ways that change global traffic (§3.10). A preset turns a
+tables by head dimension, GPU and features (:mod:`iosim.kernels.tile_tables`, docs/spec/kernels.md), and
+deviate from the listings in ways that change global traffic (docs/spec/algorithms.md §7). A preset turns a
 request such as "FlashAttention-2's forward and backward on an H100" into the kernel
 launches flash-attn would make, each run through the simulator:
 
 ``flash-attn-2``
   * forward: flash-attn's ``mha_fwd`` first applies the decode layout (one query row with
     grouped heads: :func:`iosim.workload.layouts.decode_layout`), then asks its split heuristic
-    (§5.3) with the split kernel's tiles; more than one split runs ``fa2-splitkv``
-    (split kernel + combine), otherwise ``fa2`` with the forward table's tile (§5.2);
+    (docs/spec/kernels.md §3) with the split kernel's tiles; more than one split runs ``fa2-splitkv``
+    (split kernel + combine), otherwise ``fa2`` with the forward table's tile (kernels.md §2);
   * backward: the three backward kernels (:mod:`iosim.schedules.fa2_kernel_backward`, named ``fa2_kernel_backward`` in the registry)
-    with the backward table's tile (§5.4).
+    with the backward table's tile (kernels.md §4).
 ``flash-attn-3``
-  * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (§5.6);
+  * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (kernels.md §6);
     FA3's own split and pack heuristics are not modelled.
 
 A forward+backward request runs each pass with its own tile and adds the counts.
@@ -83,7 +83,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     if num_splits > 1:
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
-    # flash_fwd_kernel walks n_block from n_block_max − 1 down (fa-io-spec.md §3.10)
+    # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True})
 
 

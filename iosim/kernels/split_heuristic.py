@@ -1,4 +1,4 @@
-"""How flash-attn chooses the number of splits for Flash-Decoding (fa-io-spec.md §5.3).
+"""How flash-attn chooses the number of splits for Flash-Decoding (docs/spec/kernels.md §3).
 
 ``set_params_splitkv`` in flash-attn's ``flash_api.cpp`` (HEAD 0251105a) calls
 ``num_splits_heuristic(B·H·m_blocks, 2·#SMs, n_blocks, 128)`` — the SM count is doubled

@@ -3,7 +3,7 @@
 ``iosim explore`` compares its best (B_r, B_c) against the tile the real kernel would
 pick for the same head dim and GPU. The choice lives in the flash-attention launch
 templates as nested ``if``s; here it is a table of rules, read top to bottom, the first
-rule whose head dim and condition match wins (fa-io-spec.md §5).
+rule whose head dim and condition match wins (docs/spec/kernels.md).
 
 =================  ==========================================================
 kernel symbol      iosim
@@ -19,13 +19,13 @@ kNWarps            ``KernelTile.warps``
 Tables (one entry of :data:`TABLES` each):
 
 * ``("fa2", "fwd")``: FlashAttention-2 forward, ``flash_fwd_launch_template.h`` at
-  flash-attention HEAD ``0251105a`` (spec §5.2).
+  flash-attention HEAD ``0251105a`` (docs/spec/kernels.md §2).
 * ``("fa2-splitkv", "fwd")``: its split-KV (Flash-Decoding) forward, used when
-  num_splits > 1 (spec §5.2, "Split-KV forward").
-* ``("fa2", "bwd")``: FlashAttention-2 backward, ``flash_bwd_launch_template.h`` (spec §5.4).
-* ``("fa3", "fwd")``: FlashAttention-3 forward on Hopper, ``hopper/tile_size.h`` (spec §5.6).
+  num_splits > 1 (docs/spec/kernels.md §2.1).
+* ``("fa2", "bwd")``: FlashAttention-2 backward, ``flash_bwd_launch_template.h`` (docs/spec/kernels.md §4).
+* ``("fa3", "fwd")``: FlashAttention-3 forward on Hopper, ``hopper/tile_size.h`` (docs/spec/kernels.md §6).
   Warps are FA3's 128-thread warpgroups × 4 as launched (8 or 12 warps).
-* ``("fa1", "fwd")``: FlashAttention v1.0.9 forward (``fmha_fwd_hdim*.cu``, spec §5.5).
+* ``("fa1", "fwd")``: FlashAttention v1.0.9 forward (``fmha_fwd_hdim*.cu``, docs/spec/kernels.md §5).
 
 The GPU facts a rule may test come from the hardware profile (:class:`GpuInfo`): the
 compute capability (a profile field when the profile has one, otherwise the
@@ -181,7 +181,7 @@ class Table:
 TABLES: dict[tuple[str, str], Table] = {
     ("fa2", "fwd"): Table(
         kernel="flash-attn 2 forward (flash_fwd_kernel)",
-        source="fa-io-spec.md §5.2: csrc/flash_attn/src/flash_fwd_launch_template.h @ 0251105a",
+        source="docs/spec/kernels.md §2: csrc/flash_attn/src/flash_fwd_launch_template.h @ 0251105a",
         head_dims=(32, 64, 96, 128, 192, 256),
         min_cc=(8, 0),  # "FlashAttention only supports Ampere GPUs or newer"
         rules=(
@@ -206,7 +206,7 @@ TABLES: dict[tuple[str, str], Table] = {
     ),
     ("fa2-splitkv", "fwd"): Table(
         kernel="flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)",
-        source="fa-io-spec.md §5.2: run_mha_fwd_splitkv_dispatch in flash_fwd_launch_template.h @ 0251105a",
+        source="docs/spec/kernels.md §2.1: run_mha_fwd_splitkv_dispatch in flash_fwd_launch_template.h @ 0251105a",
         head_dims=(32, 64, 96, 128, 192, 256),
         min_cc=(8, 0),
         rules=(
@@ -220,7 +220,7 @@ TABLES: dict[tuple[str, str], Table] = {
     ),
     ("fa2", "bwd"): Table(
         kernel="flash-attn 2 backward (flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel)",
-        source="fa-io-spec.md §5.4: csrc/flash_attn/src/flash_bwd_launch_template.h @ 0251105a "
+        source="docs/spec/kernels.md §4: csrc/flash_attn/src/flash_bwd_launch_template.h @ 0251105a "
                "(the thread block owns B_c = kBlockN keys and walks B_r = kBlockM query rows)",
         head_dims=(32, 64, 96, 128, 192, 256),
         min_cc=(8, 0),
@@ -248,7 +248,7 @@ TABLES: dict[tuple[str, str], Table] = {
     ),
     ("fa3", "fwd"): Table(
         kernel="flash-attn 3 forward (Hopper, 16-bit inputs)",
-        source="fa-io-spec.md §5.6: hopper/tile_size.h::tile_size_fwd_sm90 @ 0251105a (no paging, no local window)",
+        source="docs/spec/kernels.md §6: hopper/tile_size.h::tile_size_fwd_sm90 @ 0251105a (no paging, no local window)",
         head_dims=(64, 96, 128, 192, 256),
         min_cc=(9, 0),
         rules=(
@@ -263,7 +263,7 @@ TABLES: dict[tuple[str, str], Table] = {
     ),
     ("fa1", "fwd"): Table(
         kernel="flash-attn v1.0.9 forward (fmha_fwd)",
-        source="fa-io-spec.md §5.5: csrc/flash_attn/src/fmha_fwd_hdim{32,64,128}.cu @ v1.0.9 (B_r = STEP = 16)",
+        source="docs/spec/kernels.md §5: csrc/flash_attn/src/fmha_fwd_hdim{32,64,128}.cu @ v1.0.9 (B_r = STEP = 16)",
         head_dims=(32, 64, 128),
         min_cc=(7, 5),
         rules=(

@@ -156,81 +156,110 @@ def _loglog(ax, xlabel: str, title: str) -> None:
 # --------------------------------------------------------------------------------------
 # explore
 # --------------------------------------------------------------------------------------
+_EXPLORE_LABELS = {"time": "predicted time", "bytes": "HBM bytes", "dram": "DRAM bytes"}
+#: panels per row of explore's figure
+_EXPLORE_COLUMNS = 3
+
+
 def plot_explore(results: Sequence, path: str | os.PathLike) -> Path:
-    """Heat map of the objective over (B_r, B_c), one panel per algorithm."""
+    """Heat map of the objective over (B_r, B_c), one panel per point and algorithm."""
+    path = check_plot_path(path)
+    ncols = min(len(results), _EXPLORE_COLUMNS)
+    nrows = -(-len(results) // ncols)
+    fig = _new_figure(6.2 * ncols + 0.6, 6.6 * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, res in zip(axes, results):
+        _explore_panel(fig, ax, res)
+    for ax in axes[len(results):]:
+        ax.set_axis_off()
+    fig.savefig(path)
+    return path
+
+
+def _explore_cells(res, rows: list, cols: list) -> tuple:
+    """(values ÷ best, infeasible cells, spilling cells, cells whose value is a lower bound)."""
+    ri, ci = {r: k for k, r in enumerate(rows)}, {c: k for k, c in enumerate(cols)}
+    best = res.best.value(res.objective)[0]
+    values = [[math.nan] * len(cols) for _ in rows]
+    spill, bounded = [], []
+    xe, ye = _edges(cols), _edges(rows)
+    run = {(c.block_q, c.block_kv) for c in res.candidates}
+    bad = [[(xe[j], ye[i]), (xe[j + 1], ye[i]), (xe[j + 1], ye[i + 1]), (xe[j], ye[i + 1])]
+           for i, r in enumerate(rows) for j, c in enumerate(cols) if (r, c) not in run]  # past the edge: not run
+    for c in res.candidates:
+        if c.block_q not in ri or c.block_kv not in ci:
+            continue
+        i, j = ri[c.block_q], ci[c.block_kv]
+        cell = [(xe[j], ye[i]), (xe[j + 1], ye[i]), (xe[j + 1], ye[i + 1]), (xe[j], ye[i + 1])]
+        if not c.feasible:
+            bad.append(cell)
+            continue
+        values[i][j] = c.value(res.objective)[0] / best
+        if not c.registers_fit:
+            spill.append(cell)
+        if not c.exact(res.objective):
+            bounded.append(cell)
+    return values, bad, spill, bounded
+
+
+def _explore_panel(fig, ax, res) -> None:
     from matplotlib.collections import PolyCollection
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Patch
     from matplotlib.ticker import FuncFormatter, LogLocator
 
-    path = check_plot_path(path)
-    fig = _new_figure(6.2 * len(results) + 0.6, 6.6)
-    axes = fig.subplots(1, len(results), squeeze=False)[0]
-    for ax, res in zip(axes, results):
-        rows = sorted({c.block_q for c in res.candidates if "grid" in c.sources or "user" in c.sources})
-        cols = sorted({c.block_kv for c in res.candidates if "grid" in c.sources or "user" in c.sources})
-        ri, ci = {r: k for k, r in enumerate(rows)}, {c: k for k, c in enumerate(cols)}
-        best = res.best.score(res.objective)[0]
-        values = [[math.nan] * len(cols) for _ in rows]
-        bad, spill = [], []
-        xe, ye = _edges(cols), _edges(rows)
-        for c in res.candidates:
-            if c.block_q not in ri or c.block_kv not in ci:
-                continue
-            i, j = ri[c.block_q], ci[c.block_kv]
-            cell = [(xe[j], ye[i]), (xe[j + 1], ye[i]), (xe[j + 1], ye[i + 1]), (xe[j], ye[i + 1])]
-            if not c.feasible:
-                bad.append(cell)
-            else:
-                values[i][j] = c.score(res.objective)[0] / best
-                if not c.registers_fit:
-                    spill.append(cell)
-        finite = [v for row in values for v in row if not math.isnan(v)]
-        mesh = ax.pcolormesh(xe, ye, values, cmap="viridis_r", shading="flat",
-                             norm=LogNorm(vmin=1, vmax=max(finite + [1.01])))
-        ax.add_collection(PolyCollection(bad, facecolors="0.88", edgecolors="0.45", hatch="xx", linewidths=0))
-        if spill:
-            ax.add_collection(PolyCollection(spill, facecolors="none", edgecolors="white", hatch="..",
-                                             linewidths=0))
-        cb = fig.colorbar(mesh, ax=ax, shrink=0.85)
-        cb.set_label(f"{'HBM bytes' if res.objective == 'hbm-bytes' else 'predicted time'} ÷ best (log scale)")
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log", base=2)
-        ax.set_xlim(xe[0], xe[-1])
-        ax.set_ylim(ye[0], ye[-1])
-        marks = _mark(ax, res)
-        for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_locator(LogLocator(base=2))
-            axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
-        ax.set_xlabel("B_c, key/value rows per tile (log scale)")
-        ax.set_ylabel("B_r, query rows per tile (log scale)")
-        p = res.problem
-        ax.set_title(f"{res.algorithm} on {res.profile}: N = {p.seq_len_q:,}, d = {p.head_dim}, {p.dtype}\n"
-                     f"objective {res.objective}; shared memory {res.best.sram_capacity_bytes // 1024} KiB per block",
-                     fontsize=9.5)
-        handles = marks + [Patch(facecolor="0.88", edgecolor="0.45", hatch="xx", label="does not fit in shared memory")]
-        if spill:
-            handles.append(Patch(facecolor="0.5", edgecolor="white", hatch="..", label="fits, registers would spill"))
-        ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8,
-                  frameon=False, title=f"{res.objective} relative to the best in brackets", title_fontsize=8)
-    fig.savefig(path)
-    return path
+    rows = sorted({c.block_q for c in res.candidates if "grid" in c.sources or "user" in c.sources})
+    cols = sorted({c.block_kv for c in res.candidates if "grid" in c.sources or "user" in c.sources})
+    values, bad, spill, bounded = _explore_cells(res, rows, cols)
+    xe, ye = _edges(cols), _edges(rows)
+    finite = [v for row in values for v in row if not math.isnan(v)]
+    mesh = ax.pcolormesh(xe, ye, values, cmap="viridis_r", shading="flat",
+                         norm=LogNorm(vmin=1, vmax=max(finite + [1.01])))
+    ax.add_collection(PolyCollection(bad, facecolors="0.88", edgecolors="0.45", hatch="xx", linewidths=0))
+    for cells, hatch in ((spill, ".."), (bounded, "//")):
+        if cells:
+            ax.add_collection(PolyCollection(cells, facecolors="none", edgecolors="white", hatch=hatch, linewidths=0))
+    label = _EXPLORE_LABELS[res.objective]
+    fig.colorbar(mesh, ax=ax, shrink=0.85).set_label(f"{label} ÷ best (log scale)")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlim(xe[0], xe[-1])
+    ax.set_ylim(ye[0], ye[-1])
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_locator(LogLocator(base=2))
+        axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    ax.set_xlabel("B_c, key/value rows per tile (log scale)")
+    ax.set_ylabel("B_r, query rows per tile (log scale)")
+    p = res.problem
+    ax.set_title(f"{res.algorithm} on {res.profile}: N = {p.seq_len_q:,}, d = {p.head_dim}, heads = {p.heads}, "
+                 f"{p.dtype}\n{label}; {res.time_model}; grid {res.grid}", fontsize=9)
+    handles = _mark(ax, res) + [Patch(facecolor="0.88", edgecolor="0.45", hatch="xx",
+                                      label="does not fit (past the edge: not run)")]
+    if spill:
+        handles.append(Patch(facecolor="0.5", edgecolor="white", hatch="..", label="fits, registers would spill"))
+    if bounded:
+        handles.append(Patch(facecolor="0.5", edgecolor="white", hatch="//", label="lower bound (L2 not replayed)"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.12), ncol=2, fontsize=8,
+              frameon=False, title=f"{label} relative to the best in brackets", title_fontsize=8)
 
 
 def _mark(ax, res) -> list:
-    """Mark the best, the paper default and the real kernel's tile; their legend handles."""
+    """Mark the best, the practical choice, the paper default and the real kernel's tile;
+    their legend handles."""
     from matplotlib.lines import Line2D
 
     handles = []
-    for label, c, marker, size in (("best", res.best, "*", 15), ("paper default", res.paper, "o", 8),
-                                   ("real kernel", res.kernel, "s", 8)):
+    best = res.best.value(res.objective)[0]
+    for label, c, marker, size in (("best", res.best, "*", 15), ("practical choice", res.practical, "D", 8),
+                                   ("paper default", res.paper, "o", 8), ("real kernel", res.kernel, "s", 8)):
         if c is None:
             continue
         style = {"marker": marker, "markersize": size, "markerfacecolor": "white", "markeredgecolor": "black",
                  "markeredgewidth": 1.3, "linestyle": "none"}
         ax.plot([c.block_kv], [c.block_q], zorder=5, **style)
-        ratio = c.score(res.objective)[0] / res.best.score(res.objective)[0]
-        handles.append(Line2D([], [], label=f"{label} {c.block_q}×{c.block_kv} (×{ratio:.2f})", **style))
+        lo = c.value(res.objective)[0]
+        ratio = "—" if lo is None else f"×{lo / best:.2f}"
+        handles.append(Line2D([], [], label=f"{label} {c.block_q}×{c.block_kv} ({ratio})", **style))
     return handles
 
 

@@ -54,7 +54,7 @@ def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sra
     With ``record`` every access is kept in program order (the schedule then runs every
     iteration one by one: ``trace`` in place of ``count``, which gives the same counts).
     """
-    tracker = _tracker(profile, sram_bytes, options.residency)
+    tracker = _tracker(profile, sram_bytes, options.residency, options.enforce_registers)
     ctx = Context(
         launch.problem, launch.blocks, mode="trace" if record and mode == "count" else mode, residency=tracker,
         level_names=level_names(profile),
@@ -80,14 +80,16 @@ def level_names(profile: HardwareProfile) -> dict[str, str]:
             "registers": regs.name if regs is not None else "registers"}
 
 
-def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str) -> ResidencyTracker:
-    """A residency tracker that enforces the per-block shared memory only."""
+def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str, registers: bool) -> ResidencyTracker:
+    """A residency tracker that enforces the per-block shared memory (and the registers too,
+    with ``registers``)."""
     regs = profile.registers
     return ResidencyTracker(
         residency,
         level_names={"scratchpad": profile.scratchpad.name, "registers": level_names(profile)["registers"]},
         capacities={"scratchpad": sram_bytes, "registers": regs.per_block_bytes if regs is not None else None},
-        enforced={"scratchpad"},
+        enforced={"scratchpad", "registers"} if registers else {"scratchpad"},
+        charge_temporaries=registers,
     )
 
 

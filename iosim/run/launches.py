@@ -137,23 +137,25 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
 
 def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
     """Random inputs unless given; a backward-only run of a built-in algorithm first
-    computes, uncounted, the forward outputs it reads (O and the statistics)."""
+    computes, uncounted, the forward outputs it reads (O and the statistics), from Q, K, V
+    only: forward outputs the caller gave are inputs of the backward pass and win."""
     if inputs is None:
         inputs = random_inputs(setup.problem, setup.options.seed, gradient="backward" in setup.passes)
     if setup.passes != "backward" or not setup.builtin:
         return inputs
+    given, inputs = inputs, {k: v for k, v in inputs.items() if k in ("Q", "K", "V")}
     if setup.options.kernel is not None:  # the backward kernels read O and L of flash-attn's forward
         forward = Launch("fa2", "forward", get_schedule("fa2"), setup.problem, BlockSizes(64, 64), "user", None,
                          {}, 128, None)
         counted = count_launch(setup.profile, forward, Options(), setup.profile.scratchpad.per_block_bytes,
                                "numeric", inputs)
-        return {**inputs, "O": counted.outputs["O"], "L": counted.outputs["L"]}
+        return {"O": counted.outputs["O"], "L": counted.outputs["L"], **given}
     launch = setup.launches[0]
     forward = dataclasses.replace(launch, passes="forward", schedule=get_schedule(setup.algorithm, "forward"),
                                   schedule_options=options_for(setup.algorithm, "forward", launch.schedule_options))
     counted = count_launch(setup.profile, forward, Options(residency=setup.options.residency), setup.sram_bytes,
                            "numeric", inputs)
-    return {**inputs, **counted.outputs}
+    return {**counted.outputs, **given}
 
 
 def kernel_times(result: Result, profile, layouts: dict) -> dict:

@@ -27,8 +27,10 @@ class Options:
     Conventions (docs/spec): ``tiles`` (C4: a ragged last tile moves its real rows,
     ``"exact"``, or a whole block, ``"padded"``), ``count_init`` (C5: count "Initialize …
     in HBM"), ``residency`` (``"kernel"``: S, P and the O accumulator in registers as the
-    real kernels keep them; ``"sram"``: everything in shared memory), ``sram_bytes``
-    (overrides the profile's per-block shared memory, and so M).
+    real kernels keep them; ``"sram"``: everything in shared memory), ``enforce_registers``
+    (the register file a hard limit too, each temporary included, as the grader runs; by
+    default registers are reported and a spill only marked), ``sram_bytes`` (overrides the
+    profile's per-block shared memory, and so M).
 
     Schedule options: ``gemm`` (standard attention: ``"idealised"`` or ``"tiled"``
     matrix products), ``dq_read_twice`` (FA2's backward, the literal reading of lines 9
@@ -45,6 +47,7 @@ class Options:
     tiles: str = "exact"
     count_init: bool = False
     residency: str = "kernel"
+    enforce_registers: bool = False
     sram_bytes: int | None = None
     gemm: str | None = None
     dq_read_twice: bool | None = None

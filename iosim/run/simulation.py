@@ -4,7 +4,7 @@
 >>> r = simulate("fa-paper-a100", "fa2", Problem(seq_len=8192, head_dim=128))
 >>> (r.blocks.block_q, r.blocks.block_kv)          # the paper's B_r = min(⌈M/4d⌉, d), B_c = ⌈M/4d⌉
 (128, 192)
->>> r.hbm.total_elements                           # docs/spec: FA2 forward, §4.2
+>>> r.hbm.total_elements                           # docs/spec/algorithms.md §9.1: FA2 forward
 136323072
 """
 

@@ -5,10 +5,10 @@ loaded once; for every (i, j) the partial output O_i and the statistics ℓ_i, m
 read from HBM, updated on chip and written back. The repeated traffic is Q and O (T_c
 passes), which is the Θ(N²d²/M) of Theorem 2.
 
-Exact count (fa-io-spec.md §3.2): 2·N·d + T_c·(3·N·d + 4·N) elements per head (the
-first pass still reads the freshly initialised O, ℓ, m: convention C6). Causal (§3.7):
+Exact count (docs/spec/algorithms.md §3.1): 2·N·d + T_c·(3·N·d + 4·N) elements per head (the
+first pass still reads the freshly initialised O, ℓ, m: convention C6). Causal (§5 there):
 2·N·d + R·(3d + 4), R = Σ over active blocks of r_i. The initialisation of line 2 is
-counted only with ``count_init``. With a block-sparsity mask this is Algorithm 5 (§3.8):
+counted only with ``count_init``. With a block-sparsity mask this is Algorithm 5 (§3.3 there):
 K_j, V_j are still loaded for every j (the load is outside the mask test), only nonzero
 blocks are visited, and the initialisation counts when a query block has no nonzero block.
 
@@ -31,7 +31,7 @@ def fa1_forward(ctx) -> None:
     """Run FA1 Algorithm 1 (lines 2–15); line numbers in the comments."""
     # 2: initialise O, ℓ, m in HBM. Counted with count_init, and always when a block mask
     #    leaves some query block with no key block: its O_i is then the initial value
-    #    (fa-io-spec.md §3.8, Proposition 4's "we would still need to write the result O").
+    #    (docs/spec/algorithms.md §3.3, Proposition 4's "we would still need to write the result O").
     empty_row = ctx.mask_info.has_empty_row()
     ctx.init("O", 0.0, force_count=empty_row)
     ctx.init("l", 0.0, force_count=empty_row)

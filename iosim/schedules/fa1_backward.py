@@ -5,8 +5,8 @@ and written once), inner loop over query blocks i: Q_i, O_i, dO_i, dQ_i, ℓ_i, 
 loaded every step and dQ_i is written back every step. P_ij is *recomputed* from the
 stored statistics instead of being read from HBM.
 
-Exact count (fa-io-spec.md §3.5): 4·N·d + T_c·(5·N·d + 2·N) elements per head; causal
-(§3.7): 4·N·d + R·(5d + 2). Initialising dQ, dK, dV in HBM (line 5) is counted only with
+Exact count (docs/spec/algorithms.md §3.2): 4·N·d + T_c·(5·N·d + 2·N) elements per head; causal
+(§5 there): 4·N·d + R·(5d + 2). Initialising dQ, dK, dV in HBM (line 5) is counted only with
 ``count_init``. Dropout is not modelled (p_drop = 0).
 
 Paper symbol → code name: τ → ``ctx.softmax_scale``; d̃K_j, d̃V_j → ``dK_j``, ``dV_j``;

@@ -5,8 +5,8 @@ accumulator O_i and the row statistics m_i, ℓ_i stay on chip for the whole inn
 O_i and the logsumexp L_i are written to HBM once per query block. The repeated HBM
 traffic is K and V, read once per query block (T_r passes).
 
-Exact count (fa-io-spec.md §3.3): 2·N·d + N + 2·T_r·N·d elements per head; with causal
-block skipping (§3.7) the K/V term becomes 2·C·d, C = Σ over active blocks of c_j.
+Exact count (docs/spec/algorithms.md §4.1): 2·N·d + N + 2·T_r·N·d elements per head; with causal
+block skipping (§5 there) the K/V term becomes 2·C·d, C = Σ over active blocks of c_j.
 
 Paper symbol → code name:
   N → ``ctx.problem.seq_len_q`` / ``seq_len_kv``;  d → ``ctx.problem.head_dim``;

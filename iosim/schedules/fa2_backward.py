@@ -5,10 +5,10 @@ block per key/value block j (outer loop) walks the query blocks i, loading Q_i, 
 dO_i, dQ_i, L_i, D_i; P is recomputed from the logsumexp L; dQ_i is read, updated and
 written back in every step (the kernels do it with atomic adds).
 
-Exact count (fa-io-spec.md §3.6): 2·N·d + N + 4·N·d + T_c·(5·N·d + 2·N) elements per head
+Exact count (docs/spec/algorithms.md §4.2): 2·N·d + N + 4·N·d + T_c·(5·N·d + 2·N) elements per head
 (canonical reading: dQ_i read once per step, O_i loaded as the listing says although only
 line 4 uses it). ``dq_read_twice=True`` takes line 15 literally and reads dQ_i a second
-time. Causal (§3.7): the inner loop visits active blocks only. Initialising dQ in HBM
+time. Causal (§5 there): the inner loop visits active blocks only. Initialising dQ in HBM
 (line 3) is counted only with ``count_init``.
 
 Paper symbol → code name: L_i → tensor ``"L"``; D_i → tensor ``"D"``; dK_j, dV_j → on-chip

@@ -1,4 +1,4 @@
-"""FlashAttention-2's backward pass as flash-attn's CUDA kernels run it (fa-io-spec.md §3.10).
+"""FlashAttention-2's backward pass as flash-attn's CUDA kernels run it (docs/spec/algorithms.md §7.3).
 
 ``run_flash_bwd_seqk_parallel`` launches three kernels, which differ from the paper's
 Algorithm 2 in what they move:
@@ -14,7 +14,7 @@ Algorithm 2 in what they move:
 Per head, non-causal (exact tiles): dO r N·d + T_c·N·d; O r N·d; D w N, r T_c·N; L r T_c·N
 (times ``stats_loads``, the warps that each load a row's L and D);
 Q r T_c·N·d; K, V r N·d; dQaccum w N·d + T_c·N·d, r T_c·N·d + N·d; dQ, dK, dV w N·d.
-Causal skips blocks as in §3.7. Under GQA the per-query-head dK, dV are summed per group
+Causal skips blocks as in §5 there. Under GQA the per-query-head dK, dV are summed per group
 afterwards (:mod:`.gqa`).
 """
 

@@ -1,4 +1,4 @@
-"""Split-KV forward pass ("Flash-Decoding"), as flash-attn's kernels run it (fa-io-spec.md §3.9).
+"""Split-KV forward pass ("Flash-Decoding"), as flash-attn's kernels run it (docs/spec/algorithms.md §6).
 
 For decoding (few query rows against a long KV cache) one query block per head cannot
 fill the GPU, so the key/value blocks are cut into S splits processed by separate thread
@@ -8,7 +8,7 @@ LSEaccum, both fp32. A split with no active key block writes zeros and −∞ an
 nothing. A combine kernel then reads every split's LSEaccum and Oaccum and writes
 O = Σ_s e^{LSE_s − L} O_s with L = log Σ_s e^{LSE_s}.
 
-Counts per head, non-causal (§3.9): Q read S'·N_q·d (S' non-empty splits); K, V read
+Counts per head, non-causal (§6 there): Q read S'·N_q·d (S' non-empty splits); K, V read
 T_m·N_kv·d; Oaccum written and read S·N_q·d; LSEaccum written and read S·N_q; O written
 N_q·d; L written N_q. With S = 1 the plain FlashAttention-2 kernel runs instead.
 
@@ -77,8 +77,10 @@ def _combine(ctx) -> None:
 
 
 def _combine_rows(ctx, i) -> None:
-    """One query block of the combine kernel."""
-    lse = [ctx.load("LSEaccum", i, split=s) for s in _all_splits(ctx)]
+    """One query block of the combine kernel. Every split's LSE is on chip at once (the
+    kernel's sLSE, kMaxSplits × kBlockM), each under its own name; the Oaccum tiles pass
+    through one buffer, each replacing the previous."""
+    lse = [ctx.load("LSEaccum", i, split=s, name=f"LSEaccum_i,s={s.index}") for s in _all_splits(ctx)]
     lse_max = lse[0]
     for x in lse[1:]:
         lse_max = maximum(lse_max, x)

@@ -7,7 +7,7 @@ backward pass needs it (Algorithm 3).
 
 ``gemm="idealised"`` (default) counts as the paper does (convention C8): every input
 element read once, every output element written once — exactly 4·N·d + 4·N² elements
-per head (fa-io-spec.md §3.1). No real kernel achieves that, and an idealised kernel has
+per head (docs/spec/algorithms.md §2.1). No real kernel achieves that, and an idealised kernel has
 no tiles, so no SRAM occupancy is modelled for it.
 
 ``gemm="tiled"`` models the matrix products as real tiled kernels run them: each
@@ -15,7 +15,7 @@ B_r × B_c tile of S loads its Q_i and K_j; each query block of O loads P_ij and
 every key block. Q is then read T_c times and K, V T_r times. The row softmax still reads
 S once and writes P once.
 
-Causal masking is fused into the softmax, so the counts do not change (§3.7).
+Causal masking is fused into the softmax, so the counts do not change (§5 there).
 
 Paper symbol → code name: S → tensor ``"S"``, P → ``"P"``, O → ``"O"``; B_r, B_c →
 ``ctx.blocks`` (tiled only).

@@ -3,7 +3,7 @@
 Five kernels through HBM: dV = Pᵀ dO; dP = dO Vᵀ (written); dS = P ∘ (dP − rowsum(P ∘ dP))
 (reads P and dP, writes dS); dQ = τ·dS K; dK = τ·dSᵀ Q. Counted as the paper counts it
 (convention C8): every input element read once per line, every output written once —
-exactly 8·N·d + 7·N² elements per head (fa-io-spec.md §3.4). The softmax scale τ = 1/√d
+exactly 8·N·d + 7·N² elements per head (docs/spec/algorithms.md §2.2). The softmax scale τ = 1/√d
 is applied on chip (Algorithm 3 omits it; FA1 Algorithm 4 has it).
 
 Paper symbol → code name: P → tensor ``"P"`` (kept in HBM by the forward pass),

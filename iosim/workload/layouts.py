@@ -1,7 +1,7 @@
 """The problem a kernel really runs, when it reshapes the user's.
 
 flash-attn's ``mha_fwd`` turns a decoding step with grouped-query attention into a
-different but equivalent problem before it launches anything (docs/spec §3.9); the
+different but equivalent problem before it launches anything (docs/spec/algorithms.md §6); the
 counts are those of the problem it runs, reported on the user's.
 """
 
@@ -17,7 +17,7 @@ def decode_layout(problem: Problem) -> Problem:
 
     With one query row and grouped-query attention (``seqlenq_ngroups_swapped``), the
     H/H_k query heads that share a K/V head become H/H_k query *rows* of one head, so K
-    and V are read once per K/V head instead of once per query head (fa-io-spec.md §3.9).
+    and V are read once per K/V head instead of once per query head (docs/spec/algorithms.md §6).
     With one query row the causal flag is dropped too (it changes nothing). Any other
     problem is returned unchanged.
     """

@@ -31,7 +31,7 @@ class Problem:
     ``seq_len`` is a shorthand that sets both sequence lengths (square attention, the
     paper's case). ``kv_heads`` (H_k, default H) < ``heads`` is grouped-query attention:
     each K/V head serves H/H_k query heads (MQA when H_k = 1). With ``causal`` and unequal lengths the mask is aligned bottom-right,
-    as flash-attn ≥ 2.1 does (spec §3.7): key k is visible to query q iff
+    as flash-attn ≥ 2.1 does (docs/spec/algorithms.md §5): key k is visible to query q iff
     k ≤ q + seq_len_kv − seq_len_q.
     """
 

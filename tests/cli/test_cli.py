@@ -161,7 +161,7 @@ def test_backward_pass_json(capsys):
     assert code == 0
     data = json.loads(out)
     assert data["passes"] == "backward" and data["theorem2"]["theorem"] == "Theorem 5"
-    assert data["hbm"]["total_bytes"] == 466_321_408  # fa-io-spec.md §4.2, stats in fp32
+    assert data["hbm"]["total_bytes"] == 466_321_408  # docs/spec/algorithms.md §9.1, stats in fp32
 
 
 def test_standard_backward_rejects_tiled_gemm(capsys):
@@ -210,7 +210,7 @@ def test_decode_split_kv(capsys):
                        "--seq-len-kv", "8192", "-d", "128", "--heads", "32", "--block-q", "64", "--block-kv", "128",
                        "--format", "json")
     assert code == 0
-    assert json.loads(out)["options"]["num_splits"] == 7  # fa-io-spec.md §4.4, H100 SXM
+    assert json.loads(out)["options"]["num_splits"] == 7  # docs/spec/algorithms.md §9.3, H100 SXM
 
 
 def test_num_splits_option(capsys):

@@ -3,29 +3,19 @@ and nothing a submission does (raise, crash, loop, eat memory) takes the grader 
 
 import json
 import pathlib
-import textwrap
 import time
 
 import pytest
 
+from conftest import statuses, submission
 from iosim import Problem, simulate
 from iosim.cli.main import main
-from iosim.grading import GradingInputError, grade
+from iosim.grading import ASSIGNMENTS as SPECS, GradingInputError, grade
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ASSIGNMENTS = ROOT / "examples" / "assignments"
 INSTRUCTOR = ASSIGNMENTS / "instructor"
 CHEATS = INSTRUCTOR / "cheats"
-
-
-def statuses(report) -> dict:
-    return {c.name: c.status for c in report.checks}
-
-
-def submission(tmp_path, body: str, name: str = "submission.py") -> pathlib.Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(body))
-    return path
 
 
 # -- instructor solutions and starters ------------------------------------------------------
@@ -75,8 +65,9 @@ def test_blocks_that_do_not_fit_fail_capacity(tmp_path):
             return (1024, 64)
     """)
     report = grade(path, seed=0)
-    assert statuses(report) == {"loads": "pass", "runs": "pass", "capacity": "fail", "io": "skip", "answer": "pass"}
+    assert statuses(report) == {"loads": "pass", "runs": "pass", "capacity": "fail", "io": "fail", "answer": "pass"}
     assert "1024×64" in report.check("capacity").detail and "do not fit" in report.check("capacity").detail
+    assert report.check("io").detail.startswith("not judged: no choice fits on chip")
 
 
 def test_blocks_bad_return_value(tmp_path):
@@ -97,33 +88,41 @@ def test_fa1_forgetting_line_2_gets_the_init_hint(tmp_path):
 @pytest.mark.parametrize("name", ["fa1", "fa2"])
 def test_a_built_in_schedule_passes_through_the_stand_in_ctx(tmp_path, name):
     # iosim's own schedules use ctx.mask_info, ctx.watch (and ctx.thread_block): the stand-ins
-    # must behave like the engine's, and counts through the grader equal the direct ones.
-    path = submission(tmp_path, f"from iosim.schedules.{name} import {name}_forward\n")
+    # must behave like the engine's, and counts through the grader equal the direct ones. The
+    # sandbox hides iosim.schedules from a submission (tests/cli/redteam/import_builtin_schedule.py),
+    # so the schedule's own source is submitted, its relative imports made absolute.
+    source = (ROOT / "iosim" / "schedules" / f"{name}.py").read_text().replace("from ..", "from iosim.")
+    path = submission(tmp_path, source)
     report = grade(path, name, seed=1)
     assert all(report.check(c).passed for c in ("runs", "exactness", "capacity", "io")), report.render()
 
 
 # -- cheating schedules ---------------------------------------------------------------------
 @pytest.mark.parametrize("cheat,expected", [
-    ("whole_matrix", {"runs": "pass", "exactness": "skip", "capacity": "fail", "io": "skip"}),
+    ("whole_matrix", {"runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}),
     ("no_rescale", {"runs": "pass", "exactness": "fail", "capacity": "pass", "io": "pass"}),
     ("no_max", {"runs": "pass", "exactness": "fail", "capacity": "pass", "io": "pass"}),
     ("extra_traffic", {"runs": "pass", "exactness": "pass", "capacity": "pass", "io": "fail"}),
-    ("row_of_scores", {"runs": "pass", "exactness": "skip", "capacity": "fail", "io": "skip"}),
+    ("row_of_scores", {"runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}),
 ])
 def test_cheat_fails_for_its_reason(cheat, expected):
     report = grade(CHEATS / f"{cheat}.py", seed=0)
     got = statuses(report)
     assert {k: got[k] for k in expected} == expected, report.render()
     assert report.exit_code == 1
+    if cheat in ("whole_matrix", "row_of_scores"):  # stopped on every input: nothing else can be judged
+        for name in ("exactness", "io"):
+            assert report.check(name).detail.startswith("not judged: input 'square N=128, 2 heads' stopped at the "
+                                                        "capacity check"), report.check(name).detail
     if cheat == "whole_matrix":
         assert "whole tensor, ctx.read" in report.check("capacity").detail
         assert "ctx.read brings a whole tensor on chip" in report.check("capacity").hint
     if cheat == "no_rescale":
         assert "e^{m − m_new}" in report.check("exactness").hint
-    if cheat == "no_max":  # exact on ordinary scores; only the large-score input catches it
-        failing = [c["input"] for c in report.check("exactness").cases if not c["ok"]]
-        assert failing == ["large scores N=96 (|S| up to ~1000)"]
+    if cheat == "no_max":  # exact on ordinary scores; only the large-score inputs catch it
+        failing = {c["input"] for c in report.check("exactness").cases if not c["ok"]}
+        large = {c.name for c in SPECS["fa2"].cases if c.adversarial or c.score_scale > 1}
+        assert failing == large
         assert "overflow" in report.check("exactness").hint
     if cheat == "extra_traffic":
         assert "Q read" in report.check("io").detail and "Q is read 4.00×" in report.check("io").hint
@@ -179,18 +178,21 @@ def test_crash(tmp_path, body, reason):
     report = grade(submission(tmp_path, body), seed=0)
     runs = report.check("runs")
     assert runs.status == "fail" and "crash" in runs.detail and reason in runs.detail
-    assert "4 input(s) not run" in runs.detail and "died" in runs.hint
+    assert f"{len(SPECS['fa2'].cases) - 1} input(s) not run" in runs.detail and "died" in runs.hint
+    for name in ("exactness", "capacity", "io"):  # all or nothing: nothing else can be judged either
+        assert report.check(name).status == "fail" and report.check(name).detail.startswith("not judged: ")
 
 
-def test_endless_loop(tmp_path):
+def test_endless_loop(tmp_path, monkeypatch):
+    monkeypatch.setattr("iosim.grading.grader.MIN_TIMEOUT_S", 1.0)  # 20 s by default; quicker to reach 4
     path = submission(tmp_path, """
         def fa2_forward(ctx):
             while True:
                 pass
     """)
     start = time.monotonic()
-    runs = grade(path, seed=0, timeout_s=4).check("runs")  # room for the child to start on a busy machine
-    assert time.monotonic() - start < 15
+    runs = grade(path, seed=0, timeout_s=4).check("runs")
+    assert time.monotonic() - start < 30
     assert runs.status == "fail" and "timeout" in runs.detail and "endless loop" in runs.hint
 
 
@@ -213,8 +215,8 @@ def test_hoarding_tiles_cannot_exhaust_the_grader(tmp_path, monkeypatch):
             for i in ctx.q_blocks():
                 Q_i = ctx.load("Q", i)
                 hoard = []
-                while True:
-                    hoard.append(Q_i @ Q_i.T)
+                while True:                  # views of a resident tile are not charged on chip
+                    hoard.append(Q_i.T)      # (temporaries are), but each is data in the grader
     """)
     runs = grade(path, seed=0).check("runs")
     assert runs.status == "fail" and "more than 1,048,576 bytes of tiles" in runs.detail
@@ -264,9 +266,9 @@ def test_cli_json(capsys):
     assert main(["grade", str(CHEATS / "whole_matrix.py"), "--seed", "0", "--format", "json"]) == 1
     data = json.loads(capsys.readouterr().out)
     assert data["passed"] is False and data["assignment"] == "fa2" and data["seed"] == 0
-    assert [c["status"] for c in data["checks"]] == ["pass", "pass", "skip", "fail", "skip", "fail"]
+    assert [c["status"] for c in data["checks"]] == ["pass", "pass", "fail", "fail", "fail", "fail"]
     capacity = next(c for c in data["checks"] if c["name"] == "capacity")
-    assert [c["status"] for c in capacity["cases"]] == ["capacity"] * 5
+    assert [c["status"] for c in capacity["cases"]] == ["capacity"] * len(SPECS["fa2"].cases)
     assert main(["grade", str(INSTRUCTOR / "blocks_solution.py"), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["passed"] is True
 

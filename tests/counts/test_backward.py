@@ -1,4 +1,4 @@
-"""Backward passes: counts equal the spec's closed forms (§3.4–3.6, §3.7). The gradients'
+"""Backward passes: counts equal the spec's closed forms (docs/spec/algorithms.md §2.2, §3.2, §4.2, §5). The gradients'
 exactness is tests/numeric/test_gradients.py."""
 
 import pytest
@@ -30,7 +30,7 @@ def test_standard_backward_closed_form(paper_a100, n, d):
 
 
 def test_worked_example_backward(paper_a100):
-    """fa-io-spec.md §4.2: N = 8192, d = 128, M = 98,304."""
+    """docs/spec/algorithms.md §9.1: N = 8192, d = 128, M = 98,304."""
     p = Problem(seq_len=8192, head_dim=128)
     c = Problem(seq_len=8192, head_dim=128, causal=True)
     assert simulate(paper_a100, "standard", p, passes="backward").hbm.total_elements == 478_150_656

@@ -1,4 +1,4 @@
-"""Block-sparse FlashAttention (Algorithm 5): counts follow fa-io-spec.md §3.8 exactly.
+"""Block-sparse FlashAttention (Algorithm 5): counts follow docs/spec/algorithms.md §3.3 exactly.
 The numerics are tests/numeric/test_numeric_variants.py."""
 
 import numpy as np
@@ -12,7 +12,7 @@ from closed_forms import BIG, per_tensor
 
 
 def sparse_forms(mask, n, d, br, bc):
-    """§3.8 for FA1 (and the same active set for FA2): R = Σ_A r_i, C = Σ_A c_j."""
+    """§3.3 for FA1 (and the same active set for FA2): R = Σ_A r_i, C = Σ_A c_j."""
     rows = [min(br, n - i * br) for i in range(mask.shape[0])]
     cols = [min(bc, n - j * bc) for j in range(mask.shape[1])]
     R = sum(rows[i] for i, j in zip(*np.nonzero(mask)))

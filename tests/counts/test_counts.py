@@ -1,4 +1,4 @@
-"""Counts equal the spec's closed forms exactly (fa-io-spec.md §3.1–3.3, §3.7, §4.2)."""
+"""Counts equal the spec's closed forms exactly (docs/spec/algorithms.md §2.1, §3.1, §4.1, §5, §9.1)."""
 
 import itertools
 
@@ -68,14 +68,14 @@ def test_worked_example_section_4_2(paper_a100):
     # Bytes with ℓ, m, L in fp32 (the spec's "stats fp32" column).
     assert fa1.hbm.total_bytes == 280_363_008
     assert simulate(paper_a100, "fa2", problem).hbm.total_bytes == 272_662_528
-    # Padded tiles and +init (spec §4.2 variants).
+    # Padded tiles and +init (docs/spec/algorithms.md §9.1 variants).
     assert simulate(paper_a100, "fa1", problem, options=Options(tiles="padded")).hbm.total_elements == 138_788_864
     assert simulate(paper_a100, "fa2", problem, options=Options(tiles="padded")).hbm.total_elements == 137_371_648
     assert simulate(paper_a100, "fa1", problem, options=Options(count_init=True)).hbm.total_elements == 139_837_440
 
 
 def test_square_causal_tiles_closed_form(paper_a100):
-    """§3.7: B_r = B_c = B, B | N: FA2 causal = N·d·(T+3) + N; checked value 70,262,784."""
+    """§5: B_r = B_c = B, B | N: FA2 causal = N·d·(T+3) + N; checked value 70,262,784."""
     r = simulate(paper_a100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), blocks=(128, 128))
     assert r.hbm.total_elements == 8192 * 128 * (64 + 3) + 8192 == 70_262_784
     r = simulate(paper_a100, "fa1", Problem(seq_len=8192, head_dim=128, causal=True), blocks=(128, 128))
@@ -140,7 +140,7 @@ def brute_force_active(n_q, n_kv, br, bc):
                                             (64, 1000, 64, 256), (333, 333, 48, 32)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal):
-    """C3/§3.7: count query and key rows separately; causal aligned bottom-right."""
+    """C3/§5: count query and key rows separately; causal aligned bottom-right."""
     if causal:
         active = brute_force_active(n_q, n_kv, br, bc)
     else:
@@ -155,14 +155,14 @@ def test_unequal_lengths_match_brute_force(paper_a100, n_q, n_kv, br, bc, causal
     assert per_tensor(fa2, 1) == {"Q": (n_q * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, n_q * d), "L": (0, n_q)}
     fa1 = simulate(paper_a100, "fa1", problem, blocks=(br, bc), options=Options(sram_bytes=BIG))
     # Algorithm 1 loads K_j, V_j for every j, even a column with no active block. A query
-    # block with no visible key keeps O's initial value, so the initialisation counts (§3.8).
+    # block with no visible key keeps O's initial value, so the initialisation counts (§3.3).
     init = n_q if {i for i, _, _, _ in active} != set(range(cf.ceil_div(n_q, br))) else 0
     assert per_tensor(fa1, 1) == {"Q": (R * d, 0), "K": (kv_rows * d, 0), "V": (kv_rows * d, 0),
                                   "O": (R * d, R * d + init * d), "l": (R, R + init), "m": (R, R + init)}
 
 
 def test_active_block_count_section_4_2():
-    """§4.2: with causal masking 1,408 of the 2,752 blocks are visited (B_r = 128, B_c = 192)."""
+    """§9.1: with causal masking 1,408 of the 2,752 blocks are visited (B_r = 128, B_c = 192)."""
     from iosim.engine.blocks import BlockMask
     from iosim.workload.problem import BlockSizes
 

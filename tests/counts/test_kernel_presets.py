@@ -20,7 +20,7 @@ def test_forward_split_decision_and_tiles(h100):
     small = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=4), options=Options(kernel="flash-attn-2"))
     assert launches(small) == [("fa2-splitkv", 64, 128, 4)]          # 4·16 query blocks < 0.8 · 2 · 132
     large = simulate(h100, "fa2", Problem(seq_len=1024, head_dim=128, heads=32, batch=4), options=Options(kernel="flash-attn-2"))
-    assert launches(large) == [("fa2", 128, 64, None)]                # spec §5.2: 128 × 64 at d = 128
+    assert launches(large) == [("fa2", 128, 64, None)]                # kernels.md §2: 128 × 64 at d = 128
 
 
 @pytest.mark.parametrize("d,tile,stats", [(32, (128, 128), 2), (64, (128, 128), 2), (128, (64, 128), 4),
@@ -32,7 +32,7 @@ def test_backward_tiles(h100, d, tile, stats):
 
 def test_flash_attn_3_is_forward_only(h100):
     r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128, causal=True), options=Options(kernel="flash-attn-3"))
-    assert launches(r) == [("fa2", 128, 128, None)]                   # spec §5.6: causal d ≤ 128
+    assert launches(r) == [("fa2", 128, 128, None)]                   # kernels.md §6: causal d ≤ 128
     with pytest.raises(ScheduleError, match="forward only"):
         simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), passes="backward", options=Options(kernel="flash-attn-3"))
 

@@ -1,4 +1,4 @@
-"""Split-KV forward (Flash-Decoding): counts follow fa-io-spec.md §3.9, the heuristic §5.3.
+"""Split-KV forward (Flash-Decoding): counts follow docs/spec/algorithms.md §6, the heuristic docs/spec/kernels.md §3.
 The numerics are tests/numeric/test_numeric_variants.py."""
 
 import pytest
@@ -11,7 +11,7 @@ from closed_forms import per_tensor
 
 
 def test_heuristic_examples():
-    # §4.4: B = 1, H = 32, N_k = 8192, kBlockN = 128 → 64 key blocks.
+    # algorithms.md §9.3: B = 1, H = 32, N_k = 8192, kBlockN = 128 → 64 key blocks.
     assert default_num_splits(1, 32, 1, 64, sm_count=108) == 6     # A100
     assert default_num_splits(1, 32, 1, 64, sm_count=132) == 7     # H100 SXM
     # GQA decode, H_k = 8: four query rows per K/V head.

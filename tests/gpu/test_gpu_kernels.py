@@ -1,8 +1,8 @@
 """The CUDA kernels on a real GPU: exact per-tensor byte counts and correct outputs.
 
 Every case runs the instrumented kernels once and checks
-  1. the counted bytes per tensor against the spec's closed forms (fa-io-spec.md §3.1–3.3,
-     §3.7, written out independently below) — exactly;
+  1. the counted bytes per tensor against the spec's closed forms (docs/spec/algorithms.md §2–§4,
+     §5, written out independently below) — exactly;
   2. the same counts against the simulator (``simulate(...).tensors``) — exactly;
   3. the output O (and the row logsumexp where the algorithm keeps one) against a float64
      NumPy reference, within the tolerances justified in iosim/gpu/numerics.py.
@@ -98,15 +98,15 @@ def closed_form(algo, n, d, bh, dtype, causal, br, bc):
     """Bytes (read, written) per tensor, summed over B·H, from the spec's formulas."""
     w = 4 if dtype == "fp32" else 2
     tr, tc = math.ceil(n / br), math.ceil(n / bc)
-    # §3.7: block (i, j) active iff j·B_c <= min((i+1)·B_r, N) − 1.
+    # algorithms.md §5: block (i, j) active iff j·B_c <= min((i+1)·B_r, N) − 1.
     n_i = [min(tc, (min((i + 1) * br, n) - 1) // bc + 1) if causal else tc for i in range(tr)]
     m_j = [(j * bc) // br if causal else 0 for j in range(tc)]
     C = sum(min(k * bc, n) for k in n_i)             # K/V rows loaded, FA2
     R = sum(n - m * br for m in m_j)                 # Q/O rows loaded, FA1
-    if algo == "fa2":   # §3.3: Q r N d, K/V r C d, O w N d, L w N (fp32)
+    if algo == "fa2":   # §4.1: Q r N d, K/V r C d, O w N d, L w N (fp32)
         e = {"Q": (n * d, 0), "K": (C * d, 0), "V": (C * d, 0), "O": (0, n * d)}
         f = {"L": (0, n)}
-    elif algo == "fa1":  # §3.2: K/V r N d; Q r R d; O r/w R d; ℓ, m r/w R (fp32)
+    elif algo == "fa1":  # §3.1: K/V r N d; Q r R d; O r/w R d; ℓ, m r/w R (fp32)
         e = {"Q": (R * d, 0), "K": (n * d, 0), "V": (n * d, 0), "O": (R * d, R * d)}
         f = {"l": (R, R), "m": (R, R)}
     else:  # tiled GEMMs: Q r T_c N d, K r T_r N d, S w/r N², P w/r N², V r T_r N d, O w N d
@@ -119,7 +119,7 @@ def closed_form(algo, n, d, bh, dtype, causal, br, bc):
 
 
 def test_closed_form_matches_spec_worked_example():
-    """§4.3: FA2 fwd, N = 8192, d = 128, tile 128×64: 136,323,072 elements (dense),
+    """algorithms.md §9.2: FA2 fwd, N = 8192, d = 128, tile 128×64: 136,323,072 elements (dense),
     70,262,784 (causal); the closed form above must reproduce both before it judges a kernel."""
     for causal, total in ((False, 136_323_072), (True, 70_262_784)):
         c = closed_form("fa2", 8192, 128, 1, "fp16", causal, 128, 64)

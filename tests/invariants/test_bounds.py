@@ -1,7 +1,7 @@
 """iosim bounds: exact counts against the spec's closed forms, verdicts that hold and fail
 as they should, fitted exponents, the CLI's exit codes and JSON, and the plot.
 
-The closed forms live here, never in the product code (fa-io-spec.md §3–4).
+The closed forms live here, never in the product code (docs/spec/algorithms.md).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import closed_forms as cf
 from conftest import SMALL
 
 
-# -- closed forms (tests/closed_forms.py, spec §3.1–3.3), per head, exact tiles -------------
+# -- closed forms (tests/closed_forms.py, docs/spec/algorithms.md §2–§4), per head, exact tiles ---
 def total(per_tensor: dict) -> int:
     return sum(r + w for r, w in per_tensor.values())
 
@@ -69,7 +69,7 @@ def test_counts_match_the_closed_forms(worker, N, d, M):
 
 
 def test_spec_worked_example(worker):
-    """fa-io-spec.md §4.2: N = 8192, d = 128, M = 98,304."""
+    """docs/spec/algorithms.md §9.1: N = 8192, d = 128, M = 98,304."""
     counts = {a: count_point((ALGORITHMS[a], 8192, 128, 98304, "paper", "fp16")).count
               for a in ("standard", "fa1", "fa2")}
     assert counts == {"standard": 272_629_760, "fa1": 138_772_480, "fa2": 136_323_072}
@@ -159,7 +159,7 @@ def test_ratio_band_and_exact_ratio(paper_report):
 
 
 def test_paper_constants(paper_a100):
-    """FA1 ≈ 12·N²d²/M (spec §3.2) and the seed's ≈ 6.1 at N = 8,192 (d = 128, M = 98,304)."""
+    """FA1 ≈ 12·N²d²/M (docs/spec/algorithms.md §3.1) and the seed's ≈ 6.1 at N = 8,192 (d = 128, M = 98,304)."""
     report = check_bounds(paper_a100, ["standard", "fa1"], seq_lens=[8192], head_dims=[128], jobs=1)
     rows = {r["algorithm"]: r for r in report.profile_rows()}
     N, d, M = 8192, 128, 98304

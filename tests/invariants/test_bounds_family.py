@@ -62,7 +62,7 @@ def test_explore_accepts_the_family(capsys):
 
     r = explore("h100-sxm", "fa2", Problem(seq_len=2048, head_dim=128), passes="backward", jobs=1,
                 block_q=[64, 128], block_kv=[64, 128])
-    assert (r.kernel.block_q, r.kernel.block_kv) == (64, 128)        # spec §5.4
+    assert (r.kernel.block_q, r.kernel.block_kv) == (64, 128)        # docs/spec/kernels.md §4
     sparse = explore("h100-sxm", "fa1", Problem(seq_len=2048, head_dim=64), block_mask="local:2", jobs=1,
                      block_q=[64], block_kv=[64, 128])
     dense = explore("h100-sxm", "fa1", Problem(seq_len=2048, head_dim=64), jobs=1, block_q=[64], block_kv=[64, 128])

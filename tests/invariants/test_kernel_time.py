@@ -26,7 +26,7 @@ def test_registers_limit_occupancy():
 
 
 def _run(causal=False, mode="count", n=4096, heads=4):
-    # 4 heads of 4,096: enough query blocks that flash-attn does not split the keys (§5.3)
+    # 4 heads of 4,096: enough query blocks that flash-attn does not split the keys (docs/spec/kernels.md §3)
     p = load_profile("h200")
     return simulate(p, "fa2", Problem(seq_len=n, head_dim=128, heads=heads, causal=causal), passes="forward+backward", mode=mode, options=Options(kernel="flash-attn-2"))
 

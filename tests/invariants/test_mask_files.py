@@ -9,11 +9,11 @@ import time
 import numpy as np
 import pytest
 
+from conftest import run
 from iosim.errors import ProblemError
 from iosim.hardware.limits import MASK_BYTES_PER_BLOCK, MASK_FILE_SLACK, MAX_MASK_BLOCKS
 from iosim.workload.masks import parse_block_mask
 
-from conftest import run
 
 SHAPE = (4, 6)
 SIM = ("simulate", "--hw", "toy", "--algo", "fa1", "-N", "256", "-d", "16", "--block-q", "64", "--block-kv", "64")

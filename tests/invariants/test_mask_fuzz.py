@@ -2,6 +2,7 @@
 and arrays of any dtype, give a T_r × T_c bool mask or a short ProblemError, never another
 exception. The mutations are benchmarks/fuzz_profiles.py's (``--target masks``)."""
 
+from conftest import load_module
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,6 @@ from hypothesis.extra import numpy as hnp
 from iosim.errors import ProblemError
 from iosim.workload.masks import parse_block_mask
 
-from conftest import load_module
 
 FUZZ = load_module("fuzz_profiles", Path(__file__).resolve().parents[2] / "benchmarks" / "fuzz_profiles.py")
 SETTINGS = settings(max_examples=120, deadline=10_000, derandomize=True, database=None, print_blob=True,

@@ -9,6 +9,7 @@ hang. The mutation operators and invariant checks are benchmarks/fuzz_profiles.p
 runs the same loop 10^6 times; here Hypothesis drives them (and shrinks a failure), on both
 YAML parsers, in a few seconds."""
 
+from conftest import load_module
 import signal
 import sys
 from pathlib import Path
@@ -20,7 +21,6 @@ from hypothesis import strategies as st
 from iosim.errors import ProfileError
 from iosim.hardware import profile_from_yaml, yaml_reader
 
-from conftest import load_module
 
 FUZZ = load_module("fuzz_profiles", Path(__file__).resolve().parents[2] / "benchmarks" / "fuzz_profiles.py")
 #: the longest one example may take before it counts as a hang (a load takes milliseconds)

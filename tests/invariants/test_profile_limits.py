@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run
 from iosim.errors import ProfileError
 from iosim.hardware import load_profile, profile_from_yaml, yaml_reader
 from iosim.hardware.limits import MAX_PROBLEM_CHARS, MAX_PROBLEMS, MAX_PROFILE_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
 
-from conftest import run
 
 H200 = Path(load_profile("h200").source_path).read_text()
 TOY = Path(load_profile("toy").source_path).read_text()
@@ -295,3 +295,10 @@ def test_profiles_command_still_lists_every_builtin(capsys):
 def test_a_path_with_a_nul_character():
     with pytest.raises(ProfileError, match="cannot read"):
         load_profile("bad\x00name.yaml")
+
+
+@pytest.mark.parametrize("key", ["ro\ufeff\ufeffle", "ro\tle", "ro\ud7ffle"])
+def test_duplicate_keys_with_odd_characters_are_one_printable_line(key):
+    # found by benchmarks/fuzz_profiles.py (10^6 executions): the duplicate-key problems
+    # quoted a key's tabs and unassigned characters raw
+    rejected(edit("    role: registers\n", f"    role: registers\n    {key}: a\n    {key}: b\n"))

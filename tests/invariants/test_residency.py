@@ -35,7 +35,7 @@ def test_overflow_names_tiles_and_sizes(h100):
 
 def test_peak_occupancy_is_reported(h100):
     r = simulate(h100, "fa2", Problem(seq_len=8192, head_dim=128), blocks=(128, 64))
-    # Q_i (128×128) + K_j + V_j (64×128 each), fp16: the real kernel's 64 KB (spec §5.2).
+    # Q_i (128×128) + K_j + V_j (64×128 each), fp16: the real kernel's 64 KB (docs/spec/kernels.md §2).
     assert r.sram.peak_bytes == 128 * 128 * 2 + 2 * 64 * 128 * 2 == 65_536
     assert {name for name, _, _ in r.sram.peak_tiles} == {"Q_i", "K_j", "V_j"}
     # S_ij (128×64), O_i (128×128), m_i, ℓ_i in fp32 registers.

@@ -11,7 +11,7 @@
 // 256 threads per block. These kernels are correct and simple; the fast fp16 path is mma.cu.
 //
 // Causal mask (square N): key k is visible to query q iff k <= q; block (i, j) is skipped
-// iff it has no visible entry, i.e. iff j·BC > min((i+1)·BR, N) − 1 (spec §3.7).
+// iff it has no visible entry, i.e. iff j·BC > min((i+1)·BR, N) − 1 (docs/spec/algorithms.md §5).
 
 #define GEN_THREADS 256
 #define GEN_MAX_BR 128

@@ -1,8 +1,8 @@
 """Standard attention, FA1 and FA2 played as red-blue pebblings of the attention DAG.
 
 Each function returns the list of moves; :func:`iosim.studies.pebbling.game.play` checks them
-and counts their IO. They follow the loop orders of fa-io-spec.md §1.1, §1.2 and §1.7
-at the granularity of the DAG (one scalar per pebble), keeping on chip what the paper
+and counts their IO. They follow the loop orders of docs/spec/algorithms.md §2.1, §3.1 and
+§4.1 at the granularity of the DAG (one scalar per pebble), keeping on chip what the paper
 keeps on chip and writing to HBM what the paper writes:
 
 * ``standard`` (Algorithm 0): S = QKᵀ row block by row block (``block`` rows of Q held,

@@ -1,0 +1,308 @@
+"""``explore()``: every (B_r, B_c) of a grid run through the schedule, ranked by the model
+``iosim simulate`` uses, with the near-ties and the practical choice among them."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ...errors import ProblemError, require_choice, require_positive_int
+from ...hardware import HardwareProfile
+from ...kernels.plan import KERNELS
+from ...kernels.tile_tables import NoKernelTile, kernel_tile
+from ...run import resolve_profile
+from ...schedules import SCHEDULES
+from ...workload.problem import Problem, paper_block_sizes, sram_elements
+from ..progress import default_jobs, progress_map
+from . import measure
+from .candidate import OBJECTIVES, Candidate, canonical_objective
+from .tile_grid import GRIDS, MMA_STEP, grid_axes, within_edge
+from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
+
+#: schedule options explore runs each algorithm with
+EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
+#: as ``iosim simulate``'s default (iosim/cli/simulate_command.py; a test keeps them equal): the L2
+#: model is on for a profile with a cache when the run has at most this many tile steps per head
+AUTO_CACHE_STEPS = 100_000
+#: the most tile steps per head a replay may take (each costs about 0.15 ms in Python): a
+#: tile with more keeps the bounds of its first count
+REPLAY_STEPS = AUTO_CACHE_STEPS
+
+
+@dataclass
+class ExploreResult:
+    """The candidates of one algorithm on one problem, ranked, with the reference tiles."""
+
+    algorithm: str
+    profile: str
+    problem: Problem
+    objective: str
+    M: int                          # the profile's shared memory per block, in elements
+    candidates: list
+    best: Candidate
+    paper: Candidate
+    kernel: Candidate | None
+    kernel_info: dict | None        # KernelTile.to_dict() of the real kernel's tile, or None
+    kernel_reason: str              # why there is no kernel tile ("" when there is)
+    allow_spill: bool = False
+    grid_limits: dict = field(default_factory=dict)
+    grid: str = "tensor-core"
+    ranking: Ranking | None = None
+    time_model: str = "roofline"    # which model gave every time (see describe_model)
+    cache: bool = False             # whether the L2 model is part of it
+    kernel_preset: str | None = None
+    passes: str = "forward"
+
+    @property
+    def practical(self) -> Candidate:
+        return self.ranking.practical
+
+    def compare(self, c: Candidate | None) -> dict | None:
+        """A reference point as the JSON contract shows it, with its ratios to the best."""
+        if c is None:
+            return None
+        best = self.best
+        time_ratio = (c.predicted_s / best.predicted_s if c.predicted_s is not None and best.predicted_s else None)
+        return {**self.candidate_dict(c), "hbm_ratio_vs_best": c.hbm_total_bytes / best.hbm_total_bytes,
+                "time_ratio_vs_best": time_ratio}
+
+    def candidate_dict(self, c: Candidate) -> dict:
+        return {**c.to_dict(), "is_best": c is self.best or (c.block_q, c.block_kv) == (self.best.block_q,
+                                                                                      self.best.block_kv),
+                "near_tie": self.ranking.is_member(c),
+                "practical": (c.block_q, c.block_kv) == (self.practical.block_q, self.practical.block_kv)}
+
+    def to_dict(self) -> dict:
+        p, r = self.problem, self.ranking
+        return {
+            "algorithm": self.algorithm, "profile": self.profile, "objective": self.objective,
+            "passes": self.passes,
+            "problem": {"batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads,
+                        "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
+                        "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal},
+            "time_model": self.time_model, "cache": self.cache, "kernel_preset": self.kernel_preset,
+            "M_elements": self.M, "allow_spill": self.allow_spill, "grid": self.grid, "grid_limits": self.grid_limits,
+            "best": self.candidate_dict(self.best), "best_proven": r.best_proven,
+            "ties": {"tolerance": r.tolerance, "members": [[c.block_q, c.block_kv] for c in r.members],
+                     "undecided": [[c.block_q, c.block_kv] for c in r.undecided],
+                     "practical": self.compare(self.practical), "practical_reason": r.practical_reason},
+            "replays": {"ranking": r.replays, "budget": r.budget},
+            "paper_default": self.compare(self.paper),
+            "kernel_default": None if self.kernel is None else {**self.compare(self.kernel), "kernel": self.kernel_info},
+            "kernel_reason": self.kernel_reason or None,
+            "candidates": [self.candidate_dict(c) for c in self.candidates],
+        }
+
+
+def describe_model(kernel_model: bool, kernel: str | None, cache: bool) -> str:
+    """The time model, as the report names it."""
+    base = f"{kernel}'s kernel time model" if kernel_model else "roofline"
+    return f"{base} {'with' if cache else 'without'} the L2 model"
+
+
+@dataclass(frozen=True)
+class _Settings:
+    objective: str
+    grid: str
+    kernel: str | None
+    cache: bool | None
+    tie: float
+    replays: int
+    allow_spill: bool
+    dropout: bool
+    passes: str
+    block_mask: str | None
+    jobs: int = 1
+
+
+def explore(
+    hw: str | os.PathLike | HardwareProfile, algorithm: str, problem: Problem, *,
+    block_q: Sequence[int] | None = None, block_kv: Sequence[int] | None = None, objective: str = "bytes",
+    allow_spill: bool = False, dropout: bool = False, jobs: int | None = None, progress: bool | None = None,
+    passes: str = "forward", block_mask: str | None = None, grid: str = "tensor-core", kernel: str | None = None,
+    cache: bool | None = None, tie: float = DEFAULT_TIE, replays: int = DEFAULT_REPLAYS, executor=None,
+) -> ExploreResult:
+    """Evaluate a (B_r, B_c) grid for ``algorithm`` on ``problem`` and rank it.
+
+    ``objective``: ``"time"`` (the time ``simulate`` predicts), ``"bytes"`` (HBM bytes
+    requested; ``"hbm-bytes"`` is accepted) or ``"dram"`` (DRAM bytes from the L2 model).
+    ``grid``: ``"tensor-core"`` or ``"all"`` (:mod:`.tile_grid`); ``block_q`` / ``block_kv``
+    replace an axis. ``kernel``: time each tile with a real kernel's launches and time model
+    (``"flash-attn-2"``, ``"flash-attn-3"``). ``cache``: the L2 model on, off, or (None) as
+    ``iosim simulate`` decides for the reference tile. ``tie``: the near-tie tolerance;
+    ``replays``: how many L2 replays the ranking may take (:mod:`.ties`). ``passes`` and
+    ``block_mask`` go to every run (a mask spec such as ``random:0.25`` is re-drawn per tiling).
+    ``executor``: where the first counts run (:mod:`iosim.studies.executors`; default local
+    processes, ``jobs``); the few L2 replays run on local processes.
+    """
+    profile = resolve_profile(hw)
+    s = _Settings(canonical_objective(objective), grid, kernel, cache, tie, replays, allow_spill, dropout, passes,
+                  block_mask, default_jobs() if jobs is None else jobs)
+    _validate(algorithm, s, block_q, block_kv)
+    options = dict(block_mask=block_mask, kernel=kernel, **EXPLORE_OPTIONS.get(algorithm, {}))
+    measure.init_worker(profile, algorithm, problem, passes, options, cache=False)
+    sources: dict = {}
+    paper_key = _paper_key(profile, problem, sources)
+    kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, algorithm, problem, s)
+    use_cache = _use_cache(s, profile, kernel_key or paper_key)
+    worker_args = (profile, algorithm, problem, passes, options, use_cache)
+    measure.init_worker(*worker_args)
+    limits = _grid(sources, algorithm, problem, block_q, block_kv, profile, s)
+    keys = list(sources)
+    raw = progress_map(measure.measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
+                       initializer=measure.init_worker, initargs=worker_args, progress=progress, executor=executor)
+    measure.init_worker(*worker_args)
+    cands = {k: _candidate(r, profile, sources[k], use_cache) for k, r in zip(keys, raw)}
+    if not any(c.eligible(allow_spill) for c in cands.values()):
+        worst = min(cands.values(), key=lambda c: c.sram_need_bytes)
+        raise ProblemError(f"{algorithm}: no candidate fits on {profile.name} (smallest need: {worst.reason})")
+    ranking = _rank(cands, s, kernel_key, (paper_key, kernel_key), worker_args)
+    model = describe_model(raw[0][10], kernel, use_cache)
+    return ExploreResult(algorithm, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
+                         problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
+                         ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
+                         kernel_reason, allow_spill, limits, grid, ranking, model, use_cache, kernel, passes)
+
+
+def explore_points(hw, algorithms: Sequence[str], problems: Sequence[Problem], **kwargs) -> list[ExploreResult]:
+    """:func:`explore` at every problem (a point: N, d, heads, …) for every algorithm,
+    problem-major: a best per point."""
+    profile = resolve_profile(hw)
+    return [explore(profile, algo, p, **kwargs) for p in problems for algo in algorithms]
+
+
+def _validate(algorithm: str, s: _Settings, block_q, block_kv) -> None:
+    """Check :func:`explore`'s names, numbers and block lists."""
+    require_choice("algorithm", algorithm, SCHEDULES)
+    require_choice("objective", s.objective, OBJECTIVES)
+    require_choice("grid", s.grid, GRIDS)
+    if s.kernel is not None:
+        require_choice("kernel", s.kernel, KERNELS)
+        if s.passes == "forward+backward":
+            raise ProblemError("kernel: the kernels use different tiles forward and backward; explore one pass "
+                               "at a time", field="kernel")
+        if s.block_mask is not None:
+            raise ProblemError("kernel: the real kernels' presets take no block mask", field="kernel")
+    if not (isinstance(s.tie, (int, float)) and 0 <= s.tie < 1):
+        raise ProblemError(f"tie: expected a fraction in [0, 1), got {s.tie!r}", field="tie")
+    if s.replays != 0:
+        require_positive_int("replays", s.replays)
+    for name, values in (("block_q", block_q), ("block_kv", block_kv)):
+        if values is None:
+            continue
+        if not values:
+            raise ProblemError(f"{name}: give at least one value", field=name)
+        for v in values:
+            require_positive_int(name, v)
+
+
+def _paper_key(profile: HardwareProfile, problem: Problem, sources: dict) -> tuple[int, int]:
+    paper = paper_block_sizes(sram_elements(profile.scratchpad.per_block_bytes, problem.dtype), problem.head_dim)
+    key = (paper.block_q, paper.block_kv)
+    sources[key] = sources.get(key, ()) + ("paper",)
+    return key
+
+
+def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, problem: Problem,
+                      s: _Settings) -> tuple:
+    """Add the real kernel's tile to ``sources``; (its table entry, why there is none, its key).
+    With a kernel preset, the preset's own tile (what ``simulate --kernel`` runs)."""
+    if s.kernel is not None:
+        tile = measure.kernel_base().launches[0].tile
+    else:
+        try:
+            if s.passes == "forward+backward":
+                raise NoKernelTile("the kernels use different tiles forward and backward; explore one pass at a time")
+            tile = kernel_tile(algorithm, problem.head_dim, profile, causal=problem.causal, dropout=s.dropout,
+                               seq_len_kv=problem.seq_len_kv, direction="bwd" if s.passes == "backward" else "fwd")
+        except NoKernelTile as exc:
+            return None, str(exc), None
+    key = (tile.block_q, tile.block_kv)
+    sources[key] = sources.get(key, ()) + ("kernel",)
+    return tile.to_dict(), "", key
+
+
+def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int]) -> bool:
+    """Whether the L2 model is part of the time (and needed for the dram objective)."""
+    if s.objective == "dram":
+        if profile.cache is None:
+            raise ProblemError(f"objective dram: DRAM bytes come from the L2 model, and profile {profile.name} "
+                               "describes no cache level; use --objective bytes or time", field="objective")
+        if s.cache is False:
+            raise ProblemError("objective dram needs the L2 model: drop --no-cache", field="objective")
+        return True
+    if s.cache is not None:
+        if s.cache and profile.cache is None:
+            raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
+        return s.cache
+    return profile.cache is not None and measure.steps_per_head(reference) <= AUTO_CACHE_STEPS
+
+
+def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,
+          s: _Settings) -> dict:
+    """Add the grid's tiles to ``sources`` ("grid", or "user" when an axis was given);
+    the largest fitting blocks of the axes the grid chose."""
+    row_step = MMA_STEP
+    if s.kernel is not None and s.passes == "forward":  # the forward kernels stack warps along the rows
+        tile = measure.kernel_base().launches[0].tile
+        row_step = math.gcd(MMA_STEP * tile.warps, tile.block_q)
+    limits, rows, cols = {}, block_q, block_kv
+    if block_q is None or block_kv is None:
+        limits, grid_rows, grid_cols = grid_axes(
+            s.grid, measure.shared_memory_need, problem.seq_len_q, problem.seq_len_kv,
+            profile.scratchpad.per_block_bytes, row_step, label=f"{algorithm} at d = {problem.head_dim}: ")
+        rows = grid_rows if block_q is None else rows
+        cols = grid_cols if block_kv is None else cols
+        limits = {k: v for k, v in limits.items() if (block_q if k == "block_q" else block_kv) is None}
+    source = "grid" if block_q is None and block_kv is None else "user"
+    regs = None if s.allow_spill or profile.registers is None else profile.registers.per_block_bytes
+    fit = functools.partial(measure.fits, sram_bytes=profile.scratchpad.per_block_bytes, register_bytes=regs)
+    for key in within_edge(sorted(set(rows)), sorted(set(cols)), fit):
+        sources[key] = (source,) + sources.get(key, ())
+    return limits
+
+
+def _candidate(raw: tuple, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
+    bq, bkv, sram, regs, rd, wr, t_lo, t_hi, bound, steps, _ = raw
+    reg_cap = profile.registers.per_block_bytes if profile.registers is not None else None
+    dram = (0, rd + wr) if cache else (None, None)   # see measure: without the replay, only an upper bound
+    return Candidate(bq, bkv, sram, profile.scratchpad.per_block_bytes, regs, reg_cap, rd, wr, t_lo, t_hi, bound,
+                     *dram, False, sources, steps)
+
+
+def _resolve(c: Candidate, replayed: tuple | None = None) -> Candidate:
+    """``c`` replayed through the L2 model (or with ``replayed``, what :func:`measure.replay`
+    returned for it): its exact time and DRAM bytes."""
+    t, bound, dram = replayed or measure.replay((c.block_q, c.block_kv))
+    return dataclasses.replace(c, time_min_s=t, time_max_s=t, bound=bound, dram_min_bytes=dram, dram_max_bytes=dram,
+                               replayed=True)
+
+
+def _rank(cands: dict, s: _Settings, kernel_key: tuple | None, references: tuple, worker_args: tuple) -> Ranking:
+    """Rank ``cands``, then replay every tile the report names (best, practical choice,
+    paper default, real kernel) whose numbers are not exact yet, so each shows what
+    ``simulate`` gives; rank again with what those replays told (no further budget)."""
+    ranking = rank(cands, s.objective, s.allow_spill, s.tie, s.replays, _resolve, kernel_key, REPLAY_STEPS)
+    spent = ranking.replays
+    for _ in range(4):
+        named = {(c.block_q, c.block_kv) for c in (ranking.best, ranking.practical)} | set(references)
+        todo = [cands[k] for k in named if k in cands and _needs_replay(cands[k], s.objective)]
+        if not todo:
+            break
+        keys = [(c.block_q, c.block_kv) for c in todo]
+        for key, out in zip(keys, measure.replay_many(keys, worker_args, s.jobs)):  # in parallel: independent
+            cands[key] = _resolve(cands[key], out)
+        ranking = rank(cands, s.objective, s.allow_spill, s.tie, 0, _resolve, kernel_key, REPLAY_STEPS)
+    return dataclasses.replace(ranking, replays=spent, budget=s.replays)
+
+
+def _needs_replay(c: Candidate, objective: str) -> bool:
+    return (c.feasible and c.steps_per_head <= REPLAY_STEPS
+            and not (c.exact("time") and (objective != "dram" or c.exact("dram"))))
+
+
+__all__ = ["explore", "explore_points", "ExploreResult", "describe_model", "EXPLORE_OPTIONS", "AUTO_CACHE_STEPS"]

@@ -1,0 +1,170 @@
+"""Count one tile the way ``iosim simulate`` would, and bound what the L2 model would add.
+
+Every candidate is counted first *without* the L2 model (fast: the engine groups equal
+tile steps). That gives its shared-memory and register need, its HBM bytes (exact, the
+L2 does not change them) and the time model's per-resource times. When the L2 is
+modelled the time and the DRAM bytes need the replay of every access, which costs about
+0.15 ms per tile step in Python; this module bounds them from the first count instead:
+
+* **time, roofline**: the L2 model only changes the bytes on the DRAM's link, so the
+  slowest *other* resource is a lower bound, and the time without the L2 an upper bound
+  (the L2 never adds DRAM traffic; tests/invariants/test_explore_model.py checks it).
+  When a resource other than the DRAM link bounds the time without the L2, both bounds
+  are the same number: the time is exact without a replay.
+* **time, kernel time model**: per kernel, the launch floor plus the larger of compute
+  and the L2's traffic is a lower bound (DRAM traffic only ever adds to it); exact when
+  the DRAM's share bounds no kernel.
+* **DRAM bytes** (read + written back + left dirty): at most every byte requested; at
+  least nothing. No count without the replay bounds them from below: the L2 merges a
+  line's rewrites into one write-back (FA1 rewrites O, ℓ, m at every inner step; the
+  backward accumulates dQ), and serves rereads, so the HBM requests (even the writes
+  alone) can be many times the DRAM bytes. Ranked by DRAM bytes, every tile is replayed
+  until the budget runs out (``--replays``); those left are shown as intervals.
+
+:func:`replay` runs the same tile with the L2 model: the exact time and DRAM bytes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
+
+from ...hardware import HardwareProfile
+from ...run import Options, Setup, prepare, simulate
+from ...run.launches import run_launches
+from ...workload.problem import BlockSizes, Problem
+
+#: shared memory given to the first count, so a tile that does not fit is still counted
+UNLIMITED_BYTES = 1 << 60
+#: the kernel time model's compute steps (iosim.models.kernel_time.block_seconds)
+COMPUTE_STEPS = ("tensor cores", "shared memory", "exp", "fp32")
+#: exactness needs the DRAM's time strictly below the rest (rounding of sums)
+_MARGIN = 1e-9
+
+_WORKER: dict = {}
+
+
+def init_worker(profile: HardwareProfile, algorithm: str, problem: Problem, passes: str, option_kwargs: dict,
+                cache: bool) -> None:
+    """State every count shares (run in each worker, and here). ``option_kwargs``: the
+    :class:`~iosim.Options` fields every run takes (plain values: they travel to workers)."""
+    options = Options(**option_kwargs)
+    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, passes=passes, options=options,
+                   cache=cache, base=None)
+    if options.kernel is not None:
+        _WORKER["base"] = prepare(profile, algorithm, problem, passes=passes,
+                                  options=dataclasses.replace(options, cache=False, sram_bytes=None))
+
+
+def kernel_base() -> Setup | None:
+    """The real-kernel preset's setup (its own tiles), or None without a preset."""
+    return _WORKER["base"]
+
+
+def count_tile(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int | None = UNLIMITED_BYTES):
+    """The :class:`~iosim.Result` of one tile, with or without the L2 model.
+
+    Without a real-kernel preset this is :func:`iosim.simulate` with ``blocks``; with one
+    (``Options.kernel``) it is the preset's launches with every launch's tile set to
+    ``blocks`` (same warps, threads and registers) — for the kernel's own tile exactly
+    what ``simulate(..., options=Options(kernel=...))`` runs.
+    """
+    w = _WORKER
+    options = dataclasses.replace(w["options"], cache=cache, sram_bytes=sram_bytes)
+    if options.kernel is None:
+        return simulate(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
+                        options=options)
+    return run_launches(kernel_setup(w["base"], blocks, options), "count", None)
+
+
+def kernel_setup(base: Setup, blocks: tuple[int, int], options: Options) -> Setup:
+    """A real kernel's setup with every launch's tile replaced by ``blocks``."""
+    chosen = BlockSizes(*blocks)
+    launches = []
+    for launch in base.launches:
+        tile = dataclasses.replace(launch.kernel.tile, block_q=chosen.block_q, block_kv=chosen.block_kv)
+        kernel = dataclasses.replace(launch.kernel, tile=tile)
+        launches.append(dataclasses.replace(launch, blocks=chosen, kernel=kernel))
+    sram = base.sram_bytes if options.sram_bytes is None else options.sram_bytes
+    return dataclasses.replace(base, options=options, blocks=chosen, launches=tuple(launches), sram_bytes=sram)
+
+
+def measure(blocks: tuple[int, int]) -> tuple:
+    """The first count of one tile, as plain numbers: (B_r, B_c, shared memory need,
+    registers, HBM read, HBM write, time min, time max, bound, tile steps per head,
+    kernel model used)."""
+    r = count_tile(blocks)
+    lo, exact = time_bounds(r, _WORKER["profile"]) if _WORKER["cache"] else (r.time.predicted_s, True)
+    hi = r.time.predicted_s
+    return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
+            hi if exact else min(lo, hi), hi, r.time.bound, steps_per_head(blocks), bool(r.kernel_times))
+
+
+def shared_memory_need(blocks: tuple[int, int]) -> int:
+    """Peak shared-memory bytes of one tile (for the grid's bisection)."""
+    return count_tile(blocks).sram.peak_bytes
+
+
+def fits(blocks: tuple[int, int], sram_bytes: int, register_bytes: int | None) -> bool:
+    """Whether one tile fits the shared memory, and the register file when one is given."""
+    r = count_tile(blocks)
+    return r.sram.peak_bytes <= sram_bytes and (register_bytes is None or r.registers.peak_bytes <= register_bytes)
+
+
+def replay(blocks: tuple[int, int]) -> tuple:
+    """The tile with the L2 model, as ``simulate`` runs it: (time, bound, DRAM bytes read +
+    written back + left dirty)."""
+    r = count_tile(blocks, cache=True, sram_bytes=None)
+    s = r.cache.total
+    return r.time.predicted_s, r.time.bound, s.dram_read_bytes + s.dram_write_bytes + s.dirty_bytes_left
+
+
+def replay_many(keys: list, worker_args: tuple, jobs: int) -> list:
+    """:func:`replay` of each tile, on up to ``jobs`` processes (each set up once with
+    ``worker_args``, the arguments of :func:`init_worker`), in the order of ``keys``."""
+    if jobs <= 1 or len(keys) <= 1:
+        return [replay(k) for k in keys]
+    methods = multiprocessing.get_all_start_methods()
+    ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(keys)), mp_context=ctx, initializer=init_worker,
+                             initargs=worker_args) as pool:
+        return list(pool.map(replay, keys))
+
+
+def _is_dram_link(resource: str, dram: str) -> bool:
+    return resource.startswith("link ") and dram in resource[len("link "):].split("–")
+
+
+def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
+    """(a lower bound on the time with the L2 model, whether it is exact) from a result
+    counted without it (see the module docstring)."""
+    dram = profile.dram.name
+    if result.kernel_times:
+        lo, exact = 0.0, True
+        for t in result.kernel_times.values():
+            per = t.per_resource_s
+            rest = max(sum(per.get(k, 0.0) for k in COMPUTE_STEPS), per.get("L2", 0.0))
+            lo += per.get("launch", 0.0) + rest
+            exact = exact and per.get("DRAM", 0.0) < rest * (1 - _MARGIN)
+        return (result.time.predicted_s, True) if exact else (lo * (1 - _MARGIN), False)
+    per = result.time.per_resource_s
+    others = [v for k, v in per.items() if not _is_dram_link(k, dram)]
+    lo = max(others, default=0.0)
+    exact = all(v < lo * (1 - _MARGIN) for k, v in per.items() if _is_dram_link(k, dram))
+    return (result.time.predicted_s, True) if exact else (lo, False)
+
+
+def steps_per_head(blocks: tuple[int, int]) -> int:
+    """Tile steps per head, T_r × T_c over the launches (what the L2 model replays)."""
+    w = _WORKER
+    if w["base"] is not None:
+        b = BlockSizes(*blocks)
+        return sum(b.num_q_blocks(l.problem) * b.num_kv_blocks(l.problem) for l in w["base"].launches)
+    setup = prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
+                    options=dataclasses.replace(w["options"], sram_bytes=UNLIMITED_BYTES))
+    return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in setup.launches)
+
+
+__all__ = ["init_worker", "kernel_base", "count_tile", "measure", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
+           "UNLIMITED_BYTES"]

@@ -1,0 +1,189 @@
+"""explore ranks by the model `iosim simulate` uses: the same time for the same tile (the L2
+model on for profiles with a cache, a real kernel's time model with --kernel), the
+objectives time / bytes / dram, and bounds that hold where the L2 was not replayed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.cli import simulate_command
+from iosim.cli.main import main
+from iosim.errors import ProblemError
+from iosim.hardware.loader import profile_from_yaml
+from iosim.studies.explore import AUTO_CACHE_STEPS, explore
+
+TILES = [(64, 64), (128, 64), (128, 128), (256, 32), (96, 80)]
+
+
+@pytest.mark.parametrize("hw,algo,problem", [
+    ("h100-sxm", "fa2", Problem(seq_len=2048, head_dim=128)),
+    ("a100-80gb", "fa1", Problem(seq_len=1024, head_dim=64, heads=4, causal=True)),
+    ("mi300x", "fa2", Problem(seq_len=1024, head_dim=128, heads=2)),       # L2 and Infinity Cache
+    ("toy", "fa2", Problem(seq_len=1000, head_dim=32)),
+])
+def test_explore_gives_simulates_time(hw, algo, problem):
+    """Every replayed or exact time is what simulate(..., Options(cache=True)) predicts; the
+    rest are bounded by the times without and with the L2 model."""
+    res = explore(hw, algo, problem, block_q=[48, 64, 128, 256], block_kv=[32, 64, 128], objective="time",
+                  replays=20, jobs=1)
+    assert res.cache and res.time_model == "roofline with the L2 model"
+    checked = 0
+    for c in res.candidates:
+        if not c.feasible:
+            continue
+        r = simulate(hw, algo, problem, blocks=(c.block_q, c.block_kv), options=Options(cache=True))
+        assert c.time_min_s <= r.time.predicted_s * (1 + 1e-12) and r.time.predicted_s <= c.time_max_s * (1 + 1e-12)
+        if c.time_exact:
+            assert c.predicted_s == r.time.predicted_s, (c.block_q, c.block_kv)
+            checked += 1
+        if c.replayed:
+            d = r.to_dict()["dram"]
+            assert c.dram_bytes == d["read_bytes"] + d["write_bytes"] + d["dirty_bytes_left"]
+            assert c.dram_min_bytes <= c.dram_bytes <= c.dram_max_bytes or c.dram_min_bytes == c.dram_max_bytes
+    assert checked >= 2
+    for ref in (res.best, res.practical, res.paper):     # every tile the report names is exact
+        assert ref.time_exact
+
+
+def test_same_time_as_the_simulate_cli(capsys):
+    """`iosim explore --objective time` and `iosim simulate` print the same time for a tile."""
+    assert main(["explore", "--hw", "h100-sxm", "--algo", "fa2", "-N", "2048", "-d", "128", "--objective", "time",
+                 "--block-q", "64,128", "--block-kv", "64,128", "--format", "json", "--jobs", "1"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cache"] is True
+    for c in out["candidates"]:
+        if c["predicted_s"] is None:
+            continue
+        assert main(["simulate", "--hw", "h100-sxm", "--algo", "fa2", "-N", "2048", "-d", "128", "--block-q",
+                     str(c["block_q"]), "--block-kv", str(c["block_kv"]), "--format", "json"]) == 0
+        sim = json.loads(capsys.readouterr().out)
+        assert sim["time"]["predicted_s"] == c["predicted_s"]
+        assert "dram" in sim             # simulate modelled the L2 too
+
+
+def test_no_cache_is_the_roofline_without_l2():
+    problem = Problem(seq_len=2048, head_dim=64)
+    res = explore("h100-sxm", "fa2", problem, block_q=[64, 128], block_kv=[64, 128], objective="time", cache=False,
+                  jobs=1)
+    assert not res.cache and res.time_model == "roofline without the L2 model"
+    for c in res.candidates:
+        assert c.time_exact and not c.replayed and c.dram_min_bytes is None
+        assert c.predicted_s == simulate("h100-sxm", "fa2", problem, blocks=(c.block_q, c.block_kv)).time.predicted_s
+
+
+def test_kernel_time_model_for_the_kernels_own_tile():
+    """--kernel: the kernel's own tile has exactly `simulate --kernel`'s time; other tiles
+    are its launches with their tile (rows in multiples of 16 × warps)."""
+    problem = Problem(seq_len=4096, head_dim=128, heads=16)
+    res = explore("h100-sxm", "fa2", problem, objective="time", kernel="flash-attn-2", block_kv=[64, 128], jobs=1)
+    sim = simulate("h100-sxm", "fa2", problem, options=Options(kernel="flash-attn-2", cache=True))
+    assert res.time_model == "flash-attn-2's kernel time model with the L2 model"
+    assert (res.kernel.block_q, res.kernel.block_kv) == (sim.blocks.block_q, sim.blocks.block_kv)
+    assert res.kernel.predicted_s == sim.time.predicted_s
+    assert {c.block_q % 64 for c in res.candidates if "user" in c.sources} == {0}    # 4 warps × 16 rows
+    with pytest.raises(ProblemError, match="one pass at a time"):
+        explore("h100-sxm", "fa2", problem, kernel="flash-attn-2", passes="forward+backward", jobs=1)
+
+
+def test_default_cache_follows_simulate():
+    assert AUTO_CACHE_STEPS == simulate_command.AUTO_CACHE_STEPS
+    small = explore("h100-sxm", "fa2", Problem(seq_len=1024, head_dim=64), block_q=[128], block_kv=[128], jobs=1)
+    big = explore("h100-sxm", "fa2", Problem(seq_len=65536, head_dim=64), block_q=[128], block_kv=[128], jobs=1)
+    assert small.cache and not big.cache     # 128×128 at N = 65,536: 262,144 tile steps per head
+
+
+def test_the_l2_model_never_adds_dram_traffic():
+    """The upper bound explore uses: the time with the L2 model is at most the time without it."""
+    for hw in ("h100-sxm", "mi300x", "toy"):
+        for algo, passes in (("fa2", "forward"), ("fa1", "forward"), ("fa2", "backward")):
+            for blocks in ((32, 48), (64, 128), (112, 16)):
+                p = Problem(seq_len=600, head_dim=64, heads=2, causal=algo == "fa1")
+                big = 1 << 30   # toy's 8 KiB would refuse some tiles; the bound must hold for every tile
+                r0 = simulate(hw, algo, p, blocks=blocks, passes=passes, options=Options(sram_bytes=big))
+                r1 = simulate(hw, algo, p, blocks=blocks, passes=passes, options=Options(cache=True, sram_bytes=big))
+                assert r1.time.predicted_s <= r0.time.predicted_s
+                d = r1.to_dict()["dram"]
+                assert d["read_bytes"] + d["write_bytes"] + d["dirty_bytes_left"] <= r0.hbm.total_bytes
+
+
+def test_objectives_and_aliases():
+    problem = Problem(seq_len=512, head_dim=32)
+    kw = dict(block_q=[16, 32, 64], block_kv=[16, 32, 64], jobs=1)
+    by_bytes = explore("toy", "fa2", problem, objective="bytes", **kw)
+    alias = explore("toy", "fa2", problem, objective="hbm-bytes", **kw)
+    assert alias.objective == "bytes" and alias.best.block_q == by_bytes.best.block_q
+    dram = explore("toy", "fa2", problem, objective="dram", replays=100, **kw)
+    assert dram.ranking.best_proven and dram.best.dram_bytes is not None
+    eligible = [c for c in dram.candidates if c.eligible(False)]
+    assert all(c.dram_min_bytes >= dram.best.dram_bytes for c in eligible if c.dram_bytes is None)
+    assert all(c.dram_bytes >= dram.best.dram_bytes for c in eligible if c.dram_bytes is not None)
+    assert all(by_bytes.best.hbm_total_bytes <= c.hbm_total_bytes for c in eligible)
+
+
+NO_CACHE = """
+schema_version: 1
+name: flat
+description: "a GPU without a cache, for the tests"
+vendor: illustrative
+sm_count: {value: 4, source: test}
+clock: {value: 1, unit: GHz, source: test}
+levels:
+  hbm: {role: dram, capacity: {value: 1, unit: GiB, source: test}}
+  sram:
+    role: scratchpad
+    capacity_per_sm: {value: 8, unit: KiB, source: test}
+    capacity_per_block: {value: 8, unit: KiB, source: test}
+links:
+  - between: [hbm, sram]
+    bandwidth: {value: 100, unit: GB/s, source: test}
+compute:
+  tensor_fp16: {value: 10, unit: TFLOP/s, source: test}
+"""
+
+
+def test_dram_needs_a_cache():
+    flat = profile_from_yaml(NO_CACHE)
+    with pytest.raises(ProblemError, match="flat describes no cache level"):
+        explore(flat, "fa2", Problem(seq_len=256, head_dim=16), objective="dram", jobs=1)
+    with pytest.raises(ProblemError, match="drop --no-cache"):
+        explore("toy", "fa2", Problem(seq_len=256, head_dim=16), objective="dram", cache=False, jobs=1)
+    res = explore(flat, "fa2", Problem(seq_len=256, head_dim=16), objective="time", jobs=1)
+    assert not res.cache and all(c.time_exact for c in res.candidates)
+
+
+def test_the_report_names_the_model(capsys):
+    base = ["explore", "--hw", "toy", "-N", "512", "-d", "32", "--algo", "fa2", "--jobs", "1"]
+    assert main(base + ["--objective", "time"]) == 0
+    out = capsys.readouterr().out
+    assert "ranked by predicted time; times: roofline with the L2 model, as `iosim simulate --cache`" in out
+    assert "a roofline time is a lower bound on a real kernel's time" in out
+    assert main(base + ["--no-cache"]) == 0
+    out = capsys.readouterr().out
+    assert "ranked by HBM bytes requested; times: roofline without the L2 model" in out
+    assert main(["explore", "--hw", "h100-sxm", "-N", "1024", "-d", "128", "--heads", "4", "--algo", "fa2",
+                 "--kernel", "flash-attn-2", "--block-kv", "64", "--jobs", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "flash-attn-2's kernel time model" in out and "lower bound" not in out
+
+
+@pytest.mark.parametrize("algo,passes", [("fa1", "forward"), ("fa2", "backward"), ("fa2", "forward")])
+def test_dram_bounds_hold_for_tiles_not_replayed(algo, passes):
+    """Every candidate's DRAM interval holds the replayed value, including the tiles explore
+    did not replay (FA1 rewrites O, ℓ, m in every inner step: the L2 merges the rewrites, so
+    DRAM sees far fewer bytes than the schedule writes)."""
+    p = Problem(seq_len=256, head_dim=32)
+    res = explore("toy", algo, p, passes=passes, objective="dram", replays=2, block_q=[16, 32, 64],
+                  block_kv=[16, 32], progress=False)
+    checked = 0
+    for c in res.candidates:
+        if not c.feasible:
+            continue
+        r = simulate("toy", algo, p, passes=passes, blocks=(c.block_q, c.block_kv), options=Options(cache=True))
+        s = r.cache.total
+        dram = s.dram_read_bytes + s.dram_write_bytes + s.dirty_bytes_left
+        assert c.dram_min_bytes <= dram <= c.dram_max_bytes, (c.block_q, c.block_kv)
+        checked += not c.replayed
+    assert checked > 0       # some tiles were bounded, not replayed
