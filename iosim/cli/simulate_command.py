@@ -8,7 +8,7 @@ import dataclasses
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS
 from ..report.tables import FORMATTERS
-from ..run import Options, Setup, prepare
+from ..run import Options, prepare
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args
@@ -58,21 +58,8 @@ def run(args: argparse.Namespace) -> int:
     )
     blocks = (args.block_q, args.block_kv)
     setup = prepare(args.hw, args.algo, problem, passes=args.passes, blocks=blocks, options=options)
-    if args.cache is None and _cache_by_default(setup):
+    if args.cache is None and setup.cache_by_default():
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache=True))
     print(FORMATTERS[args.format](run_launches(setup, "count", None)))
     return 0
-
-
-#: the cache model replays every tile step; past this many per head it is opt-in
-AUTO_CACHE_STEPS = 100_000
-
-
-def _cache_by_default(setup: Setup) -> bool:
-    """On for profiles that describe a cache, unless the run has too many tile steps per head
-    (T_r × T_c over its launches) to replay quickly."""
-    if setup.profile.cache is None:
-        return False
-    steps = sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in setup.launches)
-    return steps <= AUTO_CACHE_STEPS

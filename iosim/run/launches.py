@@ -13,6 +13,7 @@ import dataclasses
 
 import numpy as np
 
+from ..errors import ProblemError
 from ..models import kernel_time
 from ..models.cache import occupancy, replay
 from ..models.kernel_time import WarpLayout
@@ -26,11 +27,15 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import Result
-from .setup import Launch, Setup
+from .setup import MAX_REPLAY_STEPS, Launch, Setup
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
     """Every launch of ``setup`` counted in order and reported as one :class:`Result`."""
+    if setup.options.cache and setup.replay_steps > MAX_REPLAY_STEPS:   # before any counting
+        raise ProblemError(f"the L2 model would replay {setup.replay_steps:,} tile steps (every head's), more than "
+                           f"{MAX_REPLAY_STEPS:,}: model the run without it (cache off, --no-cache), or with "
+                           "fewer heads or larger blocks", field="cache")
     if mode == "numeric":
         inputs = _numeric_inputs(setup, inputs)
     results = []

@@ -18,6 +18,8 @@ from ..errors import ProblemError, require_choice, require_positive_int
 
 TILES = ("exact", "padded")
 RESIDENCIES = ("kernel", "sram")
+#: the most splits a split-KV run may have (flash-attn: num_splits ≤ 128, docs/spec/kernels.md)
+MAX_SPLITS = 128
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class Options:
         for name in ("sram_bytes", "num_splits", "registers_per_thread"):
             if getattr(self, name) is not None:
                 require_positive_int(name, getattr(self, name))
+        if self.num_splits is not None and self.num_splits > MAX_SPLITS:
+            raise ProblemError(f"num_splits must be at most {MAX_SPLITS} (flash-attn's combine kernel holds at most "
+                               f"{MAX_SPLITS} splits), got {self.num_splits:,}", field="num_splits")
         require_positive_int("threads_per_block", self.threads_per_block)
         if not isinstance(self.schedule_kwargs, Mapping):
             raise ProblemError(f"schedule_kwargs must be a mapping, got {self.schedule_kwargs!r}")

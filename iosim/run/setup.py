@@ -59,6 +59,13 @@ class Launch:
         return None if self.kernel is None else self.kernel.tile
 
 
+#: the L2 model replays every tile step of every head in Python (a few µs each): on by
+#: default up to this many steps per head, and this many in all; never past MAX_REPLAY_STEPS
+AUTO_CACHE_STEPS = 100_000
+AUTO_REPLAY_STEPS = 1_000_000
+MAX_REPLAY_STEPS = 50_000_000
+
+
 @dataclass(frozen=True)
 class Setup:
     """A run, fully resolved: what :func:`iosim.run.count.count_launch` and the models read."""
@@ -74,6 +81,24 @@ class Setup:
     block_rule: str
     launches: tuple[Launch, ...]
     builtin: bool                  # a registered algorithm (not a user's schedule function)
+
+    @property
+    def steps_per_head(self) -> int:
+        """Tile steps per head, T_r × T_c summed over the launches."""
+        return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in self.launches)
+
+    @property
+    def replay_steps(self) -> int:
+        """Tile steps the L2 model plays: every head's (it replays each head in launch order)."""
+        return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) * l.problem.heads_total
+                   for l in self.launches)
+
+    def cache_by_default(self) -> bool:
+        """Whether ``iosim simulate`` (and explore) model the L2 when not told: for a profile
+        with a cache, up to :data:`AUTO_CACHE_STEPS` tile steps per head and
+        :data:`AUTO_REPLAY_STEPS` in all (the model replays each step in Python)."""
+        return (self.profile.cache is not None and self.steps_per_head <= AUTO_CACHE_STEPS
+                and self.replay_steps <= AUTO_REPLAY_STEPS)
 
     @property
     def family(self) -> str:

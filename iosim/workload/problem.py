@@ -24,6 +24,13 @@ from ..dtypes import width
 from ..errors import ProblemError, require_positive_int
 
 
+#: the largest sizes a problem may have (docs/input-limits.md): beyond them the counts are
+#: still exact integers, but the loops, the arrays and the cache model would not finish
+MAX_SEQ_LEN = 1 << 24          # 16,777,216 tokens
+MAX_HEAD_DIM = 1 << 16         # 65,536 (the real kernels stop at 256)
+MAX_HEADS_TOTAL = 1 << 24      # B·H
+
+
 @dataclass(frozen=True)
 class Problem:
     """One attention call: B·H independent heads of softmax(QKᵀ/√d)V.
@@ -54,6 +61,12 @@ class Problem:
             object.__setattr__(self, "kv_heads", self.heads)
         for name in ("head_dim", "seq_len_q", "seq_len_kv", "batch", "heads", "kv_heads"):
             require_positive_int(name, getattr(self, name))
+        for name, most in (("seq_len_q", MAX_SEQ_LEN), ("seq_len_kv", MAX_SEQ_LEN), ("head_dim", MAX_HEAD_DIM)):
+            if getattr(self, name) > most:
+                raise ProblemError(f"{name} must be at most {most:,}, got {getattr(self, name):,}", field=name)
+        if self.batch * self.heads > MAX_HEADS_TOTAL:
+            raise ProblemError(f"batch × heads must be at most {MAX_HEADS_TOTAL:,}, got "
+                               f"{self.batch:,} × {self.heads:,}", field="heads")
         width(self.dtype)  # validates the name
         if self.heads % self.kv_heads:
             raise ProblemError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")

@@ -8,12 +8,11 @@ import json
 
 import pytest
 
-from iosim import Options, Problem, load_profile, simulate
-from iosim.cli import simulate_command
+from iosim import Options, Problem, prepare, simulate
 from iosim.cli.main import main
 from iosim.errors import ProblemError
 from iosim.hardware.loader import profile_from_yaml
-from iosim.studies.explore import AUTO_CACHE_STEPS, explore
+from iosim.studies.explore import explore
 
 TILES = [(64, 64), (128, 64), (128, 128), (256, 32), (96, 80)]
 
@@ -88,11 +87,16 @@ def test_kernel_time_model_for_the_kernels_own_tile():
         explore("h100-sxm", "fa2", problem, kernel="flash-attn-2", passes="forward+backward", jobs=1)
 
 
-def test_default_cache_follows_simulate():
-    assert AUTO_CACHE_STEPS == simulate_command.AUTO_CACHE_STEPS
-    small = explore("h100-sxm", "fa2", Problem(seq_len=1024, head_dim=64), block_q=[128], block_kv=[128], jobs=1)
-    big = explore("h100-sxm", "fa2", Problem(seq_len=65536, head_dim=64), block_q=[128], block_kv=[128], jobs=1)
-    assert small.cache and not big.cache     # 128×128 at N = 65,536: 262,144 tile steps per head
+@pytest.mark.parametrize("problem,on", [
+    (Problem(seq_len=1024, head_dim=64), True),
+    (Problem(seq_len=65536, head_dim=64), False),               # 262,144 tile steps per head
+    (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), False),  # 4,096 per head, 1,048,576 in all
+])
+def test_default_cache_follows_simulate(problem, on):
+    """explore models the L2 by default exactly when simulate does (Setup.cache_by_default)."""
+    res = explore("h100-sxm", "fa2", problem, block_q=[128], block_kv=[128], jobs=1)
+    setup = prepare("h100-sxm", "fa2", problem, blocks=(128, 128))
+    assert res.cache == setup.cache_by_default() == on
 
 
 def test_the_l2_model_never_adds_dram_traffic():

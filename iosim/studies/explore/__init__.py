@@ -28,10 +28,10 @@ blocks only matter when its matrix products are tiled, so explore runs it with
 """
 
 from .candidate import OBJECTIVES, OBJECTIVE_ALIASES, Candidate, canonical_objective
-from .exploration import AUTO_CACHE_STEPS, ExploreResult, describe_model, explore, explore_points
+from .exploration import ExploreResult, describe_model, explore, explore_points
 from .tile_grid import GRIDS, default_grid
 from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, PRACTICAL_RULE, Ranking
 
 __all__ = ["explore", "explore_points", "ExploreResult", "Candidate", "Ranking", "default_grid", "describe_model",
            "OBJECTIVES", "OBJECTIVE_ALIASES", "GRIDS", "PRACTICAL_RULE", "DEFAULT_TIE", "DEFAULT_REPLAYS",
-           "AUTO_CACHE_STEPS", "canonical_objective"]
+           "canonical_objective"]

@@ -15,6 +15,7 @@ from ...hardware import HardwareProfile
 from ...kernels.plan import KERNELS
 from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
+from ...run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
@@ -25,9 +26,6 @@ from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 
 #: schedule options explore runs each algorithm with
 EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
-#: as ``iosim simulate``'s default (iosim/cli/simulate_command.py; a test keeps them equal): the L2
-#: model is on for a profile with a cache when the run has at most this many tile steps per head
-AUTO_CACHE_STEPS = 100_000
 #: the most tile steps per head a replay may take (each costs about 0.15 ms in Python): a
 #: tile with more keeps the bounds of its first count
 REPLAY_STEPS = AUTO_CACHE_STEPS
@@ -148,7 +146,7 @@ def explore(
     sources: dict = {}
     paper_key = _paper_key(profile, problem, sources)
     kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, algorithm, problem, s)
-    use_cache = _use_cache(s, profile, kernel_key or paper_key)
+    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem.heads_total)
     worker_args = (profile, algorithm, problem, passes, options, use_cache)
     measure.init_worker(*worker_args)
     limits = _grid(sources, algorithm, problem, block_q, block_kv, profile, s)
@@ -226,7 +224,7 @@ def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, p
     return tile.to_dict(), "", key
 
 
-def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int]) -> bool:
+def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], heads_total: int) -> bool:
     """Whether the L2 model is part of the time (and needed for the dram objective)."""
     if s.objective == "dram":
         if profile.cache is None:
@@ -239,7 +237,8 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
         if s.cache and profile.cache is None:
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return s.cache
-    return profile.cache is not None and measure.steps_per_head(reference) <= AUTO_CACHE_STEPS
+    steps = measure.steps_per_head(reference)    # as Setup.cache_by_default decides for simulate
+    return profile.cache is not None and steps <= AUTO_CACHE_STEPS and steps * heads_total <= AUTO_REPLAY_STEPS
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,
@@ -305,4 +304,4 @@ def _needs_replay(c: Candidate, objective: str) -> bool:
             and not (c.exact("time") and (objective != "dram" or c.exact("dram"))))
 
 
-__all__ = ["explore", "explore_points", "ExploreResult", "describe_model", "EXPLORE_OPTIONS", "AUTO_CACHE_STEPS"]
+__all__ = ["explore", "explore_points", "ExploreResult", "describe_model", "EXPLORE_OPTIONS"]

@@ -1,0 +1,50 @@
+"""Sizes past what iosim can finish are refused before any work, in one line, exit 2 (issue 16:
+`--seq-len 10**38` raised OverflowError, `-d 10**38` TypeError, `--heads`/`--batch`/
+`--num-splits 10**18` never finished). The limits are in docs/input-limits.md."""
+
+import pytest
+
+from iosim import Options, Problem, ProblemError, prepare, simulate
+from iosim.cli.main import main
+from iosim.run.options import MAX_SPLITS
+from iosim.run.setup import AUTO_REPLAY_STEPS, MAX_REPLAY_STEPS
+from iosim.workload.problem import MAX_HEAD_DIM, MAX_HEADS_TOTAL, MAX_SEQ_LEN
+
+HUGE = str(10 ** 38)
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["-N", HUGE, "-d", "64"], f"seq_len_q must be at most {MAX_SEQ_LEN:,}"),
+    (["-N", "1024", "-d", HUGE], f"head-dim must be at most {MAX_HEAD_DIM:,}"),
+    (["-N", "1024", "-d", "64", "--heads", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
+    (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
+    (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
+     f"num-splits must be at most {MAX_SPLITS}"),
+    (["-N", "8192", "-d", "128", "-B", "32", "-H", "1024", "--cache"], f"more than {MAX_REPLAY_STEPS:,}"),
+])
+def test_sizes_past_the_limits_are_refused_in_one_line(capsys, argv, message):
+    if "--algo" not in argv:
+        argv = argv + ["--algo", "fa2"]
+    code = main(["simulate", "--hw", "toy", *argv])
+    err = capsys.readouterr().err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert message.replace("seq_len_q", "seq-len-q") in err, err
+
+
+def test_the_api_refuses_the_same_sizes():
+    with pytest.raises(ProblemError, match="seq_len_kv must be at most"):
+        Problem(seq_len_q=1, seq_len_kv=MAX_SEQ_LEN + 1, head_dim=64)
+    with pytest.raises(ProblemError, match="batch × heads must be at most"):
+        Problem(seq_len=64, head_dim=64, batch=MAX_HEADS_TOTAL, heads=2)
+    with pytest.raises(ProblemError, match="num_splits must be at most 128"):
+        Options(num_splits=MAX_SPLITS + 1)
+    assert Problem(seq_len=MAX_SEQ_LEN, head_dim=MAX_HEAD_DIM, heads=MAX_HEADS_TOTAL).heads_total == MAX_HEADS_TOTAL
+
+
+def test_the_l2_model_is_on_by_default_only_within_its_replay_budget():
+    few = prepare("h100-sxm", "fa2", Problem(seq_len=8192, head_dim=128, heads=16), blocks=(128, 64))
+    many = prepare("h100-sxm", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=64), blocks=(128, 64))
+    assert few.replay_steps == 16 * 64 * 128 <= AUTO_REPLAY_STEPS and few.cache_by_default()
+    assert many.replay_steps > AUTO_REPLAY_STEPS and not many.cache_by_default()
+    with pytest.raises(ProblemError, match="the L2 model would replay"):
+        simulate("toy", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=1024), options=Options(cache=True))
