@@ -63,8 +63,9 @@ SUBMISSION = "/submission"
 HOSTNAME = "iosim-grade"
 #: the subpackages of iosim the student's process may import: iosim.grading.child's closure
 #: (tests/cli/test_sandbox.py checks it) and the hardware profiles (a choose_blocks answer
-#: reads them: load_profile); the view shows every other one empty
-CHILD_PACKAGES = ("engine", "grading", "hardware", "workload")
+#: reads them: load_profile; installed, the built-in YAML files are the package data
+#: iosim/hardware_profiles); the view shows every other one empty
+CHILD_PACKAGES = ("engine", "grading", "hardware", "hardware_profiles", "workload")
 #: the student's process's environment, with or without isolation: one thread per BLAS (numpy's
 #: import would start a thread per core, against the process limit and the memory limit)
 CHILD_ENV = {"LANG": "C.UTF-8", "PYTHONIOENCODING": "utf-8", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
@@ -101,13 +102,20 @@ class SandboxError(IosimError):
 def _python() -> tuple[list, str, dict]:
     """Mounts of the interpreter, its executable inside, and the environment it needs there."""
     base = os.path.realpath(sys.base_prefix)
-    exe = os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
+    exe = _launcher_python()
     if os.path.relpath(exe, base).startswith(".."):
         raise IsolationUnavailable(f"the interpreter {exe} is not inside its installation {base}")
     if base in _SYSTEM_PREFIXES:
         return [["ro", base, base]], exe, {}
     inside = PYTHON_ROOT + "/" + os.path.relpath(exe, base)
     return [["ro", base, PYTHON_ROOT]], inside, {"LD_LIBRARY_PATH": PYTHON_ROOT + "/lib"}
+
+
+def _launcher_python() -> str:
+    """The interpreter that runs the launcher (standard library only): the installation's own,
+    not a virtual environment's link to it, whose path (say, a .venv inside the repository)
+    init's command line would otherwise show to the student's process."""
+    return os.path.realpath(getattr(sys, "_base_executable", "") or sys.executable)
 
 
 def _norm(name: str) -> str:
@@ -254,7 +262,7 @@ class Jail:
         fds = (status_w,) if socket_fd is None else (status_w, socket_fd)
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _JAIL.read_text()], stdin=subprocess.PIPE, stdout=stdout,
+                [_launcher_python(), "-I", "-S", "-c", _JAIL.read_text()], stdin=subprocess.PIPE, stdout=stdout,
                 stderr=subprocess.STDOUT, env={"LANG": "C.UTF-8"}, cwd="/", pass_fds=fds, start_new_session=True)
         except BaseException:
             os.close(status_r)
