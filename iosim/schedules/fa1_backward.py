@@ -34,7 +34,8 @@ def fa1_backward(ctx) -> None:
             dQ_i, l_i, m_i = ctx.load("dQ", i), ctx.load("l", i), ctx.load("m", i)
             S_ij = ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores")  # 11: S = τ Q Kᵀ
             S_ij = ctx.mask(S_ij, i, j)                         # 12: mask
-            P_ij = ctx.keep("S_ij", (1.0 / l_i).col() * (S_ij - m_i.col()).exp(), role="scores")  # 13
+            P_ij = ctx.keep("S_ij", l_i.reciprocal().col() * (S_ij - m_i.inf_as_zero().col()).exp(),  # 13
+                            role="scores")                      # (m_i = −∞, ℓ_i = 0: a row with no key, P = 0)
             dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")                 # 16
             dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")                       # 17
             D_i = (dO_i * O_i).rowsum()                         # 19: D_i = rowsum(dO_i ∘ O_i), on chip

@@ -36,7 +36,8 @@ def fa2_backward(ctx, dq_read_twice: bool = False) -> None:
             Q_i, O_i, dO_i = ctx.load("Q", i), ctx.load("O", i), ctx.load("dO", i)  # 9
             dQ_i, L_i, D_i = ctx.load("dQ", i), ctx.load("L", i), ctx.load("D", i)
             S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")  # 10
-            P_ij = ctx.keep("S_ij", (S_ij - L_i.col()).exp(), role="scores")  # 11: P = exp(S − L_i)
+            P_ij = ctx.keep("S_ij", (S_ij - L_i.inf_as_zero().col()).exp(), role="scores")  # 11: P = exp(S − L_i)
+            #   (L_i = −∞: a row with no visible key, whose P is 0, not e^{−∞+∞})
             dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")     # 12
             dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")           # 13
             dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")  # 14

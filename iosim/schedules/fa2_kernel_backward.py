@@ -49,7 +49,7 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
                     for _ in range(stats_loads):                     # each warp column loads them
                         L_i, D_i = ctx.load("L", i), ctx.load("D", i)
                     S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
-                    P_ij = ctx.keep("S_ij", (S_ij - L_i.col()).exp(), role="scores")
+                    P_ij = ctx.keep("S_ij", (S_ij - L_i.inf_as_zero().col()).exp(), role="scores")  # L = −∞: P = 0
                     dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
                     dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
                     dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")

@@ -91,7 +91,8 @@ def _combine_rows(ctx, i) -> None:
     L_i = ctx.keep("L_i", base + total.log(), role="stats")
     O_i = ctx.fill("O_i", i, 0.0, role="output", cols=ctx.problem.head_dim)
     for s, x in zip(_all_splits(ctx), lse):
-        O_i = ctx.keep("O_i", O_i + (x - L_i).exp().col() * ctx.load("Oaccum", i, split=s), role="output")
+        O_i = ctx.keep("O_i", O_i + (x - L_i.inf_as_zero()).exp().col() * ctx.load("Oaccum", i, split=s),
+                       role="output")                           # L = −∞ (no key in any split): O = 0
     ctx.store("O", i, O_i)
     ctx.store("L", i, L_i)
 

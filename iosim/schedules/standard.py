@@ -27,9 +27,10 @@ from ..errors import ScheduleError
 
 
 def _softmax_rows(S):
-    """softmax over each row: exp(S − rowmax) / rowsum."""
-    P = (S - S.rowmax().col()).exp()
-    return (1.0 / P.rowsum()).col() * P
+    """softmax over each row: exp(S − rowmax) / rowsum; a row with no visible key (causal,
+    N_q > N_kv) has rowmax −∞ and gives P = 0, O = 0, as the FlashAttention kernels do."""
+    P = (S - S.rowmax().inf_as_zero().col()).exp()
+    return P.rowsum().reciprocal().col() * P
 
 
 def standard_forward(ctx, gemm: str = "idealised") -> None:

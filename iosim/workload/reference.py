@@ -19,9 +19,18 @@ def _masked_scores(Q, K, causal):
     return S
 
 
+def _safe_max(S):
+    """Row maxima, 0 for a row with no visible key (all −∞), so that e^{S − max} is 0 there."""
+    m = S.max(axis=-1, keepdims=True)
+    return np.where(np.isneginf(m), 0.0, m)
+
+
 def _softmax(S):
-    P = np.exp(S - S.max(axis=-1, keepdims=True))
-    return P / P.sum(axis=-1, keepdims=True)
+    """Row softmax; a row with no visible key (causal with N_q > N_kv: the first N_q − N_kv
+    queries) is all 0, as FlashAttention defines it (its output row is 0)."""
+    P = np.exp(S - _safe_max(S))
+    total = P.sum(axis=-1, keepdims=True)
+    return P / np.where(total == 0.0, 1.0, total)
 
 
 def _probabilities(Q, K, causal):
@@ -36,12 +45,14 @@ def reference_attention(Q: np.ndarray, K: np.ndarray, V: np.ndarray, causal: boo
 
 def reference_statistics(Q: np.ndarray, K: np.ndarray, causal: bool = False) -> dict[str, np.ndarray]:
     """The row statistics of S = QKᵀ/√d, in float64: m = rowmax(S), ℓ = rowsum(e^{S−m}) and
-    the logsumexp L = m + log ℓ, each shaped (..., N_q)."""
+    the logsumexp L = m + log ℓ, each shaped (..., N_q); a row with no visible key has
+    m = −∞, ℓ = 0, L = −∞."""
     Q, K = (np.asarray(x, dtype=np.float64) for x in (Q, K))
     S = _masked_scores(Q, K, causal)
     m = S.max(axis=-1)
-    l = np.exp(S - m[..., None]).sum(axis=-1)
-    return {"m": m, "l": l, "L": m + np.log(l)}
+    l = np.exp(S - _safe_max(S)).sum(axis=-1)
+    with np.errstate(divide="ignore"):          # a row with no visible key: ℓ = 0, L = −∞
+        return {"m": m, "l": l, "L": m + np.log(l)}
 
 
 def reference_gradients(Q, K, V, dO, causal: bool = False) -> dict[str, np.ndarray]:
