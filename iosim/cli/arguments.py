@@ -167,15 +167,18 @@ def sweep_executor(args: argparse.Namespace):
 
 
 def check_plot_argument(args: argparse.Namespace) -> None:
-    """Validate ``--plot FILE`` before any work is done."""
-    if args.plot:
+    """Validate ``--plot FILE`` before any work is done (an empty FILE too: it is no file)."""
+    if args.plot is not None:
         check_plot_path(args.plot)
 
 
 def write_plot(args: argparse.Namespace, draw: Callable, data) -> None:
     """Draw ``data`` to ``--plot FILE`` with ``draw`` (a function of :mod:`iosim.report.plots`),
     and say so under a table."""
-    if args.plot:
-        draw(data, args.plot)
+    if args.plot is not None:
+        try:
+            draw(data, args.plot)
+        except OSError as exc:   # checked before the work; the disk may fill or the folder go since
+            raise ProblemError(f"--plot {args.plot}: cannot write it ({exc.strerror or exc})") from None
         if args.format == "table":
             print(f"\nplot written to {args.plot}")

@@ -37,12 +37,23 @@ def require_matplotlib():
 
 
 def check_plot_path(path: str | os.PathLike) -> Path:
-    """Validate a --plot FILE before any work is done: a .png or .svg in an existing folder."""
+    """Validate a --plot FILE before any work is done: a .png or .svg in an existing folder,
+    that can be opened for writing (tried here: a file this made is removed again)."""
     p = Path(path)
     if p.suffix.lower() not in FORMATS:
         raise ProblemError(f"--plot {path}: the file must end in .png or .svg (the format follows the extension)")
     if not p.parent.exists():
         raise ProblemError(f"--plot {path}: folder {str(p.parent)!r} does not exist")
+    if p.is_dir():
+        raise ProblemError(f"--plot {path}: is a folder")
+    existed = p.exists()
+    try:
+        with open(p, "ab"):
+            pass
+    except OSError as exc:
+        raise ProblemError(f"--plot {path}: cannot write it ({exc.strerror or exc})") from None
+    if not existed:
+        p.unlink(missing_ok=True)
     require_matplotlib()
     return p
 

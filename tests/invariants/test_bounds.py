@@ -302,6 +302,25 @@ def test_plot_written(tmp_path, name, capsys):
     assert data.startswith(b"\x89PNG") if name.endswith(".png") else b"<svg" in data[:2000]
 
 
+@pytest.mark.parametrize("where,message", [
+    ("{tmp}", "the file must end in .png or .svg"),
+    ("", "the file must end in .png or .svg"),
+    ("{tmp}/none/x.png", "does not exist"),
+    ("{tmp}/folder.png", "is a folder"),
+    ("/proc/iosim-test.png", "cannot write it"),
+])
+def test_a_plot_path_that_cannot_be_written_is_refused_before_the_sweep(tmp_path, capsys, monkeypatch, where,
+                                                                         message):
+    pytest.importorskip("matplotlib")
+    (tmp_path / "folder.png").mkdir()
+    monkeypatch.setattr("iosim.cli.bounds_command.check_bounds",
+                        lambda *a, **k: pytest.fail("the sweep ran before the path was checked"))
+    assert main(CLI + ["--algo", "fa1", "--plot", where.format(tmp=tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder.png"]     # nothing left behind
+
+
 def test_missing_matplotlib_is_a_dependency_error(tmp_path, monkeypatch, capsys):
     for mod in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
         monkeypatch.delitem(sys.modules, mod)
