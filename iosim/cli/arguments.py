@@ -14,6 +14,27 @@ from ..workload.problem import Problem
 from ..schedules import PASSES
 
 
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer ≥ 0 (a seed, a count that may be none)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
+    return value
+
+
+def bounded_int(most: int):
+    """argparse type: an integer from 1 to ``most``."""
+    def parse(text: str) -> int:
+        value = positive_int(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"expected at most {most:,}, got {value:,}")
+        return value
+    return parse
+
+
 def positive_int(text: str) -> int:
     """argparse type: an integer ≥ 1, with a message naming the bad value."""
     try:
@@ -161,7 +182,7 @@ def add_sweep_output_arguments(p: argparse.ArgumentParser, plot_help: str) -> No
 
 def sweep_executor(args: argparse.Namespace):
     """The executor ``--executor``/``--scheduler`` ask for (None: local processes, ``--jobs``)."""
-    if args.executor == "local" and not args.scheduler:
+    if args.executor == "local" and args.scheduler is None:
         return None
     return make_executor(args.executor, jobs=args.jobs or 1, scheduler=args.scheduler)
 

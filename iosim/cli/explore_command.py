@@ -16,7 +16,7 @@ from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_AL
                                explore_points)
 from ..workload.problem import Problem
 from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,
-                        comma_names, parse_values, positive_int, sweep_executor, write_plot)
+                        comma_names, non_negative_int, parse_values, positive_int, sweep_executor, write_plot)
 
 #: points (N × d × heads) one command may ask for
 MAX_POINTS = 64
@@ -55,7 +55,7 @@ def register(subparsers) -> None:
                         "for profiles with a cache up to 100,000 tile steps per head)")
     p.add_argument("--tie", type=_fraction, default=DEFAULT_TIE,
                    help=f"near-tie tolerance, a fraction or a percentage (default {DEFAULT_TIE:.0%}%)")
-    p.add_argument("--replays", type=_non_negative_int, default=DEFAULT_REPLAYS,
+    p.add_argument("--replays", type=non_negative_int, default=DEFAULT_REPLAYS,
                    help=f"L2-model replays the ranking may spend per point (default {DEFAULT_REPLAYS})")
     p.add_argument("--allow-spill", action="store_true",
                    help="let the best be a tile whose register use exceeds the register file (spills)")
@@ -76,16 +76,6 @@ def _fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a fraction such as 0.01 or 1%, got {text!r}") from None
     if not 0 <= value < 1:
         raise argparse.ArgumentTypeError(f"expected a tolerance in [0, 1), got {text!r}")
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
     return value
 
 

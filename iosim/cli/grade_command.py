@@ -6,7 +6,7 @@ import argparse
 import json
 import pathlib
 
-from .arguments import positive_int
+from .arguments import non_negative_int, positive_int
 
 
 def _seconds(text: str) -> float:
@@ -42,7 +42,7 @@ def register(subparsers) -> None:
                         f"(default {DEFAULT_TIMEOUT_S:g})")
     p.add_argument("--memory-mb", type=positive_int, default=DEFAULT_MEMORY_MB,
                    help=f"address-space limit of the student's process, MiB (default {DEFAULT_MEMORY_MB})")
-    p.add_argument("--seed", type=int, help="seed of the random inputs (default: a fresh one, printed)")
+    p.add_argument("--seed", type=non_negative_int, help="seed of the random inputs (default: a fresh one, printed)")
     p.add_argument("--no-isolation", action="store_true",
                    help="run the student's process without the sandbox's Linux namespaces, as your user with your "
                         "files and the network in reach (where namespaces are not available; trusted files only); "

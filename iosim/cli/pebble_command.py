@@ -6,7 +6,7 @@ import argparse
 
 from ..errors import IosimError
 from ..studies.pebbling.comparison import ALL, compare, render, render_moves, to_json
-from ..studies.pebbling.search import MAX_NODES, MAX_STATES
+from ..studies.pebbling.search import MAX_NODES, MAX_STATES, check_max_states
 from .arguments import positive_int
 
 
@@ -39,6 +39,7 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_max_states(args.max_states)
     schedules = tuple(dict.fromkeys(args.schedule or ALL))
     single = len(schedules) == 1
     if args.block is not None and (not single or schedules[0] == "optimal"):

@@ -31,7 +31,7 @@ import json
 
 from ..errors import ProblemError
 from ..run.setup import resolve_profile
-from .arguments import add_problem_arguments, comma_names, positive_int, problem_from_args
+from .arguments import add_problem_arguments, bounded_int, comma_names, non_negative_int, positive_int, problem_from_args
 
 ALGORITHMS = ("standard", "fa1", "fa2")
 
@@ -52,9 +52,11 @@ def register(subparsers) -> None:
                    help="kernel implementation: tensor cores (fp16 fa2/standard), CUDA cores, or auto (default)")
     p.add_argument("--ncu", action="store_true",
                    help="also measure global-load, L2 and DRAM bytes with Nsight Compute (--clock-control none)")
-    p.add_argument("--warmup", type=positive_int, default=5, help="untimed launches before timing (default 5)")
-    p.add_argument("--repeats", type=positive_int, default=20, help="timed launches; the median is reported (default 20)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the N(0,1) inputs (default 0)")
+    p.add_argument("--warmup", type=bounded_int(1000), default=5,
+                   help="untimed launches before timing (default 5, at most 1,000)")
+    p.add_argument("--repeats", type=bounded_int(10_000), default=20,
+                   help="timed launches; the median is reported (default 20, at most 10,000)")
+    p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the N(0,1) inputs (default 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--vendor", choices=["torch-sdpa"],
                    help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
@@ -121,16 +123,16 @@ def run(args: argparse.Namespace) -> int:
         return run_vendor(args)
     from ..gpu import require
 
-    require()  # DependencyError (exit 2) without CuPy or a GPU, before any other work
-    from ..gpu import runner
-
-    problem = problem_from_args(args)
+    problem = problem_from_args(args)      # the arguments first: a bad one is named, GPU or not
     if not problem.is_square or problem.kv_heads != problem.heads:
         raise ProblemError(
             "the GPU kernels implement square multi-head attention only: give --seq-len (not different "
             "--seq-len-q/--seq-len-kv) and no --kv-heads below --heads")
-    device = runner.device_info()
     profile = resolve_profile(args.hw)
+    require()  # DependencyError (exit 2) without CuPy or a GPU, before any GPU work
+    from ..gpu import runner
+
+    device = runner.device_info()
     report = {
         "device": device,
         "hw_profile": args.hw,

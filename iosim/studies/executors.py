@@ -85,7 +85,7 @@ def make_executor(name: str = "local", *, jobs: int = 1, scheduler: str | None =
         if not scheduler:
             raise ProblemError("executor='dask' needs scheduler=ADDRESS, the Dask scheduler's address", field="scheduler")
         return DaskExecutor(scheduler)
-    if scheduler:
+    if scheduler is not None:
         raise ProblemError(f"scheduler={scheduler!r} goes with executor='dask' only", field="scheduler")
     return InlineExecutor() if jobs <= 1 else LocalExecutor(jobs)
 

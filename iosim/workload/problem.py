@@ -61,9 +61,12 @@ class Problem:
             object.__setattr__(self, "kv_heads", self.heads)
         for name in ("head_dim", "seq_len_q", "seq_len_kv", "batch", "heads", "kv_heads"):
             require_positive_int(name, getattr(self, name))
-        for name, most in (("seq_len_q", MAX_SEQ_LEN), ("seq_len_kv", MAX_SEQ_LEN), ("head_dim", MAX_HEAD_DIM)):
-            if getattr(self, name) > most:
-                raise ProblemError(f"{name} must be at most {most:,}, got {getattr(self, name):,}", field=name)
+        lengths = (("seq_len", MAX_SEQ_LEN),) if self.seq_len_q == self.seq_len_kv else \
+            (("seq_len_q", MAX_SEQ_LEN), ("seq_len_kv", MAX_SEQ_LEN))
+        for name, most in lengths + (("head_dim", MAX_HEAD_DIM),):
+            value = getattr(self, "seq_len_q" if name == "seq_len" else name)
+            if value > most:
+                raise ProblemError(f"{name} must be at most {most:,}, got {value:,}", field=name)
         if self.batch * self.heads > MAX_HEADS_TOTAL:
             raise ProblemError(f"batch × heads must be at most {MAX_HEADS_TOTAL:,}, got "
                                f"{self.batch:,} × {self.heads:,}", field="heads")

@@ -19,6 +19,9 @@ from .claims import (BAND_LIMIT, BLOCK_RULES, CLAIMS, EXPONENT_TOLERANCE, LOWER_
 from .sweep import sweep_points
 from .verdicts import judge_all
 
+#: the most values of M `sram_steps` may space over [d, N·d] at each (N, d)
+MAX_SRAM_STEPS = 1_000
+
 
 # --------------------------------------------------------------------------------------
 # the report
@@ -118,6 +121,8 @@ def check_bounds(
     """
     profile = resolve_profile(hw)
     algos = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
+    if sram_steps is not None and not 1 <= require_positive_int("sram_steps", sram_steps) <= MAX_SRAM_STEPS:
+        raise ProblemError(f"sram_steps must be at most {MAX_SRAM_STEPS:,}, got {sram_steps:,}", field="sram_steps")
     profile_M = sram_elements(profile.scratchpad.per_block_bytes, dtype)
     points, excluded, runs = sweep_points(profile, algos, seq_lens=seq_lens, head_dims=head_dims, sram=sram,
                                           sram_steps=sram_steps, block_rule=block_rule, dtype=dtype,

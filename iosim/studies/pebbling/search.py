@@ -44,7 +44,7 @@ import time
 from itertools import combinations
 from dataclasses import dataclass, field
 
-from ...errors import IosimError
+from ...errors import IosimError, ProblemError
 from .dag import AttentionDag, min_red_pebbles
 from .game import IllegalPebbling, Move, Pebbling, play
 
@@ -52,6 +52,8 @@ from .game import IllegalPebbling, Move, Pebbling, play
 MAX_NODES = 40
 #: default budget of one search, in distinct states seen (about 0.6 GB per million)
 MAX_STATES = 2_000_000
+#: the most a caller may raise it to (about 3 GB of states)
+STATES_LIMIT = 5_000_000
 
 
 class SearchLimit(IosimError):
@@ -231,6 +233,14 @@ def _submasks(mask: int):
         sub = (sub - 1) & mask
 
 
+def check_max_states(max_states: int) -> int:
+    """``max_states`` if the search may take that many (1 to :data:`STATES_LIMIT`)."""
+    if isinstance(max_states, bool) or not isinstance(max_states, int) or not 1 <= max_states <= STATES_LIMIT:
+        raise ProblemError(f"max_states must be an integer from 1 to {STATES_LIMIT:,} (about 0.6 GB per million "
+                           f"states), got {max_states!r}", field="max_states")
+    return max_states
+
+
 def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
                max_states: int = MAX_STATES) -> Optimum:
     """The minimum IO (loads + stores) of any legal pebbling of ``dag`` with ``red`` red pebbles.
@@ -239,6 +249,7 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
     search sees more than ``max_states`` distinct states, and :class:`IllegalPebbling` when
     ``red`` is below :func:`~iosim.studies.pebbling.dag.min_red_pebbles` (no pebbling exists).
     """
+    check_max_states(max_states)
     require_red(dag, red)
     require_searchable(dag, max_nodes)
     start_time = time.perf_counter()
