@@ -13,6 +13,7 @@ import argparse
 import re
 import sys
 
+from .. import __version__
 from ..errors import IosimError
 from . import (bounds_command, explore_command, grade_command, pebble_command, profiles_command, simulate_command,
                validate_command)
@@ -32,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Count the bytes attention moves between GPU memory levels (HBM, SRAM), "
         "for standard attention, FlashAttention-1 and FlashAttention-2.",
     )
+    parser.add_argument("--version", action="version", version=f"iosim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for command in COMMANDS:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..errors import ProblemError
 from ..models import kernel_time
@@ -37,7 +38,17 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) 
                            f"{MAX_REPLAY_STEPS:,}: model the run without it (cache off, --no-cache), or with "
                            "fewer heads or larger blocks", field="cache")
     if mode == "numeric":
-        inputs = _numeric_inputs(setup, inputs)
+        with threadpool_limits(limits=1, user_api="blas"):
+            return _run_all(setup, mode, _numeric_inputs(setup, inputs))
+    return _run_all(setup, mode, inputs)
+
+
+def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
+    """The launches counted in order, as one result. In numeric mode the BLAS runs on one
+    thread (the caller sees to it): the products are of small tiles, and a threaded BLAS
+    spends longer waking its threads than multiplying (on a busy 2-core machine one
+    thread took 1.3-1.9 s for FA2 at N = 4,096, d = 64, against 2.0-2.3 s; issue 15
+    measured 0.45 s alone and 23 s contended elsewhere)."""
     results = []
     for launch in setup.launches:
         result = _run_one(setup, launch, mode, inputs)

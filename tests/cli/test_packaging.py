@@ -25,3 +25,18 @@ def test_builtin_profiles_are_found():
     from iosim import list_profiles
 
     assert {"a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h200", "mi300x", "fa-paper-a100", "toy"} <= set(list_profiles())
+
+
+def test_version_and_typing_marker(capsys):
+    """`iosim --version` prints the package's version (exit 0), and the package ships
+    py.typed (PEP 561), so type checkers read its annotations."""
+    import iosim
+    from iosim.cli.main import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"iosim {iosim.__version__}"
+    assert (pathlib.Path(iosim.__file__).parent / "py.typed").is_file()
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert "py.typed" in config["tool"]["setuptools"]["package-data"]["iosim"]
+    assert config["project"]["optional-dependencies"]["gpu"] == ["cupy-cuda13x"]
