@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import dataclasses
 
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS
 from ..report.tables import FORMATTERS
 from ..run import Options, prepare
+from ..run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args
@@ -61,5 +63,11 @@ def run(args: argparse.Namespace) -> int:
     if args.cache is None and setup.cache_by_default():
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache=True))
+    elif args.cache is None and setup.profile.cache is not None:
+        print(f"iosim: note: the L2 model is off for this run: it would replay {setup.replay_steps:,} tile steps "
+              f"({setup.steps_per_head:,} per head), more than the default {AUTO_CACHE_STEPS:,} per head or "
+              f"{AUTO_REPLAY_STEPS:,} in all; DRAM bytes are not modelled and the time counts every HBM request "
+              "as DRAM traffic. --cache models it (many heads are extended from a few: docs/cache.md)",
+              file=sys.stderr)
     print(FORMATTERS[args.format](run_launches(setup, "count", None)))
     return 0

@@ -131,7 +131,7 @@ def _cache_model(setup: Setup, launch: Launch, c: Counted):
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                   kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
-                  concurrency={k: slots for k in kernels}, outer_levels=outer)
+                  concurrency={k: slots for k in kernels}, outer_levels=outer, group_size=p.group_size)
 
 
 def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:

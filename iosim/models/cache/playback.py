@@ -26,6 +26,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from .lru import CacheStats, LRUCache
+from .periodic import all_heads
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -115,7 +116,8 @@ def _chunks(request, chunk_rows: int) -> list[tuple]:
 
 
 def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
-           chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True) -> CacheReport:
+           chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True,
+           group_size: int = 1) -> CacheReport:
     """Play one head's recorded ``requests`` for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
@@ -123,7 +125,9 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     reductions, keyed by the K/V head); ``concurrency[kernel]``:
     resident CTAs (:func:`occupancy`); ``outer_levels``: (name, capacity) of further
     caches between this one and DRAM, nearest first (each an LRU fed by the misses and
-    dirty evictions of the one in front).
+    dirty evictions of the one in front); ``group_size``: query heads per K/V head. The
+    heads are played as :func:`~.periodic.all_heads` says: every one, or, for many heads,
+    enough of them to extend the totals exactly.
     """
     by_kernel: OrderedDict = OrderedDict()
     for r in requests:
@@ -132,23 +136,39 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
                                           for key, size, write in _chunks(r, chunk_rows))
     stats, outer = {}, {}
     for kernel, ctas in by_kernel.items():
-        chain = []
-        for name, capacity in reversed(outer_levels):
-            chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
-        cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
-        programs = [(h, prog) for h in range(heads_total) for prog in ctas.values()]  # launch order
-        _run(cache, programs, concurrency.get(kernel, 1), kv_of_q, leads_group)
-        left = {}
-        for level in [cache] + [c for _, c in chain]:  # a chunk dirty in two levels is left once
-            left.update(level.dirty_keys())
-        cache.stats.dirty_bytes_left = sum(left.values())
-        stats[kernel] = cache.stats
-        if chain:
-            outer[kernel] = {name: c.stats for name, c in chain}
-            last = chain[-1][1].stats
-            stats[kernel] = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
-                                                dram_write_bytes=last.dram_write_bytes)
+        programs, slots = list(ctas.values()), concurrency.get(kernel, 1)
+
+        def play(heads: int, programs=programs, slots=slots) -> tuple:
+            return _play(programs, heads, slots, kv_of_q, leads_group, capacity_bytes, outer_levels)
+
+        footprint = sum(dict((key, size) for prog in programs for key, size, *_ in prog).values())
+        stats[kernel], levels = all_heads(play, heads_total, slots=slots, ctas_per_head=len(programs),
+                                          group=group_size, footprint_bytes=footprint,
+                                          capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
+        if levels:
+            outer[kernel] = levels
     return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel}, outer or None)
+
+
+def _play(programs: list, heads: int, slots: int, kv_of_q, leads_group, capacity_bytes: int,
+          outer_levels: tuple) -> tuple[CacheStats, dict]:
+    """One kernel's CTAs for ``heads`` heads, from a cold cache: (the nearest cache's stats,
+    with DRAM as the last level saw it; {level: stats} of the levels behind it)."""
+    chain = []
+    for name, capacity in reversed(outer_levels):
+        chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
+    cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
+    _run(cache, [(h, prog) for h in range(heads) for prog in programs], slots, kv_of_q, leads_group)  # launch order
+    left = {}
+    for level in [cache] + [c for _, c in chain]:  # a chunk dirty in two levels is left once
+        left.update(level.dirty_keys())
+    cache.stats.dirty_bytes_left = sum(left.values())
+    if not chain:
+        return cache.stats, {}
+    last = chain[-1][1].stats
+    nearest = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
+                                  dram_write_bytes=last.dram_write_bytes)
+    return nearest, {name: c.stats for name, c in chain}
 
 
 def _run(cache: LRUCache, programs: list, slots: int, kv_of_q, leads_group) -> None:

@@ -1,0 +1,69 @@
+"""Every head through the L2 at a cost that does not grow with the head count.
+
+The heads of a kernel are identical up to their place in the launch order: the grid is
+(blocks of one head, batch, heads), head-major, and a GQA group of ``group`` query heads
+shares its K/V. With ``slots`` thread blocks (CTAs) resident and ``n`` CTAs per head, the
+launch pattern — which CTAs run together, where the waves of CTAs start relative to the
+heads — repeats every P = lcm(lcm(slots, n) / n, group) heads. Once the cold start is
+forgotten (the cache has turned over: a few waves and a few times capacity / one head's
+footprint), the cache's state repeats with it, so every P further heads add the same
+bytes to every counter, and the state the kernel ends in (the dirty bytes left) repeats
+too.
+
+:func:`all_heads` plays h₀, h₀ + P and h₀ + 2P heads (h₀ ≡ heads mod P, past the warm-up)
+and, when the two steps of P agree in every counter of every level, extends the total to
+``heads`` linearly; when they do not, it doubles h₀ and tries again, and plays every head
+once those three runs would cost as much (3(h₀ + P) ≥ ``heads``). A run of few heads is always played head by head. The
+agreement of two steps is checked, not proven to last; tests/invariants/test_l2_heads.py
+compares the extension with playing every head over profiles, GQA, causal masks,
+split-KV, both passes and a two-level cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+from .lru import CacheStats
+
+
+def period(slots: int, ctas_per_head: int, group: int) -> int:
+    """P: heads after which the launch pattern (waves of CTAs over heads, GQA groups) repeats."""
+    n = max(1, ctas_per_head)
+    return math.lcm(math.lcm(slots, n) // n, max(1, group))
+
+
+def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes: int,
+              capacity_bytes: int) -> tuple[CacheStats, dict]:
+    """``play(heads)``, the stats of the nearest cache and {level: stats} of those behind it,
+    for every head (see the module's docstring)."""
+    p = period(slots, ctas_per_head, group)
+    waves = -(-slots // max(1, ctas_per_head))                       # heads resident together
+    turnover = -(-capacity_bytes // max(1, footprint_bytes))          # heads that fill the cache
+    h0 = 2 * (waves + turnover) + 1
+    while True:
+        h0 += (heads - h0) % p                                        # h0 ≡ heads (mod P)
+        if 3 * (h0 + p) >= heads:                                     # playing every head is cheaper
+            return play(heads)
+        t0, t1, t2 = play(h0), play(h0 + p), play(h0 + 2 * p)
+        step = _difference(t1, t0)
+        if step == _difference(t2, t1):
+            return _extend(t0, step, (heads - h0) // p)
+        h0 *= 2
+
+
+_FIELDS = [f.name for f in dataclasses.fields(CacheStats)]
+
+
+def _difference(b: tuple, a: tuple) -> tuple:
+    """Every counter of ``b`` minus ``a``: (nearest cache, {level: ...})."""
+    def minus(x, y):
+        return tuple(getattr(x, f) - getattr(y, f) for f in _FIELDS)
+    return minus(b[0], a[0]), {name: minus(b[1][name], a[1][name]) for name in b[1]}
+
+
+def _extend(base: tuple, step: tuple, times: int) -> tuple[CacheStats, dict]:
+    """``base`` plus ``times`` × ``step``, counter by counter."""
+    def plus(stats, delta):
+        return CacheStats(*(getattr(stats, f) + times * d for f, d in zip(_FIELDS, delta)))
+    return plus(base[0], step[0]), {name: plus(base[1][name], step[1][name]) for name in base[1]}
