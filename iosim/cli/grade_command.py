@@ -6,7 +6,9 @@ import argparse
 import json
 import pathlib
 
-from .arguments import non_negative_int, positive_int
+from ..grading.batch import grade_many, gradebook_csv, gradebook_table, submissions
+from ..report.files import check_writable
+from .arguments import bounded_int, non_negative_int, positive_int
 
 
 def _seconds(text: str) -> float:
@@ -33,7 +35,9 @@ def register(subparsers) -> None:
         epilog="Assignments: " + "; ".join(f"{n}: {a.function}, {a.title}" for n, a in ASSIGNMENTS.items())
                + ". See examples/assignments/.",
     )
-    p.add_argument("file", metavar="FILE", help="the student's Python file")
+    p.add_argument("files", metavar="FILE", nargs="+",
+                   help="the student's Python file; several files or folders (every .py under them, a student "
+                        "each, named by its path) grade a class into a gradebook")
     p.add_argument("--assignment", choices=list(ASSIGNMENTS),
                    help="which assignment (default: recognised from the function the file defines)")
     p.add_argument("--format", choices=["table", "json"], default="table")
@@ -43,6 +47,10 @@ def register(subparsers) -> None:
     p.add_argument("--memory-mb", type=positive_int, default=DEFAULT_MEMORY_MB,
                    help=f"address-space limit of the student's process, MiB (default {DEFAULT_MEMORY_MB})")
     p.add_argument("--seed", type=non_negative_int, help="seed of the random inputs (default: a fresh one, printed)")
+    p.add_argument("--jobs", type=bounded_int(256), default=1,
+                   help="submissions graded at once, each in its own sandbox (class grading; default 1, at most 256)")
+    p.add_argument("--csv", metavar="GRADEBOOK", help="also write the gradebook (student, score, each check, the "
+                   "reason) to this CSV file (class grading)")
     p.add_argument("--no-isolation", action="store_true",
                    help="run the student's process without the sandbox's Linux namespaces, as your user with your "
                         "files and the network in reach (where namespaces are not available; trusted files only); "
@@ -51,16 +59,28 @@ def register(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..grading import grade
+    from ..grading import GradingInputError, grade
     from ..grading.isolation import NO_ISOLATION_WARNING, IsolationUnavailable, isolation_available, unavailable_message
 
     isolation = not args.no_isolation
-    if isolation and pathlib.Path(args.file).is_file():  # a missing file is bad input first
+    single = len(args.files) == 1 and not pathlib.Path(args.files[0]).is_dir() and args.csv is None
+    found = None if single else submissions(args.files)       # missing files are bad input first
+    if isolation and (found or pathlib.Path(args.files[0]).is_file()):
         available, reason = isolation_available()
         if not available:
             raise IsolationUnavailable(unavailable_message(reason))
-    report = grade(args.file, args.assignment, timeout_s=args.timeout, memory_mb=args.memory_mb, seed=args.seed,
-                   isolation=isolation)
+    if not single:
+        return _grade_class(args, found, isolation)
+    try:
+        report = grade(args.files[0], args.assignment, timeout_s=args.timeout, memory_mb=args.memory_mb,
+                       seed=args.seed, isolation=isolation)
+    except GradingInputError as exc:
+        if args.format != "json":
+            raise
+        # scripts reading the JSON get a report too: not graded, score 0, and why (exit 2 all the same)
+        print(json.dumps({"file": args.files[0], "assignment": args.assignment, "passed": False, "score": 0.0,
+                          "graded": False, "error": str(exc)}, indent=2))
+        return 2
     if args.format == "json":
         data = {**report.to_dict(), "isolation": isolation}
         if not isolation:
@@ -69,3 +89,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         print((NO_ISOLATION_WARNING + "\n\n" if not isolation else "") + report.render())
     return report.exit_code
+
+
+def _grade_class(args: argparse.Namespace, found: list, isolation: bool) -> int:
+    """Every submission into a gradebook: the table (or, with --format json, the gradebook and
+    every report) on stdout, the CSV in --csv; exit 0 once every submission has a row."""
+    from ..grading.isolation import NO_ISOLATION_WARNING
+    from ..studies.progress import ProgressBar
+
+    if args.csv is not None:
+        check_writable(args.csv, "--csv")
+    kwargs = dict(assignment=args.assignment, timeout_s=args.timeout, memory_mb=args.memory_mb, seed=args.seed,
+                  isolation=isolation)
+    with ProgressBar(len(found), "grading") as bar:
+        rows = grade_many(found, args.jobs, progress=bar.update, **kwargs)
+    if args.csv is not None:
+        pathlib.Path(args.csv).write_text(gradebook_csv(rows))
+    warning = [] if isolation else [NO_ISOLATION_WARNING]
+    if args.format == "json":
+        print(json.dumps({"isolation": isolation, "warnings": warning,
+                          "gradebook": [{k: v for k, v in vars(r).items() if k != "report"} for r in rows],
+                          "reports": [r.report for r in rows]}, indent=2))
+    else:
+        print("\n\n".join(warning + [gradebook_table(rows)]))
+    return 0

@@ -10,10 +10,10 @@ are reworded with the subcommand's flags (``--block-q``, ``--kernel flash-attn-3
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import re
 import sys
 
-from .. import __version__
 from ..errors import IosimError
 from . import (bounds_command, explore_command, grade_command, pebble_command, profiles_command, simulate_command,
                validate_command)
@@ -27,13 +27,21 @@ COMMANDS = (profiles_command, simulate_command, validate_command, bounds_command
 API_TO_DEST = {"algorithm": "algo"}
 
 
+def _version() -> str:
+    """The installed distribution's version (the package root is above the CLI's stage)."""
+    try:
+        return importlib.metadata.version("iosim")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown (not installed: run from a source tree)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="iosim",
         description="Count the bytes attention moves between GPU memory levels (HBM, SRAM), "
         "for standard attention, FlashAttention-1 and FlashAttention-2.",
     )
-    parser.add_argument("--version", action="version", version=f"iosim {__version__}")
+    parser.add_argument("--version", action="version", version=f"iosim {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for command in COMMANDS:

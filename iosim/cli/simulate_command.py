@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import dataclasses
+import sys
 
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS

@@ -25,6 +25,10 @@ class Check:
         return self.status == "pass"
 
 
+#: the checks a score counts (the blocks assignment has no exactness check)
+SCORED = ("loads", "runs", "exactness", "capacity", "io")
+
+
 @dataclass
 class GradeReport:
     file: str
@@ -40,6 +44,15 @@ class GradeReport:
         return bool(self.checks) and all(c.passed for c in self.checks)
 
     @property
+    def score(self) -> float:
+        """0-100: the share of the scored checks (:data:`SCORED`) that pass; a check that
+        did not run (after a failed load, say) counts as failed. The written answer is read
+        by the instructor and does not count."""
+        passed = {c.name for c in self.checks if c.passed}
+        scored = [name for name in SCORED if name != "exactness" or self.assignment != "blocks"]
+        return round(100 * sum(name in passed for name in scored) / len(scored), 1)
+
+    @property
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
@@ -48,7 +61,7 @@ class GradeReport:
 
     def to_dict(self) -> dict:
         return {"file": self.file, "assignment": self.assignment, "title": self.title, "setup": self.setup,
-                "seed": self.seed, "passed": self.passed,
+                "seed": self.seed, "passed": self.passed, "score": self.score,
                 "checks": [asdict(c) for c in self.checks], "output": self.output}
 
     def render(self) -> str:
@@ -67,7 +80,8 @@ class GradeReport:
                 out.append(textwrap.fill(f"hint: {c.hint}", 100, initial_indent=indent,
                                          subsequent_indent=indent + "      "))
         passed = sum(c.passed for c in self.checks)
-        out += ["", f"result: {'PASS' if self.passed else 'FAIL'} ({passed}/{len(self.checks)} checks pass)"]
+        out += ["", f"result: {'PASS' if self.passed else 'FAIL'} ({passed}/{len(self.checks)} checks pass; "
+                    f"score {self.score:g}/100)"]
         if self.output.strip() and not self.passed:
             out += ["", "the end of what your code printed:", textwrap.indent(self.output.rstrip()[-1200:], "  | ")]
         return "\n".join(out)

@@ -17,6 +17,7 @@ from statistics import median
 from typing import Sequence
 
 from ..errors import DependencyError, ProblemError
+from .files import check_writable
 
 FORMATS = (".png", ".svg")
 _MARKERS = ("o", "s", "^", "D", "v", "P")
@@ -42,18 +43,7 @@ def check_plot_path(path: str | os.PathLike) -> Path:
     p = Path(path)
     if p.suffix.lower() not in FORMATS:
         raise ProblemError(f"--plot {path}: the file must end in .png or .svg (the format follows the extension)")
-    if not p.parent.exists():
-        raise ProblemError(f"--plot {path}: folder {str(p.parent)!r} does not exist")
-    if p.is_dir():
-        raise ProblemError(f"--plot {path}: is a folder")
-    existed = p.exists()
-    try:
-        with open(p, "ab"):
-            pass
-    except OSError as exc:
-        raise ProblemError(f"--plot {path}: cannot write it ({exc.strerror or exc})") from None
-    if not existed:
-        p.unlink(missing_ok=True)
+    check_writable(p, "--plot")
     require_matplotlib()
     return p
 

@@ -58,6 +58,11 @@ class Launch:
     def tile(self) -> KernelTile | None:
         return None if self.kernel is None else self.kernel.tile
 
+    @property
+    def steps_per_head(self) -> int:
+        """Tile steps of one head, T_r × T_c."""
+        return self.blocks.num_q_blocks(self.problem) * self.blocks.num_kv_blocks(self.problem)
+
 
 #: the L2 model replays every tile step of every head in Python (a few µs each): on by
 #: default up to this many steps per head, and this many in all; never past MAX_REPLAY_STEPS
@@ -85,13 +90,12 @@ class Setup:
     @property
     def steps_per_head(self) -> int:
         """Tile steps per head, T_r × T_c summed over the launches."""
-        return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in self.launches)
+        return sum(l.steps_per_head for l in self.launches)
 
     @property
     def replay_steps(self) -> int:
-        """Tile steps the L2 model plays: every head's (it replays each head in launch order)."""
-        return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) * l.problem.heads_total
-                   for l in self.launches)
+        """Tile steps the L2 model plays if it plays every head (it plays them in launch order)."""
+        return sum(l.steps_per_head * l.problem.heads_total for l in self.launches)
 
     def cache_by_default(self) -> bool:
         """Whether ``iosim simulate`` (and explore) model the L2 when not told: for a profile

@@ -54,6 +54,9 @@ ACCEPTED = {
     ("grade", "--seed", "huge"): "a seed (any non-negative integer)",
     ("validate", "--seed", "zero"): "a seed",
     ("validate", "--seed", "huge"): "a seed (any non-negative integer)",
+    **{("grade", "--csv", kind): "a file name (written in this test's own folder)"
+       for kind in ("zero", "negative", "huge", "word", "inf", "nan")},
+    ("grade", "--csv", "special file"): "a device the user names is written to, as any file",
     ("validate", "--block-q", "huge"): "as in simulate (the GPU check comes after the arguments)",
     ("validate", "--block-kv", "huge"): "as in simulate (the GPU check comes after the arguments)",
 }
@@ -86,6 +89,7 @@ def _no_gpu():
 @pytest.mark.parametrize("name,options,kind", list(_cases()))
 def test_bad_values_are_refused_in_one_line(tmp_path, capsys, monkeypatch, name, options, kind):
     monkeypatch.setattr("iosim.gpu.require", _no_gpu)
+    monkeypatch.chdir(tmp_path)                 # an accepted output name (--csv 0) is written here
     submission = tmp_path / "submission.py"
     submission.write_text("def fa2_forward(ctx):\n    pass\n\nraise SystemExit('no grading today')\n")
     argv = _argv(name, options, VALUES[kind], str(submission))

@@ -13,10 +13,10 @@ too.
 :func:`all_heads` plays h₀, h₀ + P and h₀ + 2P heads (h₀ ≡ heads mod P, past the warm-up)
 and, when the two steps of P agree in every counter of every level, extends the total to
 ``heads`` linearly; when they do not, it doubles h₀ and tries again, and plays every head
-once those three runs would cost as much (3(h₀ + P) ≥ ``heads``). A run of few heads is always played head by head. The
-agreement of two steps is checked, not proven to last; tests/invariants/test_l2_heads.py
-compares the extension with playing every head over profiles, GQA, causal masks,
-split-KV, both passes and a two-level cache.
+once those three runs would cost as much (3(h₀ + P) ≥ ``heads``): a run of few heads is
+always played head by head. The agreement of two steps is checked, not proven to last;
+tests/invariants/test_l2_heads.py compares the extension with playing every head over
+FA1, FA2 (both passes), GQA, causal masks, unequal lengths and split-KV.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ def check_bounds(
     """
     profile = resolve_profile(hw)
     algos = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
-    if sram_steps is not None and not 1 <= require_positive_int("sram_steps", sram_steps) <= MAX_SRAM_STEPS:
+    if sram_steps is not None and require_positive_int("sram_steps", sram_steps) > MAX_SRAM_STEPS:
         raise ProblemError(f"sram_steps must be at most {MAX_SRAM_STEPS:,}, got {sram_steps:,}", field="sram_steps")
     profile_M = sram_elements(profile.scratchpad.per_block_bytes, dtype)
     points, excluded, runs = sweep_points(profile, algos, seq_lens=seq_lens, head_dims=head_dims, sram=sram,

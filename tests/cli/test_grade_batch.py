@@ -1,0 +1,85 @@
+"""Grading a class (issue 15): `iosim grade DIR` grades every submission under a folder, a
+student each, in parallel, into a gradebook (table, JSON, CSV), and every report has a
+numeric score, also when the submission cannot be graded."""
+
+import csv
+import io
+import json
+import pathlib
+
+import pytest
+
+from iosim.cli.main import main
+from iosim.grading.batch import submissions
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+INSTRUCTOR = ROOT / "examples" / "assignments" / "instructor"
+CLASS = {
+    "alice/fa2.py": (INSTRUCTOR / "fa2_solution.py").read_text(),              # correct
+    "bob/fa2.py": (INSTRUCTOR / "cheats" / "no_rescale.py").read_text(),       # wrong
+    "carol.py": "def fa2_forward(ctx):\n    raise RuntimeError('boom')\n",     # crashes
+    "dave.py": "x = 1\n",                                                      # no graded function
+    "erin.py": "def fa2_forward(ctx:\n",                                       # does not parse
+}
+#: student -> (score, verdicts of loads, runs, exactness, capacity, io)
+EXPECTED = {
+    "alice/fa2": (100.0, ["pass"] * 5),
+    "bob/fa2": (80.0, ["pass", "pass", "fail", "pass", "pass"]),
+    "carol": (20.0, ["pass", "fail", "fail", "fail", "fail"]),
+    "dave": (0.0, [""] * 5),
+    "erin": (0.0, ["fail", "", "", "", ""]),
+}
+
+
+@pytest.fixture
+def klass(tmp_path):
+    for name, text in CLASS.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "__pycache__").mkdir()
+    (tmp_path / "__pycache__" / "x.py").write_text("")
+    return tmp_path
+
+
+def test_a_folder_is_graded_into_a_gradebook(klass, tmp_path_factory, capsys):
+    book = tmp_path_factory.mktemp("out") / "gradebook.csv"
+    assert main(["grade", str(klass), "--assignment", "fa2", "--jobs", "2", "--seed", "1", "--csv", str(book),
+                 "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    rows = {r["student"]: r for r in data["gradebook"]}
+    assert list(rows) == sorted(EXPECTED)
+    table = {r["student"]: r for r in csv.DictReader(io.StringIO(book.read_text()))}
+    for student, (score, verdicts) in EXPECTED.items():
+        assert rows[student]["score"] == score, student
+        got = [table[student][c] for c in ("loads", "runs", "exactness", "capacity", "io")]
+        assert (float(table[student]["score"]), got) == (score, verdicts), student
+    assert table["dave"]["reason"].startswith("not graded:") and "fa2_forward" in table["dave"]["reason"]
+    assert table["bob/fa2"]["reason"].startswith("exactness:")
+    reports = {pathlib.Path(r["file"]).name: r for r in data["reports"] if r}
+    assert reports["fa2.py"]["score"] in (100.0, 80.0) and len(data["reports"]) == 5
+
+
+def test_the_text_gradebook_and_one_file_as_before(klass, capsys):
+    assert main(["grade", str(klass / "alice"), str(klass / "carol.py"), "--assignment", "fa2", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "alice/fa2" not in out and out.splitlines()[1].split()[:2] == ["fa2", "100"]   # named below its folder
+    assert "2 submissions, mean score 60.0, 1 pass every check" in out
+    assert main(["grade", str(klass / "carol.py"), "--seed", "1"]) == 1                   # one file: its report
+    assert "score 20/100" in capsys.readouterr().out
+
+
+def test_an_ungradable_file_still_has_a_json_report(klass, capsys):
+    assert main(["grade", str(klass / "dave.py"), "--format", "json"]) == 2
+    data = json.loads(capsys.readouterr().out)
+    assert data["score"] == 0.0 and data["graded"] is False and "fa2_forward" in data["error"]
+
+
+def test_bad_class_arguments_fail_before_any_grade(klass, tmp_path_factory, capsys):
+    assert main(["grade", str(klass / "nobody")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    empty = tmp_path_factory.mktemp("empty")
+    assert main(["grade", str(empty)]) == 2
+    assert "no submissions" in capsys.readouterr().err
+    assert main(["grade", str(klass), "--csv", str(klass / "missing" / "book.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert [s for s, _ in submissions([klass])] == sorted(EXPECTED)
