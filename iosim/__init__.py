@@ -26,6 +26,8 @@ _LAZY = {
     "random_inputs": ".workload.inputs",
     "Options": ".run", "Result": ".run", "Setup": ".run", "prepare": ".run", "simulate": ".run",
     "SCHEDULES": ".schedules",
+    "check_bounds": ".studies.bounds", "explore": ".studies.explore",
+    "plot_bounds": ".report.plots", "plot_explore": ".report.plots", "grade": ".grading",
 }
 
 
@@ -47,4 +49,5 @@ __all__ = [
     "simulate", "prepare", "Options", "Setup", "random_inputs", "Problem", "BlockSizes", "Result", "SCHEDULES", "load_profile", "list_profiles",
     "HardwareProfile", "paper_block_sizes", "sram_elements", "reference_attention", "reference_gradients",
     "IosimError", "ProfileError", "ProblemError", "ScheduleError", "CapacityError", "DependencyError",
+    "check_bounds", "explore", "plot_bounds", "plot_explore", "grade",
 ]

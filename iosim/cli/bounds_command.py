@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..report.bounds_report import render_bounds
+from ..report.bounds_report import bounds_csv, render_bounds
 from ..studies.bounds import ALGORITHMS, BLOCK_RULES, CLAIMS, check_bounds
 from ..dtypes import WIDTH_BYTES
 from ..errors import ProblemError
@@ -54,7 +54,8 @@ def register(subparsers) -> None:
                    help="; ".join(f"{k}: {v}" for k, v in BLOCK_RULES.items()))
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16",
                    help="element type (sets the bytes of M; counts are in elements)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="table (default), json, or csv: one row per simulated point")
     add_sweep_output_arguments(p, "write count against M and N, log-log, to FILE (.png or .svg)")
     p.set_defaults(run=run)
 
@@ -70,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.format == "json":
         print(json.dumps(report.to_dict(), indent=2))
+    elif args.format == "csv":
+        print(bounds_csv(report), end="")
     else:
         print(render_bounds(report))
     write_plot(args, plot_bounds, report)

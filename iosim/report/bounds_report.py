@@ -4,6 +4,9 @@ profile's point and the excluded points. (The JSON form is :meth:`BoundsReport.t
 
 from __future__ import annotations
 
+import csv
+import io
+
 from ..studies.bounds.check import BoundsReport
 from ..studies.bounds.claims import BLOCK_RULES, CLAIMS
 from ..studies.bounds.verdicts import Verdict, rounded
@@ -116,3 +119,20 @@ def _excluded_summary(report: BoundsReport) -> str:
             out.append(f"  {algo}: {len(es)} where the tiles do not fit in M (all with M ≤ {small:g}·d), "
                        f"e.g. N={es[0]['N']:,}, d={es[0]['d']}, M={es[0]['M']:,}: {es[0]['reason']}")
     return "\n".join(out)
+
+
+#: the columns of ``iosim bounds --format csv``: one row per simulated point
+CSV_COLUMNS = ("profile", "dtype", "block_rule", "algorithm", "N", "d", "M", "block_q", "block_kv", "capped",
+               "count_elements", "sram_peak_bytes", "sram_bytes", "feasible")
+
+
+def bounds_csv(report: BoundsReport) -> str:
+    """Every simulated point as a CSV row (the claims' verdicts are in the table and JSON)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    data = report.to_dict()
+    for point in data["points"]:
+        row = {"profile": data["profile"], "dtype": data["dtype"], "block_rule": data["block_rule"], **point}
+        writer.writerow(["" if row.get(c) is None else row.get(c) for c in CSV_COLUMNS])
+    return out.getvalue()

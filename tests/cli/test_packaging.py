@@ -40,3 +40,17 @@ def test_version_and_typing_marker(capsys):
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert "py.typed" in config["tool"]["setuptools"]["package-data"]["iosim"]
     assert config["project"]["optional-dependencies"]["gpu"] == ["cupy-cuda13x"]
+
+
+def test_the_public_api_is_exported_lazily():
+    """Every name of iosim.__all__ is there, imported on first use: `import iosim` loads no
+    stage (and no numpy) until a name is asked for."""
+    import subprocess
+
+    code = ("import sys, iosim; before = {m for m in sys.modules if m.startswith(('iosim.', 'numpy'))}; "
+            "[getattr(iosim, n) for n in iosim.__all__]; print(sorted(before))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
+    assert out.strip() == "['iosim.errors']"
+    import iosim
+    for name in ("check_bounds", "explore", "plot_bounds", "plot_explore", "grade", "simulate"):
+        assert callable(getattr(iosim, name)) and name in iosim.__all__ and name in dir(iosim)

@@ -6,6 +6,7 @@ The closed forms live here, never in the product code (docs/spec/algorithms.md).
 
 from __future__ import annotations
 
+import csv
 import io
 import json
 import math
@@ -345,3 +346,14 @@ def test_progress_bar_draws_when_enabled():
         for _ in range(3):
             bar.update()
     assert "sweep [" in stream.getvalue() and "3/3" in stream.getvalue()
+
+
+def test_csv_has_a_row_per_simulated_point(capsys):
+    main(CLI + ["--algo", "fa1,fa2", "--format", "json"])
+    points = json.loads(capsys.readouterr().out)["points"]
+    main(CLI + ["--algo", "fa1,fa2", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == len(points) > 0
+    assert [(r["algorithm"], int(r["N"]), int(r["d"]), int(r["M"]), int(r["count_elements"])) for r in rows] == \
+        [(p["algorithm"], p["N"], p["d"], p["M"], p["count_elements"]) for p in points]
+    assert len({r["profile"] for r in rows}) == 1
