@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import math
+import pathlib
 from typing import Callable
 
 from ..dtypes import WIDTH_BYTES
@@ -111,6 +113,38 @@ def _range_values(item: str, room: int) -> set[int]:
         values.add(int(round(x)))
         x *= factor
     return values
+
+
+def schedule_or_file(choices):
+    """argparse type: a built-in schedule's name (one of ``choices``), or ``FILE.py:FUNCTION``,
+    a schedule of one's own (``def my_fa2(ctx): …``, as ``simulate(hw, my_fa2, …)`` takes
+    it), loaded from the file."""
+    def parse(text: str):
+        if text in choices:
+            return text
+        path, _, name = text.rpartition(":")
+        if not path.endswith(".py") or not name.isidentifier():
+            raise argparse.ArgumentTypeError(f"unknown algorithm {text!r}; choose one of {', '.join(choices)}, "
+                                             "or give FILE.py:FUNCTION")
+        return load_schedule(path, name)
+    return parse
+
+
+def load_schedule(path: str, name: str):
+    """The function ``name`` of the Python file ``path`` (it runs the file)."""
+    file = pathlib.Path(path)
+    if not file.is_file():
+        raise argparse.ArgumentTypeError(f"{path}: no such file")
+    spec = importlib.util.spec_from_file_location(f"iosim_user_schedule_{file.stem}", file)
+    module = importlib.util.module_from_spec(spec)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - the user's file: say what it raised, in one line
+        raise argparse.ArgumentTypeError(f"{path}: loading it raised {type(exc).__name__}: {exc}") from None
+    function = getattr(module, name, None)
+    if not callable(function):
+        raise argparse.ArgumentTypeError(f"{path} defines no function {name}")
+    return function
 
 
 def comma_names(choices):

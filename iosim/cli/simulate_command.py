@@ -13,7 +13,7 @@ from ..run import Options, prepare
 from ..run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
-from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args
+from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args, schedule_or_file
 
 
 def register(subparsers) -> None:
@@ -23,7 +23,9 @@ def register(subparsers) -> None:
         description="Run one loop order on one attention shape and count every byte it moves.",
     )
     add_problem_arguments(p)
-    p.add_argument("--algo", required=True, choices=list(SCHEDULES), help="loop order")
+    p.add_argument("--algo", required=True, type=schedule_or_file(list(SCHEDULES)), metavar="ALGO",
+                   help=f"loop order: {', '.join(SCHEDULES)}, or FILE.py:FUNCTION, a schedule of your own "
+                        "(docs/simulator.md)")
     add_pass_argument(p)
     p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
     p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")

@@ -3,12 +3,15 @@
 import csv
 import io
 import json
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
 from iosim.cli.main import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 from conftest import run
 
@@ -220,3 +223,25 @@ def test_num_splits_option(capsys):
     assert code == 0
     data = json.loads(out)
     assert data["tensors"]["Oaccum"]["write_elements"] == 4 * 16
+
+
+def test_simulate_runs_a_schedule_from_a_file(tmp_path, capsys):
+    """--algo FILE.py:FUNCTION: a schedule of one's own, from the command line (issue 15);
+    the instructor's FA2 counts what the built-in FA2 counts."""
+    solution = ROOT / "examples" / "assignments" / "instructor" / "fa2_solution.py"
+    base = ["simulate", "--hw", "toy", "-N", "256", "-d", "16", "--block-q", "32", "--block-kv", "32",
+            "--format", "json"]
+    assert main(base + ["--algo", f"{solution}:fa2_forward"]) == 0
+    mine = json.loads(capsys.readouterr().out)
+    assert main(base + ["--algo", "fa2"]) == 0
+    builtin = json.loads(capsys.readouterr().out)
+    assert mine["algorithm"] == "fa2_forward" and mine["tensors"] == builtin["tensors"]
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise ValueError('nope')\n")
+    for algo, message in ((f"{solution}:nothing", "defines no function nothing"),
+                          (f"{tmp_path}/none.py:f", "no such file"),
+                          (f"{broken}:f", "loading it raised ValueError: nope"),
+                          ("fa3", "unknown algorithm 'fa3'")):
+        with pytest.raises(SystemExit) as stop:
+            main(base + ["--algo", algo])
+        assert stop.value.code == 2 and message in capsys.readouterr().err
