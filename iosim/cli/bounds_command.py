@@ -21,13 +21,14 @@ from ..errors import ProblemError
 from ..report.plots import plot_bounds
 from .arguments import (add_hw_argument, add_sweep_output_arguments, check_plot_argument, comma_names, flatten,
                         parse_values, positive_int, sweep_executor, write_plot)
+from .commands import HELP
 
 
 def register(subparsers) -> None:
     claims = "; ".join(f"{c.id}: {c.expression}" for c in CLAIMS.values())
     p = subparsers.add_parser(
         "bounds",
-        help="check Theorem 2, Proposition 3 and compulsory traffic against counted HBM accesses",
+        help=HELP["bounds"],
         description="Sweep N, d and M over Theorem 2's regime d ≤ M ≤ N·d (M in elements), count every point "
                     "by running the schedule, and judge each claim: ratio count/expression, fitted exponents, "
                     f"verdict. Claims: {claims}. Exit code 0 when every claim holds, 1 when one fails, "

@@ -17,6 +17,7 @@ from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_AL
 from ..workload.problem import Problem
 from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,
                         comma_names, non_negative_int, parse_values, positive_int, sweep_executor, write_plot)
+from .commands import HELP
 
 #: points (N × d × heads) one command may ask for
 MAX_POINTS = 64
@@ -25,7 +26,7 @@ MAX_POINTS = 64
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "explore",
-        help="sweep block sizes (B_r, B_c), rank them as `iosim simulate` times them, and name the practical choice",
+        help=HELP["explore"],
         description="At each point (N, d, heads), run every (B_r, B_c) of a grid (default: multiples of 16 up to "
                     "what shared memory allows), mark the ones that do not fit, and rank the rest by the objective "
                     "with the model `iosim simulate` uses (the L2 model on for profiles with a cache): the best, "

@@ -9,6 +9,7 @@ import pathlib
 from ..grading.batch import grade_many, gradebook_csv, gradebook_table, submissions
 from ..report.files import check_writable
 from .arguments import bounded_int, non_negative_int, positive_int
+from .commands import HELP
 
 
 def _seconds(text: str) -> float:
@@ -26,7 +27,7 @@ def register(subparsers) -> None:
 
     p = subparsers.add_parser(
         "grade",
-        help="grade an assignment: exact output, tiles within SRAM, HBM traffic of the algorithm",
+        help=HELP["grade"],
         description="Run a student's file in a sandboxed process (its own Linux namespaces: none of your files, "
                     "processes or network; time, memory and process limits) and check it on "
                     "several random inputs, ragged and causal among them: the output against a float64 reference, "

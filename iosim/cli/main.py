@@ -10,18 +10,13 @@ are reworded with the subcommand's flags (``--block-q``, ``--kernel flash-attn-3
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import re
 import sys
 
 from ..errors import IosimError
-from . import (bounds_command, explore_command, grade_command, pebble_command, profiles_command, simulate_command,
-               validate_command)
-
-#: the subcommands, in the order ``iosim --help`` lists them; each module has
-#: ``register(subparsers)`` and sets ``run(args) -> int`` as the parsed command's action
-COMMANDS = (profiles_command, simulate_command, validate_command, bounds_command, explore_command, grade_command,
-            pebble_command)
+from .commands import COMMANDS
 
 #: API names whose flag's destination is spelled differently
 API_TO_DEST = {"algorithm": "algo"}
@@ -35,7 +30,10 @@ def _version() -> str:
         return "unknown (not installed: run from a source tree)"
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``iosim`` parser. Every subcommand is registered in full, or, with ``only``, just
+    that one (``""``: none), the others by name and help line: ``iosim --help`` and
+    ``iosim simulate ...`` then import only what they run."""
     parser = argparse.ArgumentParser(
         prog="iosim",
         description="Count the bytes attention moves between GPU memory levels (HBM, SRAM), "
@@ -44,9 +42,17 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"iosim {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for command in COMMANDS:
-        command.register(sub)
+    for name, (module, help_line) in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(f"{__package__}.{module}").register(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     return parser
+
+
+def _command_in(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option), if any."""
+    return next((a for a in argv if not a.startswith("-")), None)
 
 
 def reword(message: str, subparser: argparse.ArgumentParser) -> str:
@@ -67,7 +73,9 @@ def reword(message: str, subparser: argparse.ArgumentParser) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = _command_in(argv)
+    parser = build_parser(command if command in COMMANDS else "")     # "": no subcommand in full
     args = parser.parse_args(argv)
     try:
         return args.run(args)

@@ -8,12 +8,13 @@ from ..errors import IosimError
 from ..studies.pebbling.comparison import ALL, compare, render, render_moves, to_json
 from ..studies.pebbling.search import MAX_NODES, MAX_STATES, check_max_states
 from .arguments import positive_int
+from .commands import HELP
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "pebble",
-        help="red-blue pebbling of the attention DAG: exact minimum IO against standard, FA1, FA2",
+        help=HELP["pebble"],
         description="Play the red-blue pebble game (Hong & Kung 1981) on the element-level computation DAG of "
                     "one attention head with S red pebbles (fast-memory slots): the exact minimum IO by search, "
                     "and standard attention, FA1 and FA2 played as legal pebblings with the largest block that "

@@ -7,10 +7,11 @@ import json
 
 from ..hardware import list_profiles, load_profile
 from ..report.tables import render_table
+from .commands import HELP
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("profiles", help="list the built-in hardware profiles",
+    p = subparsers.add_parser("profiles", help=HELP["profiles"],
                               description="List the built-in hardware profiles with their key figures.")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(run=run)

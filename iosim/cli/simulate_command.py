@@ -14,12 +14,13 @@ from ..run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args, schedule_or_file
+from .commands import HELP
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "simulate",
-        help="count the HBM traffic, SRAM use, FLOPs and time of one algorithm",
+        help=HELP["simulate"],
         description="Run one loop order on one attention shape and count every byte it moves.",
     )
     add_problem_arguments(p)

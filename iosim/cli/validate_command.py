@@ -32,6 +32,7 @@ import json
 from ..errors import ProblemError
 from ..run.setup import resolve_profile
 from .arguments import add_problem_arguments, bounded_int, comma_names, non_negative_int, positive_int, problem_from_args
+from .commands import HELP
 
 ALGORITHMS = ("standard", "fa1", "fa2")
 
@@ -39,7 +40,7 @@ ALGORITHMS = ("standard", "fa1", "fa2")
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "validate",
-        help="run standard/FA1/FA2 as CUDA kernels (CuPy) and compare their bytes with the simulator's",
+        help=HELP["validate"],
         description="Run the loop orders on the GPU with the simulator's tiles, count every byte each "
         "kernel loads and stores per tensor, and check the counts against the simulator.",
     )

@@ -16,7 +16,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 
 from ..errors import ProfileError
 from .fields import Problems, describe, fail, fields, quantity, string, whole_bytes
@@ -147,14 +146,19 @@ def _links(obj: Any, names: list, quantities: dict, problems: Problems) -> list[
 
 
 def _check_connected(roles: dict[str, str], links: list[Link], problems: Problems) -> None:
-    graph = nx.Graph()
-    graph.add_nodes_from(roles)
-    graph.add_edges_from((link.a, link.b) for link in links)
-    if len(graph) < 2 or nx.is_connected(graph):
+    adjacent: dict = {name: set() for name in roles}
+    for link in links:                 # a level whose role is wrong still joins what it links
+        adjacent.setdefault(link.a, set()).add(link.b)
+        adjacent.setdefault(link.b, set()).add(link.a)
+    if len(adjacent) < 2:
         return
     root = next((n for n, r in roles.items() if r == "dram"), next(iter(roles)))
-    cut_off = sorted(set(graph) - nx.node_connected_component(graph, root))
-    problems.add("links", f"the hierarchy is not connected: no path from {root} to {', '.join(cut_off)}")
+    reached, frontier = {root}, [root]
+    while frontier:
+        frontier = [v for u in frontier for v in sorted(adjacent[u]) if v not in reached and not reached.add(v)]
+    cut_off = sorted(set(adjacent) - reached)
+    if cut_off:
+        problems.add("links", f"the hierarchy is not connected: no path from {root} to {', '.join(cut_off)}")
 
 
 def _rates(obj: Any, section: str, kinds: dict[str, str], quantities: dict, problems: Problems) -> dict[str, Quantity]:

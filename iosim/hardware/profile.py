@@ -17,7 +17,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import networkx as nx
 
 from .units import UNITS, unit_kind
 
@@ -164,7 +163,7 @@ class HardwareProfile:
     #: figures outside the plausible ranges that ``allow_unusual: true`` let through, one
     #: line each starting with the field path; empty for an ordinary profile
     warnings: tuple[str, ...] = ()
-    _graph: nx.Graph = field(init=False, repr=False, compare=False)
+    _adjacent: dict = field(init=False, repr=False, compare=False)   # level -> {neighbour: Link}
     _paths: dict = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -173,23 +172,44 @@ class HardwareProfile:
             object.__setattr__(self, name, FrozenMap(getattr(self, name)))
         object.__setattr__(self, "links", tuple(self.links))
         object.__setattr__(self, "warnings", tuple(self.warnings))
-        graph = nx.Graph()
-        for level in self.levels.values():
-            graph.add_node(level.name, level=level)
+        adjacent: dict = {name: {} for name in self.levels}
         for link in self.links:
             for end in (link.a, link.b):
                 if end not in self.levels:
                     raise ValueError(f"link {link.a}-{link.b}: unknown level {end!r}")
-            graph.add_edge(link.a, link.b, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, link=link)
+            adjacent[link.a][link.b] = adjacent[link.b][link.a] = link
         # Every load and store asks for a path; the profile is immutable, so each is found once.
         object.__setattr__(self, "_paths", {})
-        object.__setattr__(self, "_graph", nx.freeze(graph))
+        object.__setattr__(self, "_adjacent", adjacent)
 
     @property
-    def graph(self) -> nx.Graph:
+    def graph(self):
         """The hierarchy as a (frozen) networkx graph: nodes carry ``level``, edges
-        ``bandwidth_bytes_per_s`` and ``link``."""
-        return self._graph
+        ``bandwidth_bytes_per_s`` and ``link``. (Built on request: the profile itself walks
+        its few levels without networkx, whose import alone took half a second of every
+        command's start.)"""
+        import networkx as nx
+
+        graph = nx.Graph()
+        for level in self.levels.values():
+            graph.add_node(level.name, level=level)
+        for link in self.links:
+            graph.add_edge(link.a, link.b, bandwidth_bytes_per_s=link.bandwidth_bytes_per_s, link=link)
+        return nx.freeze(graph)
+
+    def _walk(self, src: str) -> dict[str, tuple[int, str | None]]:
+        """Breadth-first from ``src``: level -> (hops, the level before it on a shortest path)."""
+        seen = {src: (0, None)}
+        frontier = [src]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for v in self._adjacent[u]:
+                    if v not in seen:
+                        seen[v] = (seen[u][0] + 1, u)
+                        nxt.append(v)
+            frontier = nxt
+        return seen
 
     def level(self, role: str) -> Level:
         """The unique level with ``role``; ValueError if there is none or several."""
@@ -220,7 +240,7 @@ class HardwareProfile:
     @property
     def caches(self) -> tuple[Level, ...]:
         """Every cache level, ordered from DRAM inward (by hops from the dram level)."""
-        hops = nx.single_source_shortest_path_length(self._graph, self.dram.name)
+        hops = {name: h for name, (h, _) in self._walk(self.dram.name).items()}
         found = [lv for lv in self.levels.values() if lv.role == "cache"]
         return tuple(sorted(found, key=lambda lv: hops.get(lv.name, len(self.levels))))
 
@@ -233,9 +253,8 @@ class HardwareProfile:
 
     def bandwidth(self, a: str | None, b: str | None) -> float | None:
         """Bytes/s of the link between levels ``a`` and ``b``, or None if there is none."""
-        if a is None or b is None or not self._graph.has_edge(a, b):
-            return None
-        return self._graph.edges[a, b]["bandwidth_bytes_per_s"]
+        link = self._adjacent.get(a, {}).get(b) if a is not None and b is not None else None
+        return None if link is None else link.bandwidth_bytes_per_s
 
     def path(self, src: str, dst: str) -> list[Link]:
         """The links along the shortest path from level ``src`` to level ``dst``."""
@@ -243,8 +262,15 @@ class HardwareProfile:
             if end not in self.levels:
                 raise ValueError(f"unknown level {end!r}; levels are {', '.join(self.levels)}")
         if (src, dst) not in self._paths:
-            nodes = nx.shortest_path(self._graph, src, dst)
-            self._paths[src, dst] = tuple(self._graph.edges[u, v]["link"] for u, v in zip(nodes, nodes[1:]))
+            walk = self._walk(src)
+            if dst not in walk:
+                raise ValueError(f"no path from level {src!r} to level {dst!r}")
+            links, node = [], dst
+            while walk[node][1] is not None:
+                before = walk[node][1]
+                links.append(self._adjacent[before][node])
+                node = before
+            self._paths[src, dst] = tuple(reversed(links))
         return list(self._paths[src, dst])
 
     def tensor_flops_per_s(self, dtype: str) -> float | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import csv
 import io
 import json
+from typing import TYPE_CHECKING
 
-from ..run.result import Result
+if TYPE_CHECKING:                     # for the annotations only: `iosim profiles` need not load a run
+    from ..run.result import Result
 
 
 def format_bytes(n: float) -> str:
