@@ -7,8 +7,12 @@ import argparse
 from ..errors import IosimError
 from ..studies.pebbling.comparison import ALL, compare, render, render_moves, to_json
 from ..studies.pebbling.search import MAX_NODES, MAX_STATES, check_max_states
-from .arguments import positive_int
+from .arguments import bounded_int, positive_int
 from .commands import HELP
+
+
+#: the exact search's default time budget on the command line (the API's is none)
+SEARCH_SECONDS = 10
 
 
 def register(subparsers) -> None:
@@ -34,6 +38,9 @@ def register(subparsers) -> None:
     p.add_argument("--max-states", type=positive_int, default=MAX_STATES,
                    help=f"budget of the exact search, in distinct states seen, about 0.6 GB per million "
                         f"(default {MAX_STATES:,})")
+    p.add_argument("--max-seconds", type=bounded_int(86_400), default=SEARCH_SECONDS,
+                   help=f"time budget of the exact search, seconds (default {SEARCH_SECONDS}; a search past it "
+                        "gives up with a message, as past --max-states)")
     p.add_argument("--moves", action="store_true", help="also print the pebbling's moves (a single --schedule)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(run=run)
@@ -48,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.moves and not single:
         raise IosimError("--moves prints one pebbling: give exactly one --schedule")
     report = compare(args.seq_len, args.head_dim, args.red, schedules, block=args.block,
-                     max_states=args.max_states, strict=single)
+                     max_states=args.max_states, strict=single, max_seconds=args.max_seconds)
     if args.format == "json":
         print(to_json(report))
         return 0

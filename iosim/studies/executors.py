@@ -13,6 +13,7 @@ no state of its own: the same task runs in a local process pool and on a Dask wo
 from __future__ import annotations
 
 import multiprocessing
+import re
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Callable, Iterator, Protocol, Sequence
 
@@ -21,6 +22,10 @@ from ..errors import DependencyError, ProblemError
 #: what ``--executor`` accepts
 EXECUTORS = ("local", "dask")
 
+
+#: what a Dask scheduler's address looks like (checked before connecting: a malformed one
+#: left a half-made Client that hung 10 s at exit)
+_ADDRESS = re.compile(r"((tcp|tls|ws|wss|ucx)://)?(\[[0-9a-fA-F:]+\]|[A-Za-z0-9_.-]+):[0-9]{1,5}")
 
 class Executor(Protocol):
     """Runs ``task(chunk)`` for every chunk; yields (index, result) as each finishes."""
@@ -60,6 +65,9 @@ class DaskExecutor:
             from distributed import Client
         except ImportError:
             raise DependencyError('the Dask executor needs dask.distributed: pip install "iosim[dask]"') from None
+        if not isinstance(address, str) or not _ADDRESS.fullmatch(address):
+            raise ProblemError(f"scheduler={address!r} is not a Dask scheduler address (tcp://HOST:PORT or "
+                               "HOST:PORT)", field="scheduler")
         self.address, self.connect_timeout_s = address, connect_timeout_s
         self._client_type = Client
 
@@ -68,7 +76,7 @@ class DaskExecutor:
 
         try:
             client = self._client_type(self.address, timeout=f"{self.connect_timeout_s}s", set_as_default=False)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:   # ValueError: a malformed address
             raise ProblemError(f"no Dask scheduler answers at {self.address!r}: {exc}", field="scheduler") from None
         with client, client.as_current():
             futures = client.map(task, list(chunks), pure=False)

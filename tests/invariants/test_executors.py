@@ -62,3 +62,10 @@ def test_an_absent_scheduler_is_a_clear_error():
     with pytest.raises(ProblemError, match="no Dask scheduler answers"):
         check_bounds("fa-paper-a100", ["fa1"], seq_lens=[1024], head_dims=[64], progress=False,
                      executor=DaskExecutor("tcp://127.0.0.1:9", connect_timeout_s=1))
+
+
+@pytest.mark.parametrize("address", ["200", "tcp://", "127.0.0.1", "tcp://127.0.0.1:port", "a b:1"])
+def test_a_malformed_scheduler_address_is_refused_before_connecting(address):
+    pytest.importorskip("distributed", reason="the Dask executor needs dask.distributed")
+    with pytest.raises(ProblemError, match="is not a Dask scheduler address"):
+        make_executor("dask", scheduler=address)

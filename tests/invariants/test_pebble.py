@@ -292,3 +292,10 @@ def test_iosim_count_is_simulate():
     elements, tensors = iosim_count("fa2", 4, 2, 2)
     r = simulate("toy", "fa2", Problem(seq_len=4, head_dim=2), blocks=(2, 1))
     assert elements == r.hbm.total_elements and set(tensors) == {"Q", "K", "V", "O", "L"}
+
+
+def test_the_exact_search_gives_up_at_its_time_budget(capsys):
+    """A search the budget cannot finish ends in one line, exit 2 (the command line's default
+    budget is 10 s: N = 2, d = 1, S = 4 needs about 50 s)."""
+    code, _, err = run(capsys, "pebble", "-N", "2", "-d", "1", "-S", "4", "--schedule", "optimal", "--max-seconds", "1")
+    assert code == 2 and "gave up after 1 s" in err and "--max-seconds" in err

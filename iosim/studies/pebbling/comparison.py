@@ -76,7 +76,8 @@ class PebbleReport:
 
 
 def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int | None = None,
-            max_nodes: int = MAX_NODES, max_states: int = MAX_STATES, strict: bool = False) -> PebbleReport:
+            max_nodes: int = MAX_NODES, max_states: int = MAX_STATES, strict: bool = False,
+            max_seconds: float | None = None) -> PebbleReport:
     """Pebble the N = ``seq_len``, d = ``head_dim`` attention DAG with S = ``red`` every way asked.
 
     ``strict``: raise (instead of noting it in the row) when a schedule does not fit S.
@@ -94,7 +95,7 @@ def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int 
     need = require_red(dag, red)
     if "optimal" in schedules:
         require_searchable(dag, max_nodes, hint="Give --schedule standard, fa1 or fa2 to play the loop orders only")
-    rows = [_optimal_row(dag, red, max_nodes, max_states) if name == "optimal"
+    rows = [_optimal_row(dag, red, max_nodes, max_states, max_seconds) if name == "optimal"
             else _schedule_row(dag, name, red, block, strict) for name in schedules]
     N, d = seq_len, head_dim
     return PebbleReport(N, d, red, len(dag), dag.num_edges, need, 4 * N * d, N * N * d * d / red,
@@ -118,8 +119,8 @@ def _schedule_row(dag: AttentionDag, name: str, red: int, block: int | None, str
                iosim_by_value=by_tensor, **_counts(pebbling))
 
 
-def _optimal_row(dag: AttentionDag, red: int, max_nodes: int, max_states: int) -> Row:
-    best = minimum_io(dag, red, max_nodes=max_nodes, max_states=max_states)
+def _optimal_row(dag: AttentionDag, red: int, max_nodes: int, max_states: int, max_seconds: float | None) -> Row:
+    best = minimum_io(dag, red, max_nodes=max_nodes, max_states=max_states, max_seconds=max_seconds)
     search = dict(expanded=best.expanded, generated=best.generated, seconds=round(best.seconds, 3),
                   lower_bound=best.lower_bound)
     return Row("optimal", search=search, **_counts(best.pebbling))

@@ -242,11 +242,12 @@ def check_max_states(max_states: int) -> int:
 
 
 def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
-               max_states: int = MAX_STATES) -> Optimum:
+               max_states: int = MAX_STATES, max_seconds: float | None = None) -> Optimum:
     """The minimum IO (loads + stores) of any legal pebbling of ``dag`` with ``red`` red pebbles.
 
     Raises :class:`SearchLimit` when the DAG has more than ``max_nodes`` nodes or the
-    search sees more than ``max_states`` distinct states, and :class:`IllegalPebbling` when
+    search sees more than ``max_states`` distinct states or runs past ``max_seconds``, and
+    :class:`IllegalPebbling` when
     ``red`` is below :func:`~iosim.studies.pebbling.dag.min_red_pebbles` (no pebbling exists).
     """
     check_max_states(max_states)
@@ -273,6 +274,10 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
             goal = state
             break
         expanded += 1
+        if max_seconds is not None and not expanded % 512 and time.perf_counter() - start_time > max_seconds:
+            raise SearchLimit(f"the exact search for N={dag.seq_len}, d={dag.head_dim}, S={red} gave up after "
+                              f"{max_seconds:g} s ({len(best):,} states seen); raise --max-seconds, or see "
+                              "docs/pebbling.md for the instances it finishes quickly")
         if len(best) > max_states:
             raise SearchLimit(f"the exact search for N={dag.seq_len}, d={dag.head_dim}, S={red} gave up after "
                               f"seeing {max_states:,} states ({time.perf_counter() - start_time:.0f} s); "
