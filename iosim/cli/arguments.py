@@ -16,15 +16,24 @@ from ..workload.problem import Problem
 from ..schedules import PASSES
 
 
-def non_negative_int(text: str) -> int:
-    """argparse type: an integer ≥ 0 (a seed, a count that may be none)."""
+def _int_at_least(text: str, least: int, what: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number ≥ 0, got {value}")
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if value < least:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {value}")
     return value
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: an integer ≥ 0 (a seed, a count that may be none)."""
+    return _int_at_least(text, 0, "a whole number ≥ 0")
+
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer ≥ 1, with a message naming the bad value."""
+    return _int_at_least(text, 1, "a positive integer")
 
 
 def bounded_int(most: int):
@@ -35,17 +44,6 @@ def bounded_int(most: int):
             raise argparse.ArgumentTypeError(f"expected at most {most:,}, got {value:,}")
         return value
     return parse
-
-
-def positive_int(text: str) -> int:
-    """argparse type: an integer ≥ 1, with a message naming the bad value."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
 
 
 def parse_int(text: str) -> int:
