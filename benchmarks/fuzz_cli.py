@@ -89,6 +89,7 @@ def main_() -> None:
     p.add_argument("--out", default=None)
     args = p.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="fuzz_cli_")
+    os.makedirs(out, exist_ok=True)
     os.chdir(out)                                 # output files a run may name land here
     rng, acts = random.Random(args.seed), options(build_parser())
     counts, failures, start = {}, [], time.perf_counter()
