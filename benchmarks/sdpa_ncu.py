@@ -57,6 +57,9 @@ GRIDS = {
     "launch": dict(seq_lens=(2048,), batch_heads=((1, 16),), max_work=2 ** 34),
     # how busy the pipes and the warp schedulers are (PIPE_METRICS), for the time model's misses
     "pipes": dict(seq_lens=(8192,), batch_heads=((1, 16),), max_work=2 ** 34),
+    # issue 14: head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
+    "unseen": dict(seq_lens=(1000, 2500), batch_heads=((1, 4), (2, 8)), max_work=2 ** 31,
+                   head_dims=(40, 80, 96, 160, 192)),
 }
 #: per-pipe and issue activity, % of the elapsed cycles of the SMs that were active
 PIPE_METRICS = [
@@ -130,10 +133,11 @@ def main() -> None:
     wanted = {"launch": LAUNCH_METRICS, "pipes": PIPE_METRICS}.get(args.grid, WANTED_METRICS)
     metrics = available_metrics(ncu, wanted)
     os.makedirs(args.out, exist_ok=True)
-    json.dump({"metrics": metrics, "grid_name": args.grid, "grid": {d: grid(d, args.grid) for d in HEAD_DIMS}},
+    head_dims = GRIDS[args.grid].get("head_dims", HEAD_DIMS)
+    json.dump({"metrics": metrics, "grid_name": args.grid, "grid": {d: grid(d, args.grid) for d in head_dims}},
               open(os.path.join(args.out, "sdpa_configs.json"), "w"), indent=1)
     start = time.time()
-    for d in HEAD_DIMS:
+    for d in head_dims:
         left = args.budget_s - (time.time() - start)
         if left < 30:
             print(f"skipping d={d}: {left:.0f} s of budget left", flush=True)

@@ -34,18 +34,19 @@ def split_blocks(spec: TensorSpec, block) -> tuple[Block, Block | None]:
 
 
 def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
-                padded: bool) -> tuple[tuple[int, ...], int]:
-    """(per-head shape of the tile on chip, elements it moves under C4)."""
+                padded: bool, whole_rows: bool = False) -> tuple[tuple[int, ...], int]:
+    """(per-head shape of the tile on chip, elements it moves under C4). ``whole_rows``: the
+    tile moves its block's B rows whatever C4 says (a kernel's buffer padded to whole
+    blocks, such as flash-attn's dQaccum and softmax_d)."""
     rows = rows_block.rows
-    moved_rows = rows_block.block if padded else rows
+    moved_rows = rows_block.block if padded or whole_rows else rows
     if spec.cols is None:
         return (rows,), moved_rows
     if cols_block is not None:
         cols = cols_block.rows
         moved_cols = cols_block.block if padded else cols
         return (rows, cols), moved_rows * moved_cols
-    cols = spec.num_cols(problem)
-    return (rows, cols), moved_rows * cols
+    return (rows, spec.num_cols(problem)), moved_rows * spec.moved_cols(problem)
 
 
 def resident_suffix(rows_block, cols_block) -> str:

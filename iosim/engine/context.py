@@ -143,7 +143,7 @@ class Context(BlockLoops):
 
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None,
-             name: str | None = None) -> Tile:
+             name: str | None = None, whole_rows: bool = False) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
 
         The tile is resident under ``name``, by default the tensor's name and the block's
@@ -155,7 +155,7 @@ class Context(BlockLoops):
         spec = self.tensors[tensor]
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(("load", tensor), rows_block, cols_block)
-        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
+        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
         level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
         life = self.residency.keep(name, level, shape_size(shape), dtype, how="loaded", by=("load", tensor))
@@ -163,7 +163,7 @@ class Context(BlockLoops):
         return Tile(shape, data, self, home=(level, width(dtype)), life=life)
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
-              split: Split | None = None) -> None:
+              split: Split | None = None, whole_rows: bool = False) -> None:
         """Write a tile of ``tensor`` from chip to HBM (counted).
 
         ``sum_over_group=True`` writes a K/V-head tensor as the sum of its query heads'
@@ -175,7 +175,7 @@ class Context(BlockLoops):
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(use, rows_block, cols_block)
         tile.check(use)
-        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded)
+        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
         check_group_write(spec, self.problem, sum_over_group)

@@ -53,7 +53,7 @@ class RequestRecorder:
         rows_block, cols_block, split = where or (None, None, None)
         p = self.problem
         rows = (0, spec.num_rows(p)) if rows_block is None else (rows_block.start, rows_block.rows)
-        cols = (0, spec.num_cols(p)) if cols_block is None else (cols_block.start, cols_block.rows)
+        cols = (0, spec.moved_cols(p)) if cols_block is None else (cols_block.start, cols_block.rows)
         self.requests.append(Request(kernel, cta, spec.name, direction, rows[0], rows[1], cols[0], cols[1],
                                      None if split is None else split.index, spec.heads == "kv" and not per_kv_head,
                                      spec.width(p), per_kv_head))

@@ -14,12 +14,21 @@ from ..errors import ScheduleError
 from ..workload.problem import Problem
 
 
+def rounded_head_size(d: int) -> int:
+    """The head size flash-attn 2's backward allocates dQaccum with: d rounded up to a
+    multiple of 32, or of 64 above 128 (PyTorch's flash_api.cpp ``head_size_rounded``;
+    measured on an H200: 40 → 64, 80 → 96, 160 → 192; docs/spec/kernels.md §4)."""
+    step = 32 if d <= 128 else 64
+    return -(-d // step) * step
+
+
 @dataclass(frozen=True)
 class TensorSpec:
     """An HBM tensor of one head.
 
     ``rows``: ``"q"`` (N_q rows) or ``"kv"`` (N_kv rows). ``cols``: ``"d"``, ``"kv"``
-    (N_kv columns, for the N×N score matrices) or ``None`` (a vector, one value per row).
+    (N_kv columns, for the N×N score matrices), ``"d_rounded"`` (d values in a row of the
+    rounded head size, :func:`rounded_head_size`) or ``None`` (a vector, one value per row).
     ``dtype``: ``None`` means the problem's dtype. ``role``: ``input``, ``output``,
     ``scores`` or ``stats``. ``heads``: ``"kv"`` for tensors that exist once per K/V
     head (K, V and their gradients); a query head reads its group's copy.
@@ -41,7 +50,13 @@ class TensorSpec:
         return width(self.dtype_for(problem))
 
     def num_cols(self, problem: Problem) -> int:
-        return {"d": problem.head_dim, "kv": problem.seq_len_kv, None: 1}[self.cols]
+        """Columns of the values (what the arithmetic sees)."""
+        return {"d": problem.head_dim, "d_rounded": problem.head_dim, "kv": problem.seq_len_kv, None: 1}[self.cols]
+
+    def moved_cols(self, problem: Problem) -> int:
+        """Columns a row moves in HBM: the values', or, for a buffer allocated with a
+        rounded head size (``cols="d_rounded"``: flash-attn's dQaccum), that size."""
+        return rounded_head_size(problem.head_dim) if self.cols == "d_rounded" else self.num_cols(problem)
 
     def num_rows(self, problem: Problem) -> int:
         return problem.seq_len_q if self.rows == "q" else problem.seq_len_kv
@@ -74,8 +89,9 @@ SPLIT_TENSORS = (
 
 #: Buffers of the real kernels that the paper listings do not have (docs/spec/algorithms.md §7).
 KERNEL_TENSORS = (
-    TensorSpec("dQaccum", "q", "d", "output", ACCUM_DTYPE,
-               "flash-attn 2 backward: dQ accumulated in fp32 with atomic adds"),
+    TensorSpec("dQaccum", "q", "d_rounded", "output", ACCUM_DTYPE,
+               "flash-attn 2 backward: dQ accumulated in fp32 with atomic adds; its rows are padded to "
+               "whole blocks and its columns to the rounded head size"),
 )
 
 #: The backward-pass tensors (FA1 Algorithms 3–4, FA2 Algorithm 2).

@@ -221,7 +221,7 @@ class Tile:
         other.check("@")
         if len(self.shape) != 2 or len(other.shape) != 2 or self.shape[1] != other.shape[0]:
             raise ScheduleError(f"matmul shapes {self.shape} @ {other.shape} do not match")
-        (m, k), (k2, n) = self.shape, other.shape
+        (m, k), (_, n) = self.shape, other.shape
         self.ctx.count_matmul(self, other, 2 * m * k * n)
         out = self._new((m, n), None)
         if self.data is not None:

@@ -14,6 +14,10 @@ Algorithm 2 in what they move:
 Per head, non-causal (exact tiles): dO r N·d + T_c·N·d; O r N·d; D w N, r T_c·N; L r T_c·N
 (times ``stats_loads``, the warps that each load a row's L and D);
 Q r T_c·N·d; K, V r N·d; dQaccum w N·d + T_c·N·d, r T_c·N·d + N·d; dQ, dK, dV w N·d.
+The kernels allocate D (softmax_d) with N_q rounded up to 128 rows and dQaccum with N_q
+rounded up and the head size rounded (:func:`~iosim.engine.tensors.rounded_head_size`),
+and move whole blocks of them: their N counts whole blocks of B_r rows (T_r·B_r), and
+dQaccum's d the rounded head size (measured: docs/validation/2026-12-01-sdpa-unseen.md).
 Causal skips blocks as in §5 there. Under GQA the per-query-head dK, dV are summed per group
 afterwards (:mod:`.gqa`).
 """
@@ -36,8 +40,8 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
                 dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
-                ctx.store("D", i, (dO_i * O_i).rowsum())
-                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d))
+                ctx.store("D", i, (dO_i * O_i).rowsum(), whole_rows=True)          # softmax_d: rounded rows
+                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d), whole_rows=True)
     with ctx.kernel("dq_dk_dv"):                                # 2: one thread block per key block
         for j in ctx.kv_blocks():
             with ctx.thread_block(("kv", j.index)):
@@ -53,14 +57,14 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
                     dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
                     dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
                     dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
-                    acc = ctx.load("dQaccum", i)                     # atomicAdd: read-modify-write in fp32
-                    ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale)
+                    acc = ctx.load("dQaccum", i, whole_rows=True)    # atomicAdd: read-modify-write in fp32,
+                    ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=True)  # whole rows
                     dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
                 ctx.store(dK, j, dK_j)
                 ctx.store(dV, j, dV_j)
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
-                ctx.store("dQ", i, ctx.load("dQaccum", i))
+                ctx.store("dQ", i, ctx.load("dQaccum", i, whole_rows=True))
     with ctx.kernel("reduce_dkv"):                              # GQA only: sum each group
         reduce_kv_gradients(ctx)

@@ -4,6 +4,7 @@ The gradients' exactness is tests/numeric/test_gradients.py."""
 import pytest
 
 from iosim import Options, Problem, simulate
+from iosim.engine.tensors import rounded_head_size
 from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
 
 import closed_forms as cf
@@ -11,14 +12,27 @@ from closed_forms import BIG, per_tensor
 
 
 def kernel_backward_form(n, d, br, bc, causal):
-    """§7 per head, with R = Σ_A r_i in place of T_c·N when causal."""
-    R = cf.causal_R(n, br, bc) if causal else cf.ceil_div(n, bc) * n
+    """§7 per head, with R = Σ_A r_i in place of T_c·N when causal. D (softmax_d) and
+    dQaccum are buffers of whole blocks of rows (Ñ = T_r·B_r; R̃ = R with every active
+    block's B_r rows) and dQaccum's rows have the rounded head size d̃ (40 → 64, 160 → 192)."""
+    t_c, n_pad = cf.ceil_div(n, bc), cf.ceil_div(n, br) * br
+    R = cf.causal_R(n, br, bc) if causal else t_c * n
+    R_pad = sum(n_pad - (j * bc // br) * br for j in range(t_c)) if causal else t_c * n_pad
+    d_r = rounded_head_size(d)
     nd = n * d
-    return {"dO": (nd + R * d, 0), "O": (nd, 0), "D": (R, n), "L": (R, 0), "Q": (R * d, 0), "K": (nd, 0),
-            "V": (nd, 0), "dQaccum": (R * d + nd, nd + R * d), "dQ": (0, nd), "dK": (0, nd), "dV": (0, nd)}
+    return {"dO": (nd + R * d, 0), "O": (nd, 0), "D": (R, n_pad), "L": (R, 0), "Q": (R * d, 0), "K": (nd, 0),
+            "V": (nd, 0), "dQaccum": ((R_pad + n_pad) * d_r, (n_pad + R_pad) * d_r), "dQ": (0, nd), "dK": (0, nd),
+            "dV": (0, nd)}
 
 
-@pytest.mark.parametrize("n,d,br,bc", [(8192, 128, 64, 128), (1000, 64, 128, 128), (777, 32, 64, 48)])
+def test_rounded_head_size():
+    """flash-attn 2's dQaccum head size, as measured on an H200 (docs/validation/2026-12-01-sdpa-unseen.md)."""
+    assert [rounded_head_size(d) for d in (32, 40, 64, 80, 96, 128, 160, 192, 200, 256)] == \
+        [32, 64, 64, 96, 96, 128, 192, 192, 256, 256]
+
+
+@pytest.mark.parametrize("n,d,br,bc", [(8192, 128, 64, 128), (1000, 64, 128, 128), (777, 32, 64, 48),
+                                       (1000, 80, 64, 128), (333, 160, 64, 64)])
 @pytest.mark.parametrize("causal", [False, True])
 def test_fa2_kernel_backward_counts(paper_a100, n, d, br, bc, causal):
     r = simulate(paper_a100, fa2_kernel_backward, Problem(seq_len=n, head_dim=d, causal=causal, heads=2), blocks=(br, bc), options=Options(sram_bytes=BIG))

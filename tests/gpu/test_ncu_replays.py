@@ -46,6 +46,26 @@ def test_predictions_equal_pytorch_sdpa_on_h200(compare_module, folder, configs,
         assert loads and ok["stores"] and ok["atomics"], row
 
 
+def test_rounded_buffers_equal_pytorch_sdpa_on_unseen_shapes(compare_module):
+    """Head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
+    (1,000, 2,500): every store and atomic of every launch is exact (softmax_d and dQaccum
+    are buffers of whole blocks of rows, dQaccum's rows of the rounded head size), and the
+    loads of the dot_do_o, convert_dq and combine kernels. What is still off is listed in
+    docs/validation/2026-12-01-sdpa-unseen.md: the main backward kernel's loads (within
+    1.1 %) and the forward's at d = 40 (a head dim below the kernel's 64)."""
+    rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-unseen"))
+    assert len(rows) == 180
+    for row in rows:
+        ok = compare_module.agreement(row)
+        assert ok["stores"] and ok["atomics"], row
+        if row["kernel"] in ("dot_do_o", "convert_dq", "combine"):
+            assert ok["loads_sass"], row
+        elif row["kernel"] == "dq_dk_dv":
+            assert abs(row["predicted"]["loads"] / row["measured"]["loads"] - 1) <= 0.011, row
+        elif row["head_dim"] != 40:
+            assert ok["loads_sass"] or ok["loads_l1tex"], row
+
+
 def _measured_rows():
     profile = load_profile("h200")
     for cfg, problem, group in raw_configs(SDPA):
