@@ -241,6 +241,18 @@ def check_max_states(max_states: int) -> int:
     return max_states
 
 
+def _within_limits(what: str, expanded: int, seen: int, max_states: int, max_seconds: float | None,
+                   start_time: float) -> None:
+    """:class:`SearchLimit` once the search has seen ``max_states`` states or run ``max_seconds``."""
+    if max_seconds is not None and not expanded % 512 and time.perf_counter() - start_time > max_seconds:
+        raise SearchLimit(f"{what} gave up after {max_seconds:g} s ({seen:,} states seen); raise --max-seconds, "
+                          "or see docs/pebbling.md for the instances it finishes quickly")
+    if seen > max_states:
+        raise SearchLimit(f"{what} gave up after seeing {max_states:,} states "
+                          f"({time.perf_counter() - start_time:.0f} s); raise --max-states, or see docs/pebbling.md "
+                          "for the instances it finishes")
+
+
 def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
                max_states: int = MAX_STATES, max_seconds: float | None = None) -> Optimum:
     """The minimum IO (loads + stores) of any legal pebbling of ``dag`` with ``red`` red pebbles.
@@ -274,14 +286,8 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
             goal = state
             break
         expanded += 1
-        if max_seconds is not None and not expanded % 512 and time.perf_counter() - start_time > max_seconds:
-            raise SearchLimit(f"the exact search for N={dag.seq_len}, d={dag.head_dim}, S={red} gave up after "
-                              f"{max_seconds:g} s ({len(best):,} states seen); raise --max-seconds, or see "
-                              "docs/pebbling.md for the instances it finishes quickly")
-        if len(best) > max_states:
-            raise SearchLimit(f"the exact search for N={dag.seq_len}, d={dag.head_dim}, S={red} gave up after "
-                              f"seeing {max_states:,} states ({time.perf_counter() - start_time:.0f} s); "
-                              "raise --max-states, or see docs/pebbling.md for the instances it finishes")
+        _within_limits(f"the exact search for N={dag.seq_len}, d={dag.head_dim}, S={red}", expanded, len(best),
+                       max_states, max_seconds, start_time)
         for cost, R2, B2, action in inst.successors(R, B):
             g2 = g + cost
             key = (R2, B2)
