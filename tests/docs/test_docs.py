@@ -42,6 +42,13 @@ def test_documented_command(capsys, tmp_path, monkeypatch, command, total):
         from iosim.hardware import load_profile
 
         (tmp_path / "my-gpu.yaml").write_text(open(load_profile("h100-sxm").source_path).read())
+    if any(a.startswith("my_schedule.py:") for a in argv):  # the README's own-loop-order example
+        (tmp_path / "my_schedule.py").write_text("from iosim.schedules.fa2 import fa2_forward as my_fa2\n")
+    if "submissions/" in argv:  # the README's class-grading example: a correct and a wrong submission
+        instructor = ROOT / "examples" / "assignments" / "instructor"
+        (tmp_path / "submissions").mkdir()
+        (tmp_path / "submissions" / "alice.py").write_text((instructor / "fa2_solution.py").read_text())
+        (tmp_path / "submissions" / "bob.py").write_text((instructor / "cheats" / "no_rescale.py").read_text())
     code = main(argv)
     out = capsys.readouterr().out
     assert code in (0, 1), command  # bounds exits 1 when a claim does not hold
