@@ -72,6 +72,11 @@ def result_table(r: Result) -> str:
     if r.kernel_times:  # the kernel time model (iosim.models.kernel_time), one row per launch
         times = [[name, format_seconds(t.predicted_s), t.bound] for name, t in r.kernel_times.items()]
         timing = render_table(times, ["kernel (time model)", "time", "bound by"], "lrl")
+        unmodelled = [f"{l['pass']} ({l['block_q']} × {l['block_kv']})" for l in r.options.get("launches", ())
+                      if not l.get("time_model", "kernel").startswith("kernel")]
+        if unmodelled:
+            timing += ("\nnote: no kernel time model for the " + ", ".join(unmodelled) + " launch: its time in the "
+                       "total below is the roofline's, a lower bound")
     else:
         times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
         timing = render_table(times, ["resource (roofline)", "time"], "lr")

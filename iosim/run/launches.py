@@ -58,12 +58,21 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> R
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
-               "launches": [launch.kernel.describe() for launch in setup.launches]}
+               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r)}
+                            for launch, r in zip(setup.launches, results)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
                                block_rule=setup.block_rule)
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
                                                                       name=THEOREM_BY_PASSES[setup.passes]),
                                mode=mode, problem=setup.problem)
+
+
+def _time_model(result: Result) -> str:
+    """What timed a real kernel's launch: its kernel time model, or, where that has no
+    model for the tile, the roofline, a lower bound (issue 14: said, never silent)."""
+    if result.kernel_times:
+        return "kernel time model"
+    return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
 
 
 def _run_one(setup: Setup, launch: Launch, mode: str, inputs) -> Result:

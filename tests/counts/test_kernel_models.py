@@ -47,3 +47,20 @@ def test_fa2_kernel_backward_worked_example(paper_a100):
     assert c.hbm.total_elements == 146_292_736
 
 
+
+
+def test_a_launch_without_a_kernel_time_model_says_so(capsys):
+    """Issue 14: at d = 96 the backward's tile has no checked warp layout, so no kernel time
+    model; the JSON names each launch's model and the table says the roofline stands in."""
+    from iosim.cli.main import main
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "96", "--kernel", "flash-attn-2",
+            "--pass", "forward+backward", "--no-cache"]
+    assert main(argv + ["--format", "json"]) == 0
+    import json
+    models = [(l["pass"], l["time_model"].split(":")[0]) for l in json.loads(capsys.readouterr().out)["options"]["launches"]]
+    assert models == [("forward", "kernel time model"), ("backward", "roofline, a lower bound")]
+    assert main(argv) == 0
+    assert "note: no kernel time model for the backward (64 × 128) launch" in capsys.readouterr().out
+    assert main(argv[:7] + ["-d", "128", *argv[9:], "--format", "json"]) == 0
+    assert {l["time_model"] for l in json.loads(capsys.readouterr().out)["options"]["launches"]} == {"kernel time model"}
