@@ -16,8 +16,9 @@ Per head, non-causal (exact tiles): dO r N·d + T_c·N·d; O r N·d; D w N, r T_
 Q r T_c·N·d; K, V r N·d; dQaccum w N·d + T_c·N·d, r T_c·N·d + N·d; dQ, dK, dV w N·d.
 The kernels allocate D (softmax_d) with N_q rounded up to 128 rows and dQaccum with N_q
 rounded up and the head size rounded (:func:`~iosim.engine.tensors.rounded_head_size`),
-and move whole blocks of them: their N counts whole blocks of B_r rows (T_r·B_r), and
-dQaccum's d the rounded head size (measured: docs/validation/2026-12-01-sdpa-unseen.md).
+and move whole blocks of them (the main kernel reads D's rows without a row predicate,
+L's with one): their N counts whole blocks of B_r rows (T_r·B_r), and dQaccum's d the
+rounded head size (measured: docs/validation/2026-12-01-sdpa-unseen.md).
 Causal skips blocks as in §5 there. Under GQA the per-query-head dK, dV are summed per group
 afterwards (:mod:`.gqa`).
 """
@@ -51,7 +52,7 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
                 for i in ctx.q_blocks(visible_to=j):
                     Q_i, dO_i = ctx.load("Q", i), ctx.load("dO", i)  # O_i is not reloaded: D_i carries it
                     for _ in range(stats_loads):                     # each warp column loads them
-                        L_i, D_i = ctx.load("L", i), ctx.load("D", i)
+                        L_i, D_i = ctx.load("L", i), ctx.load("D", i, whole_rows=True)  # dP_sum: unpredicated
                     S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
                     P_ij = ctx.keep("S_ij", (S_ij - L_i.inf_as_zero().col()).exp(), role="scores")  # L = −∞: P = 0
                     dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")

@@ -12,15 +12,16 @@ from closed_forms import BIG, per_tensor
 
 
 def kernel_backward_form(n, d, br, bc, causal):
-    """§7 per head, with R = Σ_A r_i in place of T_c·N when causal. D (softmax_d) and
-    dQaccum are buffers of whole blocks of rows (Ñ = T_r·B_r; R̃ = R with every active
-    block's B_r rows) and dQaccum's rows have the rounded head size d̃ (40 → 64, 160 → 192)."""
+    """§7 per head, with R = Σ_A r_i in place of T_c·N when causal. D (softmax_d) and dQaccum
+    are buffers of whole blocks of rows (Ñ = T_r·B_r; R̃ = R with every active block's B_r
+    rows), moved whole (the main kernel reads D unpredicated), and dQaccum's rows have the
+    rounded head size d̃ (40 → 64, 160 → 192)."""
     t_c, n_pad = cf.ceil_div(n, bc), cf.ceil_div(n, br) * br
     R = cf.causal_R(n, br, bc) if causal else t_c * n
     R_pad = sum(n_pad - (j * bc // br) * br for j in range(t_c)) if causal else t_c * n_pad
     d_r = rounded_head_size(d)
     nd = n * d
-    return {"dO": (nd + R * d, 0), "O": (nd, 0), "D": (R, n_pad), "L": (R, 0), "Q": (R * d, 0), "K": (nd, 0),
+    return {"dO": (nd + R * d, 0), "O": (nd, 0), "D": (R_pad, n_pad), "L": (R, 0), "Q": (R * d, 0), "K": (nd, 0),
             "V": (nd, 0), "dQaccum": ((R_pad + n_pad) * d_r, (n_pad + R_pad) * d_r), "dQ": (0, nd), "dK": (0, nd),
             "dV": (0, nd)}
 
