@@ -60,6 +60,9 @@ GRIDS = {
     # issue 14: head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
     "unseen": dict(seq_lens=(1000, 2500), batch_heads=((1, 4), (2, 8)), max_work=2 ** 31,
                    head_dims=(40, 80, 96, 160, 192)),
+    # issue 14: bf16, unequal lengths (N_q, N_kv) both ways, decode (N_q = 1), and causal ragged N
+    "unequal": dict(lengths=((512, 2048), (2048, 512), (1000, 3000), (1, 4096), (7, 777), (3000, 3000)),
+                    batch_heads=((1, 8), (4, 16)), max_work=2 ** 31, head_dims=(64, 128), dtypes=("fp16", "bf16")),
 }
 #: per-pipe and issue activity, % of the elapsed cycles of the SMs that were active
 PIPE_METRICS = [
@@ -78,10 +81,17 @@ def grid(head_dim: int, name: str = "counts") -> list[dict]:
     """The configs of one head dim, in launch order; N²·B·H is capped to bound ncu's time."""
     g = GRIDS[name]
     out = []
-    for n, (b, h), causal in itertools.product(g["seq_lens"], g["batch_heads"], (False, True)):
-        if n * n * b * h > g["max_work"]:
-            continue
-        out.append({"seq_len": n, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal})
+    lengths = g.get("lengths") or [(n, n) for n in g["seq_lens"]]
+    for (n_q, n_kv), (b, h), causal, dtype in itertools.product(lengths, g["batch_heads"], (False, True),
+                                                                 g.get("dtypes", ("fp16",))):
+        if n_q * n_kv * b * h > g["max_work"] or (causal and n_q != n_kv):
+            continue   # (PyTorch's is_causal aligns a non-square mask top-left, flash-attn bottom-right)
+        cfg = {"seq_len": n_q, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal}
+        if n_q != n_kv:
+            cfg.update(seq_len_q=n_q, seq_len_kv=n_kv)
+        if dtype != "fp16":
+            cfg["dtype"] = dtype
+        out.append(cfg)
     return out
 
 

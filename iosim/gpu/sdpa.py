@@ -104,8 +104,14 @@ def raw_configs(raw_dir: str):
         if len(groups) != len(configs):
             raise IosimError(f"{path}: {len(groups)} kernel groups for {len(configs)} configs")
         for cfg, launches in zip(configs, groups):
-            yield cfg, Problem(seq_len=cfg["seq_len"], head_dim=cfg["head_dim"], batch=cfg["batch"],
-                               heads=cfg["heads"], causal=cfg["causal"]), launches
+            yield cfg, problem_of(cfg), launches
+
+
+def problem_of(cfg: dict) -> Problem:
+    """The Problem of one measured config (unequal lengths and bf16 where it says so)."""
+    return Problem(seq_len_q=cfg.get("seq_len_q", cfg["seq_len"]), seq_len_kv=cfg.get("seq_len_kv", cfg["seq_len"]),
+                   head_dim=cfg["head_dim"], batch=cfg["batch"], heads=cfg["heads"], causal=cfg["causal"],
+                   dtype=cfg.get("dtype", "fp16"))
 
 
 def predicted_classes(kernel_bytes: dict, kernel: str) -> dict:

@@ -1,8 +1,9 @@
 """One forward and one backward of PyTorch's flash SDPA kernels, for Nsight Compute to profile.
 
 Usage (by :mod:`iosim.gpu.sdpa`): ``python -m iosim.gpu.sdpa_target '<problem as JSON>'`` with
-keys seq_len, head_dim, batch, heads, causal. Inputs are fp16 N(0, 1) in PyTorch's (B, H, N, d)
-layout; only the flash backend is enabled, so a shape it does not take fails here rather than
+keys seq_len, head_dim, batch, heads, causal, and optionally seq_len_q / seq_len_kv (unequal
+lengths; the causal mask aligned bottom-right, as flash-attn does) and dtype (fp16, default,
+or bf16). Inputs are N(0, 1) in PyTorch's (B, H, N, d) layout; only the flash backend is enabled, so a shape it does not take fails here rather than
 silently running another kernel.
 """
 
@@ -19,9 +20,12 @@ def run(cfg: dict) -> None:
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    b, h, n, d = cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"]
-    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, requires_grad=True) for _ in range(3))
-    grad = torch.randn(b, h, n, d, device="cuda", dtype=torch.float16)
+    b, h, d = cfg["batch"], cfg["heads"], cfg["head_dim"]
+    n_q, n_kv = cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"])
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[cfg.get("dtype", "fp16")]
+    q = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype, requires_grad=True)
+    k, v = (torch.randn(b, h, n_kv, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(2))
+    grad = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype)
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
         out.backward(grad)
