@@ -79,7 +79,8 @@ def run(args: argparse.Namespace) -> int:
         if args.format != "json":
             raise
         # scripts reading the JSON get a report too: not graded, score 0, and why (exit 2 all the same)
-        print(json.dumps({"file": args.files[0], "assignment": args.assignment, "passed": False, "score": 0.0,
+        print(json.dumps({"schema_version": 1, "file": args.files[0], "assignment": args.assignment, "passed": False,
+                          "score": 0.0,
                           "graded": False, "error": str(exc)}, indent=2))
         return 2
     if args.format == "json":
@@ -108,7 +109,7 @@ def _grade_class(args: argparse.Namespace, found: list, isolation: bool) -> int:
         pathlib.Path(args.csv).write_text(gradebook_csv(rows))
     warning = [] if isolation else [NO_ISOLATION_WARNING]
     if args.format == "json":
-        print(json.dumps({"isolation": isolation, "warnings": warning,
+        print(json.dumps({"schema_version": 1, "isolation": isolation, "warnings": warning,
                           "gradebook": [{k: v for k, v in vars(r).items() if k != "report"} for r in rows],
                           "reports": [r.report for r in rows]}, indent=2))
     else:

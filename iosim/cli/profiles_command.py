@@ -20,7 +20,7 @@ def register(subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     rows = [load_profile(name).summary_row() for name in list_profiles()]
     if args.format == "json":
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"schema_version": 1, "profiles": rows}, indent=2))
         return 0
     # Descriptions are long; the table keeps to the figures (the JSON has everything).
     columns = [c for c in (rows[0] if rows else []) if c != "description"]

@@ -60,7 +60,8 @@ class GradeReport:
         return next(c for c in self.checks if c.name == name)
 
     def to_dict(self) -> dict:
-        return {"file": self.file, "assignment": self.assignment, "title": self.title, "setup": self.setup,
+        return {"schema_version": 1, "file": self.file, "assignment": self.assignment, "title": self.title,
+                "setup": self.setup,
                 "seed": self.seed, "passed": self.passed, "score": self.score,
                 "checks": [asdict(c) for c in self.checks], "output": self.output}
 

@@ -245,3 +245,19 @@ def test_simulate_runs_a_schedule_from_a_file(tmp_path, capsys):
         with pytest.raises(SystemExit) as stop:
             main(base + ["--algo", algo])
         assert stop.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [
+    ["profiles"],
+    ["simulate", "--hw", "toy", "--algo", "fa2", "-N", "64", "-d", "16"],
+    ["bounds", "--hw", "toy", "--algo", "fa2", "-N", "256", "-d", "16"],
+    ["explore", "--hw", "toy", "--algo", "fa2", "-N", "128", "-d", "16", "--block-q", "16", "--block-kv", "16"],
+    ["pebble", "-N", "2", "-d", "1", "-S", "8", "--schedule", "fa2"],
+    ["grade", "{dave}"],
+])
+def test_every_json_output_carries_its_schema_version(tmp_path, capsys, argv):
+    """Scripts can check the contract they read (issue 15): a top-level schema_version."""
+    dave = tmp_path / "dave.py"
+    dave.write_text("x = 1\n")                    # not gradable: the JSON says so, with a version
+    assert main([a.format(dave=dave) for a in argv] + ["--format", "json"]) in (0, 1, 2)
+    assert json.loads(capsys.readouterr().out)["schema_version"] == 1

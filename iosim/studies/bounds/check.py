@@ -78,6 +78,7 @@ class BoundsReport:
 
     def to_dict(self) -> dict:
         return {
+            "schema_version": 1,       # this JSON's contract: bumped when a field changes meaning or goes
             "claims": [v.to_dict() for v in self.verdicts],
             "holds": self.holds,
             "profile": self.profile, "profile_M_elements": self.profile_M, "dtype": self.dtype,

@@ -184,7 +184,8 @@ def render_moves(pebbling: Pebbling) -> str:
 
 
 def to_json(report: PebbleReport) -> str:
-    return json.dumps(report.to_dict(), indent=2)
+    """The report as JSON, its contract versioned (``schema_version``)."""
+    return json.dumps({"schema_version": 1, **report.to_dict()}, indent=2)
 
 
 __all__ = ["compare", "PebbleReport", "Row", "render", "render_moves", "iosim_count", "ALL", "MAX_PLAYED"]
