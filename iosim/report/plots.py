@@ -48,6 +48,14 @@ def check_plot_path(path: str | os.PathLike) -> Path:
     return p
 
 
+def problem_label(p) -> str:
+    """The problem as a plot title names it: lengths, d, heads (GQA's K/V heads), batch, dtype, causal."""
+    n = f"N = {p.seq_len_q:,}" if p.seq_len_q == p.seq_len_kv else f"N_q = {p.seq_len_q:,}, N_kv = {p.seq_len_kv:,}"
+    heads = f"heads = {p.heads}" + (f" (K/V heads {p.kv_heads})" if p.kv_heads != p.heads else "")
+    batch = f", batch {p.batch}" if p.batch != 1 else ""
+    return f"{n}, d = {p.head_dim}, {heads}{batch}, {p.dtype}" + (", causal" if p.causal else "")
+
+
 def _new_figure(width: float, height: float):
     Figure, Canvas = require_matplotlib()
     fig = Figure(figsize=(width, height), dpi=110, layout="constrained")
@@ -231,9 +239,8 @@ def _explore_panel(fig, ax, res) -> None:
         axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
     ax.set_xlabel("B_c, key/value rows per tile (log scale)")
     ax.set_ylabel("B_r, query rows per tile (log scale)")
-    p = res.problem
-    ax.set_title(f"{res.algorithm} on {res.profile}: N = {p.seq_len_q:,}, d = {p.head_dim}, heads = {p.heads}, "
-                 f"{p.dtype}\n{label}; {res.time_model}; grid {res.grid}", fontsize=9)
+    ax.set_title(f"{res.algorithm} on {res.profile}: {problem_label(res.problem)}\n{label}; {res.time_model}; "
+                 f"grid {res.grid}", fontsize=9)
     handles = _mark(ax, res) + [Patch(facecolor="0.88", edgecolor="0.45", hatch="xx",
                                       label="does not fit (past the edge: not run)")]
     if spill:

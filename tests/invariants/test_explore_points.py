@@ -90,3 +90,13 @@ def test_tie_option(capsys, tie):
     assert main(["explore", "--hw", "toy", "--algo", "fa2", "-N", "512", "-d", "32", "--tie", tie, "--jobs", "1",
                  "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["ties"]["tolerance"] == pytest.approx(0.05)
+
+
+def test_the_heat_maps_title_names_causal_and_gqa():
+    """Issue 15: the plot's title said nothing of a causal mask or grouped K/V heads."""
+    from iosim import Problem
+    from iosim.report.plots import problem_label
+
+    assert problem_label(Problem(seq_len=4096, head_dim=128, heads=32, kv_heads=8, causal=True, batch=2)) == \
+        "N = 4,096, d = 128, heads = 32 (K/V heads 8), batch 2, fp16, causal"
+    assert problem_label(Problem(seq_len_q=1, seq_len_kv=8192, head_dim=64)) == "N_q = 1, N_kv = 8,192, d = 64, heads = 1, fp16"
