@@ -69,17 +69,7 @@ def result_table(r: Result) -> str:
         tiles = ", ".join(n for n, _, _ in level.peak_tiles) or "none modelled"
         chip.append([f"{label} ({level.level})", f"{level.peak_bytes:,}", cap, status, tiles])
     onchip = render_table(chip, ["on chip, per block", "peak (B)", "capacity (B)", "", "resident at peak"], "lrrll")
-    if r.kernel_times:  # the kernel time model (iosim.models.kernel_time), one row per launch
-        times = [[name, format_seconds(t.predicted_s), t.bound] for name, t in r.kernel_times.items()]
-        timing = render_table(times, ["kernel (time model)", "time", "bound by"], "lrl")
-        unmodelled = [f"{l['pass']} ({l['block_q']} × {l['block_kv']})" for l in r.options.get("launches", ())
-                      if not l.get("time_model", "kernel").startswith("kernel")]
-        if unmodelled:
-            timing += ("\nnote: no kernel time model for the " + ", ".join(unmodelled) + " launch: its time in the "
-                       "total below is the roofline's, a lower bound")
-    else:
-        times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
-        timing = render_table(times, ["resource (roofline)", "time"], "lr")
+    timing = _timing(r)
     th = r.theorem2
     per_head = r.hbm.total_elements // p.heads_total
     theory = (
@@ -101,6 +91,22 @@ def result_table(r: Result) -> str:
             + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                       for name, t in r.cache.outer_totals().items()))
     return "\n\n".join(parts)
+
+
+def _timing(r: Result) -> str:
+    """The kernel time model's table, one row per kernel (with a note for a launch that has
+    none), or the roofline's, one row per resource."""
+    if r.kernel_times:  # the kernel time model (iosim.models.kernel_time), one row per launch
+        times = [[name, format_seconds(t.predicted_s), t.bound] for name, t in r.kernel_times.items()]
+        timing = render_table(times, ["kernel (time model)", "time", "bound by"], "lrl")
+        unmodelled = [f"{l['pass']} ({l['block_q']} × {l['block_kv']})" for l in r.options.get("launches", ())
+                      if not l.get("time_model", "kernel").startswith("kernel")]
+        if unmodelled:
+            timing += ("\nnote: no kernel time model for the " + ", ".join(unmodelled) + " launch: its time in the "
+                       "total below is the roofline's, a lower bound")
+        return timing
+    times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
+    return render_table(times, ["resource (roofline)", "time"], "lr")
 
 
 def result_json(r: Result) -> str:
