@@ -28,13 +28,25 @@ def spin(stop) -> None:
         pass
 
 
-def timed(repeats: int) -> float:
-    times = []
+def run_once() -> float:
+    start = time.perf_counter()
+    simulate("fa-paper-a100", "fa2", Problem(seq_len=4096, head_dim=64), blocks=(64, 64), mode="numeric")
+    return time.perf_counter() - start
+
+
+def alternate(repeats: int) -> tuple[float, float]:
+    """Median times (BLAS on one thread, BLAS on its default threads), the two interleaved
+    run by run so that the machine's drift falls on both alike."""
+    one, default = [], []
+    pinned = launches.threadpool_limits
     for _ in range(repeats):
-        start = time.perf_counter()
-        simulate("fa-paper-a100", "fa2", Problem(seq_len=4096, head_dim=64), blocks=(64, 64), mode="numeric")
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        one.append(run_once())
+        launches.threadpool_limits = lambda **_: threadpool_limits(limits=None)   # the BLAS's own count
+        try:
+            default.append(run_once())
+        finally:
+            launches.threadpool_limits = pinned
+    return statistics.median(one), statistics.median(default)
 
 
 def main() -> None:
@@ -50,13 +62,8 @@ def main() -> None:
     for w in workers:
         w.start()
     try:
-        one = timed(args.repeats)                                 # iosim's own setting
-        unpinned = launches.threadpool_limits
-        launches.threadpool_limits = lambda **_: threadpool_limits(limits=None)   # the BLAS's own count
-        try:
-            default = timed(args.repeats)
-        finally:
-            launches.threadpool_limits = unpinned
+        run_once()                                                # warm-up
+        one, default = alternate(args.repeats)
     finally:
         stop.set()
         for w in workers:

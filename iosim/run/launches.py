@@ -45,10 +45,9 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) 
 
 def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
     """The launches counted in order, as one result. In numeric mode the BLAS runs on one
-    thread (the caller sees to it): the products are of small tiles, and a threaded BLAS
-    spends longer waking its threads than multiplying (on a busy 2-core machine one
-    thread took 1.3-1.9 s for FA2 at N = 4,096, d = 64, against 2.0-2.3 s; issue 15
-    measured 0.45 s alone and 23 s contended elsewhere)."""
+    thread (the caller sees to it): the products are of small tiles, and on a contended
+    many-core machine a threaded BLAS waits for cores (issue 15 measured 0.45 s alone and
+    23 s contended); on 2 cores the two settings are within 20 % (docs/performance.md)."""
     results = []
     for launch in setup.launches:
         result = _run_one(setup, launch, mode, inputs)
