@@ -30,7 +30,7 @@ def predict_time(profile, link_bytes: dict, ops: dict, dtype: str) -> TimePredic
     for key, nbytes in sorted(link_bytes.items()):
         bandwidth = profile.bandwidth(*key)
         if bandwidth and nbytes:
-            per[f"link {key[0]}–{key[1]}"] = nbytes / bandwidth
+            per[f"link {key[0]}-{key[1]}"] = nbytes / bandwidth       # ASCII: a JSON key scripts type
     tensor_rate = profile.tensor_flops_per_s(dtype)
     if ops.get("matmul") and tensor_rate:
         per["tensor cores"] = ops["matmul"] / tensor_rate

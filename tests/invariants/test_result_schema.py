@@ -2,6 +2,7 @@
 against docs/result.schema.json; the schema itself is a valid draft 2020-12 schema."""
 
 import json
+import pathlib
 import os
 import subprocess
 import sys
@@ -52,3 +53,22 @@ def test_cli_json_validates():
     out = subprocess.run([sys.executable, "-m", "iosim", "simulate", "--hw", "h100-sxm", "--algo", "fa2", "-N", "1024",
                           "-d", "64", "--format", "json"], capture_output=True, text=True, check=True).stdout
     VALIDATOR.validate(json.loads(out))
+
+
+def test_json_keys_are_ascii():
+    """Issue 15: scripts type the JSON's keys; none may need a character off the keyboard
+    (the roofline's link resources were 'link hbm–l2', with an en dash). Every golden output."""
+    golden = json.loads((pathlib.Path(__file__).resolve().parents[1] / "golden" / "golden.json").read_text())
+    bad = set()
+
+    def walk(x):
+        if isinstance(x, dict):
+            bad.update(k for k in x if not k.isascii())
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    walk(golden)
+    assert not bad, sorted(bad)

@@ -133,7 +133,7 @@ def replay_many(keys: list, worker_args: tuple, jobs: int) -> list:
 
 
 def _is_dram_link(resource: str, dram: str) -> bool:
-    return resource.startswith("link ") and dram in resource[len("link "):].split("–")
+    return resource.startswith(f"link {dram}-") or (resource.startswith("link ") and resource.endswith(f"-{dram}"))
 
 
 def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
