@@ -7,6 +7,7 @@ import argparse
 from ..errors import IosimError
 from ..studies.pebbling.comparison import ALL, compare, render, render_moves, to_json
 from ..studies.pebbling.search import MAX_NODES, MAX_STATES, check_max_states
+from ..report.csv_rows import records_csv
 from .arguments import bounded_int, positive_int
 from .commands import HELP
 
@@ -42,7 +43,8 @@ def register(subparsers) -> None:
                    help=f"time budget of the exact search, seconds (default {SEARCH_SECONDS}; a search past it "
                         "gives up with a message, as past --max-states)")
     p.add_argument("--moves", action="store_true", help="also print the pebbling's moves (a single --schedule)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="table (default), json, or csv: a row per schedule")
     p.set_defaults(run=run)
 
 
@@ -58,6 +60,10 @@ def run(args: argparse.Namespace) -> int:
                      max_states=args.max_states, strict=single, max_seconds=args.max_seconds)
     if args.format == "json":
         print(to_json(report))
+        return 0
+    if args.format == "csv":
+        data = report.to_dict()
+        print(records_csv(data["rows"], {k: data[k] for k in ("seq_len", "head_dim", "red")}), end="")
         return 0
     print(render(report))
     if args.moves:

@@ -261,3 +261,17 @@ def test_every_json_output_carries_its_schema_version(tmp_path, capsys, argv):
     dave.write_text("x = 1\n")                    # not gradable: the JSON says so, with a version
     assert main([a.format(dave=dave) for a in argv] + ["--format", "json"]) in (0, 1, 2)
     assert json.loads(capsys.readouterr().out)["schema_version"] == 1
+
+
+def test_profiles_and_pebble_have_csv(capsys):
+    """CSV for every subcommand's table (issue 15): profiles and pebble too."""
+    import csv
+    import io
+
+    assert main(["profiles", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert {r["name"] for r in rows} >= {"h100-sxm", "h200", "toy"} and all(r["sm_count"] for r in rows)
+    assert main(["pebble", "-N", "2", "-d", "1", "-S", "8", "--schedule", "fa2", "--schedule", "fa1",
+                 "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["seq_len"], r["schedule"]) for r in rows] == [("2", "fa2"), ("2", "fa1")] and int(rows[0]["io"]) > 0
