@@ -164,7 +164,15 @@ def flatten(lists) -> list:
 
 
 def add_hw_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--hw", required=True, help="built-in profile name (see `iosim profiles`) or path to a YAML profile")
+    action = p.add_argument("--hw", required=True,
+                            help="built-in profile name (see `iosim profiles`) or path to a YAML profile")
+    action.completer = _profile_names      # shell completion (argcomplete): the built-in names
+
+
+def _profile_names(**_) -> list[str]:
+    from ..hardware import list_profiles
+
+    return list_profiles()
 
 
 def add_pass_argument(p: argparse.ArgumentParser) -> None:

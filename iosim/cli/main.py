@@ -1,3 +1,4 @@
+# PYTHON_ARGCOMPLETE_OK (shell completion: see complete())
 """The ``iosim`` command (also ``python -m iosim``).
 
 Every :class:`~iosim.errors.IosimError` (bad profile, impossible blocks, SRAM overflow,
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import os
 import re
 import sys
 
@@ -72,7 +74,22 @@ def reword(message: str, subparser: argparse.ArgumentParser) -> str:
     return re.sub(r"(?<![-\w])([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b", lambda m: flag(m.group(1)) or m.group(0), message)
 
 
+def complete(parser: argparse.ArgumentParser | None = None, **argcomplete_options) -> None:
+    """Shell completion: when the shell asks (argcomplete sets ``_ARGCOMPLETE``), print the
+    completions of the command line it is completing and exit. Needs the optional
+    ``argcomplete`` (``pip install "iosim[completion]"``; then
+    ``eval "$(register-python-argcomplete iosim)"`` in the shell's start-up file)."""
+    if "_ARGCOMPLETE" not in os.environ:
+        return
+    try:
+        import argcomplete
+    except ImportError:
+        return
+    argcomplete.autocomplete(parser or build_parser(), **argcomplete_options)
+
+
 def main(argv: list[str] | None = None) -> int:
+    complete()                               # (every subcommand in full: completion may need any)
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
     parser = build_parser(command if command in COMMANDS else "")     # "": no subcommand in full

@@ -24,9 +24,10 @@ def register(subparsers) -> None:
         description="Run one loop order on one attention shape and count every byte it moves.",
     )
     add_problem_arguments(p)
-    p.add_argument("--algo", required=True, type=schedule_or_file(list(SCHEDULES)), metavar="ALGO",
-                   help=f"loop order: {', '.join(SCHEDULES)}, or FILE.py:FUNCTION, a schedule of your own "
-                        "(docs/simulator.md)")
+    algo = p.add_argument("--algo", required=True, type=schedule_or_file(list(SCHEDULES)), metavar="ALGO",
+                          help=f"loop order: {', '.join(SCHEDULES)}, or FILE.py:FUNCTION, a schedule of your own "
+                               "(docs/simulator.md)")
+    algo.completer = lambda **_: list(SCHEDULES)       # shell completion: the built-in names
     add_pass_argument(p)
     p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
     p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")

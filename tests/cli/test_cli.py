@@ -275,3 +275,32 @@ def test_profiles_and_pebble_have_csv(capsys):
                  "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert [(r["seq_len"], r["schedule"]) for r in rows] == [("2", "fa2"), ("2", "fa1")] and int(rows[0]["io"]) > 0
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("iosim sim", {"simulate"}),
+    ("iosim simulate --hw h1", {"h100-pcie", "h100-sxm"}),
+    ("iosim simulate --hw toy --algo fa", {"fa1", "fa2", "fa2-splitkv"}),
+    ("iosim grade x.py --assign", {"--assignment"}),
+])
+def test_shell_completion(monkeypatch, line, expected):
+    """`eval "$(register-python-argcomplete iosim)"` completes subcommands, options and their
+    values (argcomplete drives iosim's parser; here its protocol is played in-process)."""
+    pytest.importorskip("argcomplete", reason="shell completion needs the optional argcomplete")
+    from iosim.cli.main import complete
+
+    monkeypatch.setenv("_ARGCOMPLETE", "1")
+    monkeypatch.setenv("COMP_LINE", line)
+    monkeypatch.setenv("COMP_POINT", str(len(line)))
+    monkeypatch.setenv("_ARGCOMPLETE_IFS", "\v")
+    out = io.StringIO()
+
+    class Done(Exception):
+        pass
+
+    def stop(code=0):
+        raise Done
+
+    with pytest.raises(Done):
+        complete(output_stream=out, exit_method=stop)
+    assert {word.strip() for word in out.getvalue().split("\v")} >= expected
