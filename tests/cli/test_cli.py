@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -283,24 +284,13 @@ def test_profiles_and_pebble_have_csv(capsys):
     ("iosim simulate --hw toy --algo fa", {"fa1", "fa2", "fa2-splitkv"}),
     ("iosim grade x.py --assign", {"--assignment"}),
 ])
-def test_shell_completion(monkeypatch, line, expected):
+def test_shell_completion(tmp_path, line, expected):
     """`eval "$(register-python-argcomplete iosim)"` completes subcommands, options and their
-    values (argcomplete drives iosim's parser; here its protocol is played in-process)."""
+    values: argcomplete's protocol played on `python -m iosim` in a process of its own
+    (argcomplete takes over the process's output streams)."""
     pytest.importorskip("argcomplete", reason="shell completion needs the optional argcomplete")
-    from iosim.cli.main import complete
-
-    monkeypatch.setenv("_ARGCOMPLETE", "1")
-    monkeypatch.setenv("COMP_LINE", line)
-    monkeypatch.setenv("COMP_POINT", str(len(line)))
-    monkeypatch.setenv("_ARGCOMPLETE_IFS", "\v")
-    out = io.StringIO()
-
-    class Done(Exception):
-        pass
-
-    def stop(code=0):
-        raise Done
-
-    with pytest.raises(Done):
-        complete(output_stream=out, exit_method=stop)
-    assert {word.strip() for word in out.getvalue().split("\v")} >= expected
+    out = tmp_path / "completions"
+    env = {**os.environ, "_ARGCOMPLETE": "1", "COMP_LINE": line, "COMP_POINT": str(len(line)),
+           "_ARGCOMPLETE_IFS": "\v", "_ARGCOMPLETE_STDOUT_FILENAME": str(out), "PYTHONPATH": str(ROOT)}
+    subprocess.run([sys.executable, "-m", "iosim"], env=env, cwd=tmp_path, timeout=60, capture_output=True)
+    assert {word.strip() for word in out.read_text().split("\v")} >= expected
