@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import IosimError
-from .feedback import SCORED
+from .feedback import SCORED, printable
 
 #: the most submissions one command grades
 MAX_SUBMISSIONS = 10_000
@@ -104,7 +104,7 @@ def gradebook_table(rows: list) -> str:
     for r in rows:
         verdicts = " ".join(f"{r.verdicts.get(c, '-'):9}" for c in SCORED)
         reason = r.reason if len(r.reason) <= 90 else r.reason[:89] + "…"
-        lines.append(f"{r.student:{width}}  {r.score:5g}  {verdicts}  {reason}")
+        lines.append(printable(f"{r.student:{width}}  {r.score:5g}  {verdicts}  {reason}".replace("\n", " ")))
     mean = sum(r.score for r in rows) / len(rows)
     lines.append(f"\n{len(rows)} submissions, mean score {mean:.1f}, "
                  f"{sum(r.report is not None and r.report['passed'] for r in rows)} pass every check")

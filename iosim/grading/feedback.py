@@ -69,7 +69,7 @@ class GradeReport:
         """The report as text for a terminal; what the submission controls (its output, its
         exceptions' messages) has its control and bidirectional-override characters shown
         as ``?``, so it cannot move the cursor or repaint the result."""
-        return _printable(self._render())
+        return printable(self._render())
 
     def _render(self) -> str:
         width = max(len(c.name) for c in self.checks)
@@ -92,7 +92,8 @@ class GradeReport:
 _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def _printable(text: str) -> str:
+def printable(text: str) -> str:
+    """``text`` with the C0/C1 controls (but tab and newline) and bidi controls shown as '?'."""
     return _UNPRINTABLE.sub("?", text)
 
 

@@ -83,3 +83,15 @@ def test_bad_class_arguments_fail_before_any_grade(klass, tmp_path_factory, caps
     assert main(["grade", str(klass), "--csv", str(klass / "missing" / "book.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert [s for s, _ in submissions([klass])] == sorted(EXPECTED)
+
+
+def test_the_gradebook_shows_no_terminal_controls():
+    """A student's exception message is printed in the gradebook: its escape sequences and
+    bidi overrides are shown as '?', so it cannot repaint another student's line."""
+    from iosim.grading.batch import GradebookRow, gradebook_table
+
+    row = GradebookRow("mallory", "m.py", 20.0, {"loads": "pass", "runs": "fail"},
+                       "runs: RuntimeError: \x1b[1A\x1b[2K alice 0\u202e\nmore")
+    table = gradebook_table([row])
+    assert "\x1b" not in table and "\u202e" not in table and "?[1A?[2K alice 0?" in table
+    assert len(table.splitlines()) == 4          # header, the row, a blank line, the summary
