@@ -45,13 +45,15 @@ def _grade_unisolated_without_namespaces(request, monkeypatch):
     their verdicts are still checked."""
     if NAMESPACES or request.node.get_closest_marker("isolation"):
         return
-    from iosim.grading import sandbox
+    from iosim.grading import isolation, sandbox
     start = sandbox.StudentProcess.__init__
 
     def without_namespaces(self, timeout_s, memory_mb, isolation=True):
         start(self, timeout_s, memory_mb, isolation=False)
 
     monkeypatch.setattr(sandbox.StudentProcess, "__init__", without_namespaces)
+    # `iosim grade` asks first, and would refuse: let it through to the unisolated process
+    monkeypatch.setattr(isolation, "isolation_available", lambda: (True, "graded without namespaces in the tests"))
 
 
 def run(capsys, *argv):
