@@ -63,6 +63,41 @@ def run(capsys, *argv):
     return code, out, err
 
 
+#: a small valid hardware profile; the profile tests each change one thing in it (:func:`edit`)
+TINY_PROFILE = """\
+schema_version: 1
+name: tiny
+description: a test GPU
+vendor: illustrative
+sm_count: {value: 2, source: test}
+levels:
+  hbm: {role: dram, capacity: {value: 1, unit: GiB, source: test}}
+  l2: {role: cache, capacity: {value: 1, unit: MiB, source: test}}
+  smem:
+    role: scratchpad
+    capacity_per_sm: {value: 228, unit: KiB, source: test}
+    capacity_per_block: {value: 227, unit: KiB, source: test}
+  registers:
+    role: registers
+    capacity_per_sm: {value: 256, unit: KiB, source: test}
+    capacity_per_block: {value: 256, unit: KiB, source: test}
+links:
+  - {between: [hbm, l2], bandwidth: {value: 1, unit: TB/s, source: test}}
+  - {between: [l2, smem], bandwidth: {value: 2, unit: TB/s, source: test}}
+  - {between: [smem, registers], bandwidth: {value: 4, unit: TB/s, source: test}}
+compute:
+  tensor_fp16: {value: 10, unit: TFLOP/s, source: test}
+"""
+
+
+def edit(text: str, *replacements: tuple[str, str]) -> str:
+    """``text`` with each (old, new) replaced once; an ``old`` not in it fails the test."""
+    for old, new in replacements:
+        assert old in text, old
+        text = text.replace(old, new, 1)
+    return text
+
+
 def statuses(report) -> dict:
     """A grade report's checks as {name: "pass" or "fail"}."""
     return {c.name: c.status for c in report.checks}

@@ -9,44 +9,17 @@ inside the range iosim computes with, once scaled to base units."""
 
 import pytest
 
+from conftest import TINY_PROFILE, edit
 from iosim.errors import ProfileError
 from iosim.hardware import list_profiles, load_profile, profile_from_yaml
 
-# A small valid profile (as in test_profiles.py); each test changes one thing in it.
-BASE = """\
-schema_version: 1
-name: tiny
-description: a test GPU
-vendor: illustrative
-sm_count: {value: 2, source: test}
-levels:
-  hbm: {role: dram, capacity: {value: 1, unit: GiB, source: test}}
-  l2: {role: cache, capacity: {value: 1, unit: MiB, source: test}}
-  smem:
-    role: scratchpad
-    capacity_per_sm: {value: 228, unit: KiB, source: test}
-    capacity_per_block: {value: 227, unit: KiB, source: test}
-  registers:
-    role: registers
-    capacity_per_sm: {value: 256, unit: KiB, source: test}
-    capacity_per_block: {value: 256, unit: KiB, source: test}
-links:
-  - {between: [hbm, l2], bandwidth: {value: 1, unit: TB/s, source: test}}
-  - {between: [l2, smem], bandwidth: {value: 2, unit: TB/s, source: test}}
-  - {between: [smem, registers], bandwidth: {value: 4, unit: TB/s, source: test}}
-compute:
-  tensor_fp16: {value: 10, unit: TFLOP/s, source: test}
-measured:
-  launch: {value: 2, unit: us, source: test}
-"""
+# A small valid profile (tests/conftest.py), with a measured launch; each test changes one thing in it.
+BASE = TINY_PROFILE + "measured:\n  launch: {value: 2, unit: us, source: test}\n"
 UNUSUAL = "allow_unusual: true\n"
 
 
 def edited(*replacements, text=BASE) -> str:
-    for old, new in replacements:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    return text
+    return edit(text, *replacements)
 
 
 def problems(text: str) -> list[str]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from conftest import TINY_PROFILE, edit
 from iosim.errors import ProfileError
 from iosim.hardware import HardwareProfile, Level, Link, list_profiles, load_profile
 from iosim.hardware import units
@@ -14,39 +15,12 @@ from iosim.hardware import units
 BUILTINS = ["a100-40gb", "a100-80gb", "fa-paper-a100", "h100-pcie", "h100-sxm", "h200", "mi300x", "toy"]
 KiB = 1024
 
-# A small valid profile; each bad-input test changes one thing in it.
-BASE = """\
-schema_version: 1
-name: tiny
-description: a test GPU
-vendor: illustrative
-sm_count: {value: 2, source: test}
-levels:
-  hbm: {role: dram, capacity: {value: 1, unit: GiB, source: test}}
-  l2: {role: cache, capacity: {value: 1, unit: MiB, source: test}}
-  smem:
-    role: scratchpad
-    capacity_per_sm: {value: 228, unit: KiB, source: test}
-    capacity_per_block: {value: 227, unit: KiB, source: test}
-  registers:
-    role: registers
-    capacity_per_sm: {value: 256, unit: KiB, source: test}
-    capacity_per_block: {value: 256, unit: KiB, source: test}
-links:
-  - {between: [hbm, l2], bandwidth: {value: 1, unit: TB/s, source: test}}
-  - {between: [l2, smem], bandwidth: {value: 2, unit: TB/s, source: test}}
-  - {between: [smem, registers], bandwidth: {value: 4, unit: TB/s, source: test}}
-compute:
-  tensor_fp16: {value: 10, unit: TFLOP/s, source: test}
-"""
+# A small valid profile (tests/conftest.py); each bad-input test changes one thing in it.
+BASE = TINY_PROFILE
 
 
 def edited(*replacements: tuple[str, str]) -> str:
-    text = BASE
-    for old, new in replacements:
-        assert old in text, old
-        text = text.replace(old, new, 1)
-    return text
+    return edit(BASE, *replacements)
 
 
 def problems(tmp_path: Path, text: str) -> list[str]:

@@ -159,11 +159,9 @@ def steps_per_head(blocks: tuple[int, int]) -> int:
     """Tile steps per head, T_r × T_c over the launches (what the L2 model replays)."""
     w = _WORKER
     if w["base"] is not None:
-        b = BlockSizes(*blocks)
-        return sum(b.num_q_blocks(l.problem) * b.num_kv_blocks(l.problem) for l in w["base"].launches)
-    setup = prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
-                    options=dataclasses.replace(w["options"], sram_bytes=UNLIMITED_BYTES))
-    return sum(l.blocks.num_q_blocks(l.problem) * l.blocks.num_kv_blocks(l.problem) for l in setup.launches)
+        return kernel_setup(w["base"], blocks, w["options"]).steps_per_head
+    return prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
+                   options=dataclasses.replace(w["options"], sram_bytes=UNLIMITED_BYTES)).steps_per_head
 
 
 __all__ = ["init_worker", "kernel_base", "count_tile", "measure", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
