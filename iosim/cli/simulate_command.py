@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache=True))
     elif args.cache is None and setup.profile.cache is not None:
-        print(f"iosim: note: the L2 model is off for this run: it would replay {setup.replay_steps:,} tile steps "
-              f"({setup.steps_per_head:,} per head), more than the default {AUTO_CACHE_STEPS:,} per head or "
-              f"{AUTO_REPLAY_STEPS:,} in all; DRAM bytes are not modelled and the time counts every HBM request "
-              "as DRAM traffic. --cache models it (many heads are extended from a few: docs/cache.md)",
-              file=sys.stderr)
+        print(f"iosim: note: the L2 model is off for this run: it would play {setup.steps_per_head:,} tile steps per "
+              f"head ({setup.replay_steps:,} in all), more than the default {AUTO_CACHE_STEPS:,} per head"
+              + ("" if setup.lockstep else f" or, its thread blocks not in lockstep, {AUTO_REPLAY_STEPS:,} in all")
+              + "; DRAM bytes are not modelled and the time counts every HBM request as DRAM traffic. --cache "
+              "models it (docs/cache.md)", file=sys.stderr)
     print(FORMATTERS[args.format](run_launches(setup, "count", None)))
     return 0

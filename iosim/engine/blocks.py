@@ -41,6 +41,8 @@ class Block:
     count: int = 1
     mask_key: object = None
     second: int | None = field(default=None, compare=False, repr=False)
+    #: the indices the group stands for, ascending: a range, list or array (None for one block)
+    members: object = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:
@@ -56,8 +58,12 @@ class Block:
                         mask_key=("single", self.index) if self.mask_key is None else self.mask_key)
         rest_key = ("single", self.second) if self.mask_key is None and self.count == 2 else self.mask_key
         rest = Block(self.axis, self.second, self.second * self.block, self.rows, self.block, self.count - 1,
-                     rest_key)
+                     rest_key, members=None if self.members is None else self.members[1:])
         return first, rest
+
+    def member_indices(self) -> np.ndarray:
+        """The indices this block stands for, ascending."""
+        return np.asarray([self.index] if self.count == 1 else self.members, dtype=np.int64)
 
 
 @dataclass(frozen=True)
@@ -98,8 +104,10 @@ class Axis:
         """r_i = min(B, N − i·B)."""
         return self.block if index < self.num_blocks - 1 else self.last_rows
 
-    def make(self, index: int, count: int = 1, mask_key: object = None, second: int | None = None) -> Block:
-        return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key, second)
+    def make(self, index: int, count: int = 1, mask_key: object = None, second: int | None = None,
+             members=None) -> Block:
+        return Block(self.name, index, index * self.block, self.rows(index), self.block, count, mask_key, second,
+                     None if count == 1 else members)
 
     def group_set(self, members, shared_key: object = None) -> list[Block]:
         """Blocks ``members`` (a range or sorted index array) grouped by size: the full
@@ -119,7 +127,7 @@ class Axis:
             first = int(members[0])
             key = shared_key if shared_key is not None else (None if n_full > 1 else ("single", first))
             groups.append(self.make(first, count=n_full, mask_key=key,
-                                    second=int(members[1]) if n_full > 1 else None))
+                                    second=int(members[1]) if n_full > 1 else None, members=members[:n_full]))
         if ragged_last:
             groups.append(self.make(last, mask_key=shared_key if shared_key is not None else ("single", last)))
         return groups
@@ -251,12 +259,9 @@ class BlockMask:
         keys = self._keys(axis)
         groups: dict[tuple, list] = {}
         for k in range(axis.num_blocks):
-            entry = groups.setdefault((axis.rows(k), int(keys[k])), [k, 0, None])
-            entry[1] += 1
-            if entry[1] == 2:
-                entry[2] = k
-        return [axis.make(first, count=n, mask_key=key, second=second)
-                for key, (first, n, second) in groups.items()]
+            groups.setdefault((axis.rows(k), int(keys[k])), []).append(k)
+        return [axis.make(ks[0], count=len(ks), mask_key=key, second=ks[1] if len(ks) > 1 else None, members=ks)
+                for key, ks in groups.items()]
 
     def visible_blocks(self, axis: Axis, of: Block, grouped: bool) -> list[Block]:
         """The blocks of ``axis`` active together with block ``of`` of the other axis."""

@@ -101,11 +101,8 @@ class Context(BlockLoops):
 
     # -- scopes (the loops, q_blocks ... weight, are inherited from BlockLoops) ----------
     def record_requests(self) -> None:
-        """Keep every HBM access, in program order, for the cache model (trace or numeric
-        mode: a count run groups iterations)."""
-        if self._grouped:
-            raise ScheduleError("requests are recorded in trace or numeric mode, where every iteration runs "
-                                "one by one")
+        """Keep every HBM access, in program order, for the cache model (a count run keeps
+        them grouped: see :mod:`iosim.engine.requests`). Call it before the schedule runs."""
         self._recorder = RequestRecorder(self.problem)
 
     @contextmanager
@@ -223,8 +220,10 @@ class Context(BlockLoops):
         """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place."""
         self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
         if self._recorder is not None:
-            cta = self._cta_work.key if self._cta_work is not None else None
-            self._recorder.record(spec, direction, per_kv_head, where, self.ledger.kernel, cta)
+            work = self._cta_work
+            cta, cta_scope = (work.key, self._cta_made[id(work)][0]) if work is not None else (None, None)
+            self._recorder.record(spec, direction, per_kv_head, where, self.ledger.kernel, cta,
+                                  scope=self.current_scope, cta_scope=cta_scope)
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight
         links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes

@@ -44,8 +44,8 @@ def model_lines(res: ExploreResult) -> list[str]:
     else:
         lines.append(f"  each tile runs {res.kernel_preset}'s launches in place of the kernel's own tile (same warps)")
     if res.cache:
-        lines.append("  a–b: bounds from the count without the L2 (its accesses not replayed: the L2 model replays "
-                     "every access, slowly)")
+        lines.append("  a–b: bounds from the count without the L2 (the L2 model is played for the tiles the report "
+                     "names and, within --replays, the closest contenders)")
     return lines
 
 

@@ -51,12 +51,12 @@ def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sra
                  inputs: dict[str, np.ndarray] | None = None, record: bool = False) -> Counted:
     """Run ``launch``'s schedule once in ``mode`` and collect its counts.
 
-    With ``record`` every access is kept in program order (the schedule then runs every
-    iteration one by one: ``trace`` in place of ``count``, which gives the same counts).
+    With ``record`` every access is kept in program order (a count run keeps them grouped,
+    its thread blocks one by one: :mod:`iosim.engine.requests`).
     """
     tracker = _tracker(profile, sram_bytes, options.residency, options.enforce_registers)
     ctx = Context(
-        launch.problem, launch.blocks, mode="trace" if record and mode == "count" else mode, residency=tracker,
+        launch.problem, launch.blocks, mode=mode, residency=tracker,
         level_names=level_names(profile),
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,

@@ -28,15 +28,15 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import Result
-from .setup import MAX_REPLAY_STEPS, Launch, Setup
+from .setup import Launch, Setup
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
     """Every launch of ``setup`` counted in order and reported as one :class:`Result`."""
-    if setup.options.cache and setup.replay_steps > MAX_REPLAY_STEPS:   # before any counting
-        raise ProblemError(f"the L2 model would replay {setup.replay_steps:,} tile steps (every head's), more than "
-                           f"{MAX_REPLAY_STEPS:,}: model the run without it (cache off, --no-cache), or with "
-                           "fewer heads or larger blocks", field="cache")
+    too_large = setup.cache_too_large() if setup.options.cache else None
+    if too_large:                                                      # before any counting
+        raise ProblemError(f"the L2 model would play {too_large}: model the run without it (cache off, "
+                           "--no-cache), or with fewer heads or larger blocks", field="cache")
     if mode == "numeric":
         with threadpool_limits(limits=1, user_api="blas"):
             return _run_all(setup, mode, _numeric_inputs(setup, inputs))

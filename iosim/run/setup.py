@@ -64,10 +64,14 @@ class Launch:
         return self.blocks.num_q_blocks(self.problem) * self.blocks.num_kv_blocks(self.problem)
 
 
-#: the L2 model replays every tile step of every head in Python (a few µs each): on by
-#: default up to this many steps per head, and this many in all; never past MAX_REPLAY_STEPS
-AUTO_CACHE_STEPS = 100_000
-AUTO_REPLAY_STEPS = 1_000_000
+#: the L2 model (docs/cache.md) expands one head's tile steps into arrays (about 100 bytes
+#: a step): on by default up to this many tile steps per head, never past MAX_CACHE_STEPS
+AUTO_CACHE_STEPS = 4_000_000
+MAX_CACHE_STEPS = 16_000_000
+#: where thread blocks do not run in lockstep (causal or block-sparse masks, a user's
+#: schedule) it plays each step of every head it plays, a µs or two each: on by default
+#: up to this many in all (every head's), never past MAX_REPLAY_STEPS
+AUTO_REPLAY_STEPS = 4_000_000
 MAX_REPLAY_STEPS = 50_000_000
 
 
@@ -97,12 +101,27 @@ class Setup:
         """Tile steps the L2 model plays if it plays every head (it plays them in launch order)."""
         return sum(l.steps_per_head * l.problem.heads_total for l in self.launches)
 
+    @property
+    def lockstep(self) -> bool:
+        """Whether the thread blocks of each launch run alike (a built-in schedule, no causal
+        or block mask): the L2 model then plays their shared requests once per round."""
+        return self.builtin and not any(l.problem.causal or l.mask is not None for l in self.launches)
+
     def cache_by_default(self) -> bool:
         """Whether ``iosim simulate`` (and explore) model the L2 when not told: for a profile
-        with a cache, up to :data:`AUTO_CACHE_STEPS` tile steps per head and
-        :data:`AUTO_REPLAY_STEPS` in all (the model replays each step in Python)."""
+        with a cache, up to :data:`AUTO_CACHE_STEPS` tile steps per head and, unless the
+        thread blocks run in lockstep, :data:`AUTO_REPLAY_STEPS` in all."""
         return (self.profile.cache is not None and self.steps_per_head <= AUTO_CACHE_STEPS
-                and self.replay_steps <= AUTO_REPLAY_STEPS)
+                and (self.lockstep or self.replay_steps <= AUTO_REPLAY_STEPS))
+
+    def cache_too_large(self) -> str | None:
+        """Why the L2 model cannot take this run even when asked (None: it can)."""
+        if self.steps_per_head > MAX_CACHE_STEPS:
+            return f"{self.steps_per_head:,} tile steps per head, more than {MAX_CACHE_STEPS:,}"
+        if not self.lockstep and self.replay_steps > MAX_REPLAY_STEPS:
+            return (f"{self.replay_steps:,} tile steps (every head's, its thread blocks not in lockstep), more than "
+                    f"{MAX_REPLAY_STEPS:,}")
+        return None
 
     @property
     def family(self) -> str:

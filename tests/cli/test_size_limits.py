@@ -7,7 +7,7 @@ import pytest
 from iosim import Options, Problem, ProblemError, prepare, simulate
 from iosim.cli.main import main
 from iosim.run.options import MAX_SPLITS
-from iosim.run.setup import AUTO_REPLAY_STEPS, MAX_REPLAY_STEPS
+from iosim.run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS, MAX_CACHE_STEPS, MAX_REPLAY_STEPS
 from iosim.workload.problem import MAX_HEAD_DIM, MAX_HEADS_TOTAL, MAX_SEQ_LEN
 
 HUGE = str(10 ** 38)
@@ -20,7 +20,9 @@ HUGE = str(10 ** 38)
     (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
     (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
      f"num-splits must be at most {MAX_SPLITS}"),
-    (["-N", "8192", "-d", "128", "-B", "32", "-H", "1024", "--cache"], f"more than {MAX_REPLAY_STEPS:,}"),
+    (["-N", "8192", "-d", "128", "-B", "32", "-H", "1024", "--causal", "--cache"], f"more than {MAX_REPLAY_STEPS:,}"),
+    (["-N", str(2 ** 20), "-d", "128", "--block-q", "64", "--block-kv", "64", "--cache"],
+     f"more than {MAX_CACHE_STEPS:,}"),
 ])
 def test_sizes_past_the_limits_are_refused_in_one_line(capsys, argv, message):
     if "--algo" not in argv:
@@ -41,10 +43,18 @@ def test_the_api_refuses_the_same_sizes():
     assert Problem(seq_len=MAX_SEQ_LEN, head_dim=MAX_HEAD_DIM, heads=MAX_HEADS_TOTAL).heads_total == MAX_HEADS_TOTAL
 
 
-def test_the_l2_model_is_on_by_default_only_within_its_replay_budget():
-    few = prepare("h100-sxm", "fa2", Problem(seq_len=8192, head_dim=128, heads=16), blocks=(128, 64))
-    many = prepare("h100-sxm", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=64), blocks=(128, 64))
-    assert few.replay_steps == 16 * 64 * 128 <= AUTO_REPLAY_STEPS and few.cache_by_default()
-    assert many.replay_steps > AUTO_REPLAY_STEPS and not many.cache_by_default()
-    with pytest.raises(ProblemError, match="the L2 model would replay"):
-        simulate("toy", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=1024), options=Options(cache=True))
+def test_the_l2_model_is_on_by_default_only_within_its_budget():
+    def setup(**kw):
+        return prepare("h100-sxm", "fa2", Problem(head_dim=128, **kw), blocks=(128, 64))
+    # thread blocks in lockstep: on for any head count, up to AUTO_CACHE_STEPS steps per head
+    many = setup(seq_len=8192, batch=32, heads=64)
+    assert many.lockstep and many.replay_steps > AUTO_REPLAY_STEPS and many.cache_by_default()
+    long = setup(seq_len=2 ** 18)
+    assert long.steps_per_head > AUTO_CACHE_STEPS and not long.cache_by_default()
+    # causal: every step of the heads played, up to AUTO_REPLAY_STEPS in all
+    few = setup(seq_len=8192, heads=16, causal=True)
+    assert not few.lockstep and few.replay_steps == 16 * 64 * 128 <= AUTO_REPLAY_STEPS and few.cache_by_default()
+    assert not setup(seq_len=8192, batch=32, heads=64, causal=True).cache_by_default()
+    with pytest.raises(ProblemError, match="the L2 model would play"):
+        simulate("toy", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=1024, causal=True),
+                 options=Options(cache=True))

@@ -89,8 +89,10 @@ def test_kernel_time_model_for_the_kernels_own_tile():
 
 @pytest.mark.parametrize("problem,on", [
     (Problem(seq_len=1024, head_dim=64), True),
-    (Problem(seq_len=65536, head_dim=64), False),               # 262,144 tile steps per head
-    (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), False),  # 4,096 per head, 1,048,576 in all
+    (Problem(seq_len=65536, head_dim=64), True),                # 262,144 tile steps per head
+    (Problem(seq_len=2 ** 19, head_dim=64), False),              # 16,777,216 tile steps per head
+    (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), True),  # 4,096 per head, 1,048,576 in all
+    (Problem(seq_len=8192, head_dim=64, batch=64, heads=16, causal=True), False),  # not in lockstep: 4,194,304
 ])
 def test_default_cache_follows_simulate(problem, on):
     """explore models the L2 by default exactly when simulate does (Setup.cache_by_default)."""

@@ -117,12 +117,12 @@ def test_default_grid_is_tensor_core_tiles():
 
 
 def test_impractical_near_ties_are_grouped_at_128k(capsys):
-    """At N = 128k (no L2 model: too many tile steps), the near-ties are one group and the
-    practical choice is a tile real kernels run."""
+    """At N = 128k (the L2 model on, played for the tiles the report names), the near-ties are
+    one group and the practical choice is a tile real kernels run."""
     assert main(["explore", "--hw", "h100-sxm", "--algo", "fa2", "-N", "128k", "-d", "128", "--objective", "time",
                  "--block-kv", "16:128:+16", "--jobs", "1"]) == 0
     out = capsys.readouterr().out
-    assert "roofline without the L2 model" in out
+    assert "times: roofline with the L2 model" in out
     line = next(l for l in out.splitlines() if l.startswith("near-ties within 1.0% of the best:"))
     assert int(line.split(": ")[1].split(" ")[0].replace(",", "")) > 1
     practical = next(l for l in out.splitlines() if l.startswith("practical choice"))

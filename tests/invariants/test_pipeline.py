@@ -69,7 +69,7 @@ def test_each_preset_launch_runs_once_with_the_cache(monkeypatch, passes, launch
     r = simulate("h200", "fa2", Problem(seq_len=4096, head_dim=128, heads=16), passes=passes,
                  options=Options(kernel="flash-attn-2", cache=True))
     assert len(contexts) == launches == len(r.options["launches"])
-    assert contexts == ["trace"] * launches  # requests recorded in the counting run itself
+    assert contexts == ["count"] * launches  # requests recorded, grouped, in the counting run itself
 
 
 def test_simulate_does_not_call_itself():

@@ -33,13 +33,16 @@ def period(slots: int, ctas_per_head: int, group: int) -> int:
     return math.lcm(math.lcm(slots, n) // n, max(1, group))
 
 
-def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes: int,
+def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes,
               capacity_bytes: int) -> tuple[CacheStats, dict]:
     """``play(heads)``, the stats of the nearest cache and {level: stats} of those behind it,
-    for every head (see the module's docstring)."""
+    for every head (see the module's docstring); ``footprint_bytes()``: one head's distinct
+    bytes (asked only when the extension may pay)."""
     p = period(slots, ctas_per_head, group)
     waves = -(-slots // max(1, ctas_per_head))                       # heads resident together
-    turnover = -(-capacity_bytes // max(1, footprint_bytes))          # heads that fill the cache
+    if 3 * (2 * (waves + 1) + 1 + p) >= heads:                        # too few heads to extend
+        return play(heads)
+    turnover = -(-capacity_bytes // max(1, footprint_bytes()))        # heads that fill the cache
     h0 = 2 * (waves + turnover) + 1
     while True:
         h0 += (heads - h0) % p                                        # h0 ≡ heads (mod P)

@@ -16,17 +16,21 @@ Assumptions (docs/cache.md):
   kernel's dirty data is not written back when it ends.
 * **Chunks.** A request for rows [a, a + r) of a tile touches the chunks of
   ``chunk_rows`` rows that overlap it, each keyed by (tensor, head, split, chunk, column
-  offset) and sized rows × columns × width.
+  offset) and sized rows × columns × width (:mod:`.programs`). A chunk is the rows of
+  one ``chunk_rows``-aligned window that the request covers; its key names those rows,
+  so a tile that covers only part of a window (a block size that is not a multiple of
+  ``chunk_rows``) never hits on rows another tile brought in.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 from dataclasses import dataclass
 
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads
+from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
+from .stream import classes, play, stream
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -97,27 +101,9 @@ def _sum(stats) -> CacheStats:
     return out
 
 
-def _chunks(request, chunk_rows: int) -> list[tuple]:
-    """(key without head, size, is write) for each chunk a request touches.
-
-    A chunk is the rows of one ``chunk_rows``-aligned window that the request covers; its
-    key names those rows, so a tile that covers only part of a window (a block size that
-    is not a multiple of ``chunk_rows``) never hits on rows another tile brought in."""
-    first = request.row_start // chunk_rows
-    last = (request.row_start + request.rows - 1) // chunk_rows
-    row_bytes = request.cols * request.width
-    out = []
-    for c in range(first, last + 1):
-        lo = max(request.row_start, c * chunk_rows)
-        hi = min(request.row_start + request.rows, (c + 1) * chunk_rows)
-        out.append(((request.tensor, request.split, lo, hi, request.col_start), (hi - lo) * row_bytes,
-                    request.direction == "write"))
-    return out
-
-
 def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
            chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True,
-           group_size: int = 1) -> CacheReport:
+           group_size: int = 1, method: str = "stream") -> CacheReport:
     """Play one head's recorded ``requests`` for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
@@ -127,38 +113,41 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     caches between this one and DRAM, nearest first (each an LRU fed by the misses and
     dirty evictions of the one in front); ``group_size``: query heads per K/V head. The
     heads are played as :func:`~.periodic.all_heads` says: every one, or, for many heads,
-    enough of them to extend the totals exactly.
+    enough of them to extend the totals exactly. ``method``: ``"stream"`` plays the
+    cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
+    (the reference it is checked against).
     """
-    by_kernel: OrderedDict = OrderedDict()
-    for r in requests:
-        ctas = by_kernel.setdefault(r.kernel, OrderedDict())
-        ctas.setdefault(r.cta, []).extend((key, size, write, r.gathered, r.per_kv_head)
-                                          for key, size, write in _chunks(r, chunk_rows))
     stats, outer = {}, {}
-    for kernel, ctas in by_kernel.items():
-        programs, slots = list(ctas.values()), concurrency.get(kernel, 1)
+    for kernel, prog in head_programs(requests, chunk_rows).items():
+        slots = concurrency.get(kernel, 1)
+        if method == "stream":
+            cls = classes(prog)
 
-        def play(heads: int, programs=programs, slots=slots) -> tuple:
-            return _play(programs, heads, slots, kv_of_q, leads_group, capacity_bytes, outer_levels)
+            def feed(cache, heads, prog=prog, cls=cls, slots=slots):
+                play(cache, *stream(prog, cls, heads, slots, kv_of_q, leads_group))
+        else:
+            def feed(cache, heads, prog=prog, slots=slots):
+                _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group)
 
-        footprint = sum(dict((key, size) for prog in programs for key, size, *_ in prog).values())
-        stats[kernel], levels = all_heads(play, heads_total, slots=slots, ctas_per_head=len(programs),
-                                          group=group_size, footprint_bytes=footprint,
+        def play_heads(heads: int, feed=feed) -> tuple:
+            return _play(lambda cache: feed(cache, heads), capacity_bytes, outer_levels)
+
+        stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.lengths),
+                                          group=group_size, footprint_bytes=lambda prog=prog: prog.footprint,
                                           capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
         if levels:
             outer[kernel] = levels
-    return CacheReport(stats, {k: concurrency.get(k, 1) for k in by_kernel}, outer or None)
+    return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None)
 
 
-def _play(programs: list, heads: int, slots: int, kv_of_q, leads_group, capacity_bytes: int,
-          outer_levels: tuple) -> tuple[CacheStats, dict]:
-    """One kernel's CTAs for ``heads`` heads, from a cold cache: (the nearest cache's stats,
-    with DRAM as the last level saw it; {level: stats} of the levels behind it)."""
+def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, dict]:
+    """``feed(cache)`` from a cold cache: (the nearest cache's stats, with DRAM as the last
+    level saw it; {level: stats} of the levels behind it)."""
     chain = []
     for name, capacity in reversed(outer_levels):
         chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
     cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
-    _run(cache, [(h, prog) for h in range(heads) for prog in programs], slots, kv_of_q, leads_group)  # launch order
+    feed(cache)
     left = {}
     for level in [cache] + [c for _, c in chain]:  # a chunk dirty in two levels is left once
         left.update(level.dirty_keys())
@@ -169,6 +158,15 @@ def _play(programs: list, heads: int, slots: int, kv_of_q, leads_group, capacity
     nearest = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
                                   dram_write_bytes=last.dram_write_bytes)
     return nearest, {name: c.stats for name, c in chain}
+
+
+def _cta_lists(prog: HeadPrograms, heads: int) -> list:
+    """(head, [(hi, lo, size, is write, kind), ...]) per CTA of ``heads`` heads, in launch order."""
+    events = list(zip(prog.hi.tolist(), prog.lo.tolist(), prog.size.tolist(), prog.write.tolist(),
+                      prog.kind.tolist()))
+    starts = prog.starts.tolist()
+    ctas = [events[a:b] for a, b in zip(starts[:-1], starts[1:])]
+    return [(h, program) for h in range(heads) for program in ctas]
 
 
 def _run(cache: LRUCache, programs: list, slots: int, kv_of_q, leads_group) -> None:
@@ -185,9 +183,9 @@ def _run(cache: LRUCache, programs: list, slots: int, kv_of_q, leads_group) -> N
         still = []
         for cta in active:
             head, program, pc = cta
-            key, size, is_write, gathered, per_kv_head = program[pc]
-            if not per_kv_head or leads_group(head):
-                full = ((kv_of_q(head) if gathered or per_kv_head else head),) + key
+            hi, lo, size, is_write, kind = program[pc]
+            if kind != PER_KV_HEAD or leads_group(head):
+                full = (kv_of_q(head) if kind != HEAD else head, hi, lo)
                 if is_write:
                     write(full, size)
                 else:

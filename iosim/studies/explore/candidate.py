@@ -1,8 +1,8 @@
 """One (B_r, B_c) of an exploration, counted and judged, and the objectives that rank it.
 
 A candidate's HBM bytes are exact (the engine counts them). Its time and its DRAM bytes
-are the L2 model's when the L2 is modelled, and the model replays every access, so a
-candidate not replayed carries an interval instead: ``time_min_s`` ≤ time ≤
+are the L2 model's when the L2 is modelled, and the model plays each tile's request stream
+(too slow for every tile of a grid), so a candidate not replayed carries an interval instead: ``time_min_s`` ≤ time ≤
 ``time_max_s``, ``dram_min_bytes`` ≤ DRAM bytes ≤ ``dram_max_bytes`` (see
 :mod:`.measure` for the bounds). Where the two ends are equal the value is exact and
 equals what :func:`iosim.simulate` predicts for that tile.

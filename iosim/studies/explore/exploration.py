@@ -26,8 +26,8 @@ from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 
 #: schedule options explore runs each algorithm with
 EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
-#: the most tile steps per head a replay may take (each costs about 0.15 ms in Python): a
-#: tile with more keeps the bounds of its first count
+#: the most tile steps per head a replay (a count with the L2 model) may take: a tile with
+#: more keeps the bounds of its first count
 REPLAY_STEPS = AUTO_CACHE_STEPS
 
 
@@ -146,7 +146,7 @@ def explore(
     sources: dict = {}
     paper_key = _paper_key(profile, problem, sources)
     kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, algorithm, problem, s)
-    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem.heads_total)
+    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem)
     worker_args = (profile, algorithm, problem, passes, options, use_cache)
     measure.init_worker(*worker_args)
     limits = _grid(sources, algorithm, problem, block_q, block_kv, profile, s)
@@ -224,7 +224,7 @@ def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, p
     return tile.to_dict(), "", key
 
 
-def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], heads_total: int) -> bool:
+def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], problem: Problem) -> bool:
     """Whether the L2 model is part of the time (and needed for the dram objective)."""
     if s.objective == "dram":
         if profile.cache is None:
@@ -238,7 +238,8 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return s.cache
     steps = measure.steps_per_head(reference)    # as Setup.cache_by_default decides for simulate
-    return profile.cache is not None and steps <= AUTO_CACHE_STEPS and steps * heads_total <= AUTO_REPLAY_STEPS
+    return profile.cache is not None and steps <= AUTO_CACHE_STEPS and (
+        not problem.causal or steps * problem.heads_total <= AUTO_REPLAY_STEPS)
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,

@@ -1,0 +1,105 @@
+"""The L2 model's fast path against its reference.
+
+1. A count run records its accesses grouped (iosim/engine/requests.py); expanded
+   (iosim/models/cache/programs.py) they are, array for array, what a trace run records
+   one by one: every CTA's chunk accesses in the same order.
+2. The cohort stream (iosim/models/cache/stream.py) against the round robin that plays
+   every CTA's every request in turn (playback's ``method="round_robin"``): the same read
+   and write requests, DRAM reads within 1 % (equal in most cases), on small problems
+   whose caches are small enough to evict.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from iosim import Options, Problem
+from iosim.models.cache import occupancy, replay
+from iosim.models.cache.programs import head_programs
+from iosim.models.cache.stream import schedule
+from iosim.run.count import count_launch
+from iosim.run.setup import prepare
+
+P = Problem
+CASES = [
+    ("fa2", "forward", P(seq_len=512, head_dim=32, heads=6), (32, 32), {}),
+    ("fa2", "forward", P(seq_len=500, head_dim=32, heads=5, causal=True), (16, 32), {}),
+    ("fa1", "forward", P(seq_len=300, head_dim=16, heads=4, causal=True), (32, 32), {}),
+    ("fa1", "backward", P(seq_len=256, head_dim=16, heads=3), (32, 32), {}),
+    ("fa2", "backward", P(seq_len=256, head_dim=16, batch=2, heads=6, kv_heads=2, causal=True), (32, 32), {}),
+    ("fa2-splitkv", "forward", P(seq_len_q=1, seq_len_kv=2048, head_dim=32, heads=8, kv_heads=2, batch=3),
+     (16, 32), {}),
+    ("fa2", "forward", P(seq_len_q=100, seq_len_kv=260, head_dim=16, batch=2, heads=6, kv_heads=3, causal=True),
+     (32, 32), {}),
+    ("standard", "forward", P(seq_len=256, head_dim=16, heads=3), (64, 64), {"gemm": "tiled"}),
+    ("fa2", "forward", P(seq_len=256, head_dim=16, heads=4), (32, 32), {"block_mask": "random:0.5:3"}),
+    ("fa2", "forward", P(seq_len=4096, head_dim=128, heads=4, causal=True), None, {"kernel": "flash-attn-2"}),
+    ("fa2", "forward+backward", P(seq_len=1000, head_dim=80, heads=3, kv_heads=1), None,
+     {"kernel": "flash-attn-2"}),
+    ("fa2", "forward", P(seq_len_q=1, seq_len_kv=5000, head_dim=128, heads=8, batch=2), None,
+     {"kernel": "flash-attn-2"}),
+]
+
+
+def _recorded(algo, passes, problem, blocks, extra, mode):
+    options = {k: v for k, v in extra.items() if k != "gemm"}
+    setup = prepare("toy" if "kernel" not in extra else "h200", algo, problem, passes=passes, blocks=blocks,
+                    options=Options(**options))
+    out = []
+    for launch in setup.launches:
+        if "gemm" in extra:
+            launch = dataclasses.replace(launch, schedule_options={**launch.schedule_options, "gemm": extra["gemm"]})
+        c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, record=True)
+        out.append((setup, launch, c))
+    return out
+
+
+@pytest.mark.parametrize("algo,passes,problem,blocks,extra", CASES)
+def test_grouped_records_expand_to_the_trace(algo, passes, problem, blocks, extra):
+    counted = _recorded(algo, passes, problem, blocks, extra, "count")
+    traced = _recorded(algo, passes, problem, blocks, extra, "trace")
+    for (_, _, c), (_, _, t) in zip(counted, traced):
+        assert len(c.requests) <= len(t.requests)
+        a, b = head_programs(list(c.requests), 64), head_programs(list(t.requests), 64)
+        assert a.keys() == b.keys()
+        for kernel in a:
+            for field in dataclasses.fields(a[kernel]):
+                if field.name != "private":
+                    assert np.array_equal(getattr(a[kernel], field.name), getattr(b[kernel], field.name)), \
+                        (kernel, field.name)
+
+
+def _both(setup, launch, c, capacity):
+    p = launch.problem
+    slots = occupancy(setup.profile.sm_count, setup.profile.scratchpad.capacity_bytes, c.sram.peak_bytes,
+                      launch.threads_per_block)
+    kw = dict(heads_total=p.heads_total, kv_of_q=p.kv_head_of, capacity_bytes=capacity,
+              leads_group=lambda h: (h % p.heads) % p.group_size == 0, concurrency={k: slots for k in c.kernels},
+              group_size=p.group_size)
+    return replay(list(c.requests), **kw), replay(list(c.requests), method="round_robin", **kw)
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.3, 1.5])
+@pytest.mark.parametrize("algo,passes,problem,blocks,extra", CASES)
+def test_the_cohort_stream_plays_as_the_round_robin(algo, passes, problem, blocks, extra, fraction):
+    for setup, launch, c in _recorded(algo, passes, problem, blocks, extra, "count"):
+        footprint = sum(t.read_bytes + t.write_bytes for t in c.tensors.values()) // launch.problem.heads_total
+        capacity = max(4096, int(fraction * footprint * 4))      # a few heads' worth, or a fraction of one
+        fast, slow = _both(setup, launch, c, capacity)
+        for kernel, s in slow.kernels.items():
+            f = fast.kernels[kernel]
+            assert (f.read_bytes, f.write_bytes) == (s.read_bytes, s.write_bytes)
+            assert abs(f.dram_read_bytes - s.dram_read_bytes) <= 0.01 * max(s.dram_read_bytes, 1), kernel
+            assert abs(f.dram_write_bytes - s.dram_write_bytes) <= 0.01 * max(s.dram_write_bytes, 1) + 4096
+            assert f.dram_write_bytes + f.dirty_bytes_left == s.dram_write_bytes + s.dirty_bytes_left
+
+
+def test_the_schedule_refills_slots_in_order():
+    start, slot = schedule(np.array([3, 1, 2, 2, 1]), slots=2)
+    # round 0: CTAs 0, 1 in slots 0, 1; CTA 1 ends in round 0 -> CTA 2 takes slot 1 at round 1;
+    # CTA 0 ends in round 2 and CTA 2 too -> CTA 3 (slot 0) and CTA 4 (slot 1) at round 3
+    assert start.tolist() == [0, 0, 1, 3, 3]
+    assert slot.tolist() == [0, 1, 1, 0, 1]
+    start, slot = schedule(np.array([4] * 5), slots=2)
+    assert start.tolist() == [0, 0, 4, 4, 8] and slot.tolist() == [0, 1, 0, 1, 0]
