@@ -85,6 +85,12 @@ class Split:
     def label(self) -> str:
         return f"s={self.index}" if self.count == 1 else f"s∈group of {self.count}"
 
+    def member_indices(self) -> np.ndarray:
+        """The split indices this one stands for (one: grouped splits are not recorded)."""
+        if self.count != 1:
+            raise ScheduleError("a group of splits has no member list; record requests ungrouped")
+        return np.asarray([self.index], dtype=np.int64)
+
     def first_then_rest(self) -> tuple["Split", ...]:
         """A group of splits as its first member, then its second standing for the rest."""
         if self.count == 1:

@@ -223,7 +223,7 @@ class Context(BlockLoops):
             work = self._cta_work
             cta, cta_scope = (work.key, self._cta_made[id(work)][0]) if work is not None else (None, None)
             self._recorder.record(spec, direction, per_kv_head, where, self.ledger.kernel, cta,
-                                  scope=self.current_scope, cta_scope=cta_scope)
+                                  scope=self.current_scope, cta_scope=cta_scope, cta_work=work)
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight
         links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes

@@ -26,8 +26,7 @@ class BlockLoops:
     def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
         self._check_blocks("ctx.q_blocks(visible_to=…)", visible_to)
-        grouped = self._group_here()
-        return self._iterate(self._blocks(self.mask_info.q, visible_to, grouped), grouped)
+        return self._iterate(self._blocks(self.mask_info.q, visible_to, self._grouped))
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
                   descending: bool = False) -> Iterator[Block]:
@@ -35,12 +34,12 @@ class BlockLoops:
         ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
         them from the last to the first, as flash-attn's forward kernel does."""
         self._check_blocks("ctx.kv_blocks(…)", visible_to, split)
-        axis, grouped = self.mask_info.kv, self._group_here()
+        axis, grouped = self.mask_info.kv, self._grouped
         if split is not None:
             blocks = self.mask_info.blocks_of(axis, split.members, grouped)
         else:
             blocks = self._blocks(axis, visible_to, grouped)
-        return self._iterate(blocks[::-1] if descending else blocks, grouped, descending)
+        return self._iterate(blocks[::-1] if descending else blocks, descending)
 
     def splits(self, visible_to: Block) -> Iterator[Split]:
         """The key/value splits of Flash-Decoding for query block ``visible_to``
@@ -48,8 +47,8 @@ class BlockLoops:
         if self.num_splits is None:
             raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
         self._check_blocks("ctx.splits(visible_to=…)", visible_to)
-        grouped = self._grouped and self._recorder is None   # recorded: a split is a thread block
-        return self._iterate(self.mask_info.splits(visible_to, self.num_splits, grouped), grouped)
+        grouped = self._grouped and self._recorder is None   # recorded: one by one (their blocks differ)
+        return self._iterate(self.mask_info.splits(visible_to, self.num_splits, grouped))
 
     def set_num_splits(self, num_splits: int) -> None:
         """S: how many splits per-split tensors (Oaccum, LSEaccum) have."""
@@ -57,20 +56,12 @@ class BlockLoops:
             raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
         self.num_splits = num_splits
 
-    def _group_here(self) -> bool:
-        """Whether a loop started now walks grouped iterations: in count mode, except that a
-        run recording its accesses for the cache model groups only a loop nested in
-        iterations of ungrouped loops (the thread blocks one by one, their inner loops
-        grouped: :class:`~iosim.engine.requests.RequestRecorder` expands them)."""
-        rec = self._recorder
-        return self._grouped and (rec is None or rec.may_group(self.current_scope))
-
     def _blocks(self, axis, visible_to, grouped: bool) -> list[Block]:
         if visible_to is None:
             return self.mask_info.all_blocks(axis, grouped)
         return self.mask_info.visible_blocks(axis, visible_to, grouped)
 
-    def _iterate(self, blocks, grouped: bool = False, descending: bool = False):
+    def _iterate(self, blocks, descending: bool = False):
         """Each iteration is a residency scope and multiplies counts by its trip count.
 
         In count mode a group of identical iterations runs as two: its first member, then
@@ -81,11 +72,11 @@ class BlockLoops:
         iteration running when it is made (its blocks are that iteration's): it must run
         there.
         """
-        return self._run_loop(blocks, self.current_scope, grouped, descending)
+        return self._run_loop(blocks, self.current_scope, descending)
 
-    def _run_loop(self, blocks, enclosing, grouped: bool, descending: bool):
+    def _run_loop(self, blocks, enclosing, descending: bool):
         rec = self._recorder
-        loop = rec.begin_loop(grouped, descending) if rec is not None else None
+        loop = rec.begin_loop(descending) if rec is not None else None
         for group in blocks:
             for block in group.first_then_rest():
                 if self.current_scope is not enclosing:

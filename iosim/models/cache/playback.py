@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
-from .stream import classes, play, stream
+from .stream import play, stream
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -121,10 +121,8 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     for kernel, prog in head_programs(requests, chunk_rows).items():
         slots = concurrency.get(kernel, 1)
         if method == "stream":
-            cls = classes(prog)
-
-            def feed(cache, heads, prog=prog, cls=cls, slots=slots):
-                play(cache, *stream(prog, cls, heads, slots, kv_of_q, leads_group))
+            def feed(cache, heads, prog=prog, slots=slots):
+                play(cache, *stream(prog, heads, slots, kv_of_q, leads_group))
         else:
             def feed(cache, heads, prog=prog, slots=slots):
                 _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group)
@@ -132,7 +130,7 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
         def play_heads(heads: int, feed=feed) -> tuple:
             return _play(lambda cache: feed(cache, heads), capacity_bytes, outer_levels)
 
-        stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.lengths),
+        stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.cta_class),
                                           group=group_size, footprint_bytes=lambda prog=prog: prog.footprint,
                                           capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
         if levels:
@@ -162,10 +160,10 @@ def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, d
 
 def _cta_lists(prog: HeadPrograms, heads: int) -> list:
     """(head, [(hi, lo, size, is write, kind), ...]) per CTA of ``heads`` heads, in launch order."""
-    events = list(zip(prog.hi.tolist(), prog.lo.tolist(), prog.size.tolist(), prog.write.tolist(),
-                      prog.kind.tolist()))
-    starts = prog.starts.tolist()
-    ctas = [events[a:b] for a, b in zip(starts[:-1], starts[1:])]
+    ctas = []
+    for c in range(len(prog.cta_class)):
+        p = prog.program(c)
+        ctas.append(list(zip(*(p[name].tolist() for name in ("hi", "lo", "size", "write", "kind")))))
     return [(h, program) for h in range(heads) for program in ctas]
 
 

@@ -33,11 +33,7 @@ import heapq
 import numpy as np
 
 from .lru import CacheStats, LRUCache
-from .programs import KV_HEAD, PER_KV_HEAD, HeadPrograms
-
-#: CTAs compared with a candidate class before a CTA gets a class of its own
-_CLASS_TRIES = 8
-
+from .programs import FIELDS, KV_HEAD, PER_KV_HEAD, HeadPrograms
 
 def schedule(lengths: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
     """(first round, slot) of each CTA, in launch order, given its length in rounds."""
@@ -54,73 +50,47 @@ def schedule(lengths: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
     return start, slot
 
 
-def classes(prog: HeadPrograms) -> np.ndarray:
-    """A class per CTA: CTAs of one class make the same shared accesses at the same steps
-    and their own ones at the same steps (so a cohort may play one's shared accesses)."""
-    out = np.empty(len(prog.lengths), np.int64)
-    reps: dict[int, list] = {}
-    shared = np.where(prog.private, -1, prog.hi), np.where(prog.private, -1, prog.lo)
-    fields = (shared[0], shared[1], prog.size, prog.write, prog.kind, prog.private)
-    for c, length in enumerate(prog.lengths.tolist()):
-        a, b = prog.starts[c], prog.starts[c + 1]
-        found = None
-        for rep in reps.get(length, [])[:_CLASS_TRIES]:
-            ra = prog.starts[rep]
-            if all(np.array_equal(f[a:b], f[ra:ra + length]) for f in fields):
-                found = out[rep]
-                break
-        if found is None:
-            found = c
-            reps.setdefault(length, []).append(c)
-        out[c] = found
-    return out
-
-
-def stream(prog: HeadPrograms, cls: np.ndarray, heads: int, slots: int, kv_of_q, leads_group) -> tuple:
+def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group) -> tuple:
     """The requests of ``heads`` heads as the cache sees them: (keys, sizes, writes), in
     order, and the bytes (read, written) of the requests a cohort's later members make
     in the round its first made them (hits, not played)."""
-    n = len(prog.lengths)
-    lengths = np.tile(prog.lengths, heads)
-    start, slot = schedule(lengths, slots)
+    n = len(prog.cta_class)
+    start, slot = schedule(np.tile(prog.lengths, heads), slots)
     cohorts: dict[tuple, list] = {}
-    for g in range(len(lengths)):
+    for g, (t0, s) in enumerate(zip(start.tolist(), slot.tolist())):
         h, c = divmod(g, n)
-        cohorts.setdefault((int(cls[c]), h, int(start[g])), []).append(g)
+        cohorts.setdefault((int(prog.cta_class[c]), h, t0), []).append((s, int(prog.cta_row[c])))
     parts, repeats = [], np.zeros(2, np.int64)
-    for (c_rep, h, t0), members in cohorts.items():
-        a, b = prog.starts[c_rep], prog.starts[c_rep + 1]
-        steps = np.flatnonzero(~prog.private[a:b])
-        parts.append(_events(prog, a + steps, t0 + steps, int(slot[members[0]]), h, kv_of_q, leads_group))
+    for (k, h, t0), members in cohorts.items():
+        cls = prog.classes[k]
+        slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
+        heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
+        parts.append((t0 + cls.shared_steps, np.full(len(heads_of), slots_of[0]), heads_of,
+                      *(cls.shared[f] for f in FIELDS[:4])))
         if len(members) > 1:
-            made = parts[-1][2] >= 0
-            by_write = np.bincount(prog.write[a + steps][made], prog.size[a + steps][made], minlength=2)
+            made = heads_of >= 0
+            by_write = np.bincount(cls.shared["write"][made], cls.shared["size"][made], minlength=2)
             repeats += (len(members) - 1) * by_write.astype(np.int64)
-        for g in members:
-            c = g % n
-            a = prog.starts[c]
-            steps = np.flatnonzero(prog.private[a:prog.starts[c + 1]])
-            parts.append(_events(prog, a + steps, t0 + steps, int(slot[g]), h, kv_of_q, leads_group))
-    rounds, slot_of, head_key, idx = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64)
-                                      for i in range(4))
+        if len(cls.private_steps):
+            own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
+            parts.append((np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, len(cls.private_steps)),
+                          np.tile(own_heads, len(rows)), *(cls.private[f][rows].ravel() for f in FIELDS[:4])))
+    rounds, slot_of, head_key, hi, lo, size, write = (
+        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(7))
     order = np.lexsort((slot_of, rounds))
-    head_key, idx = head_key[order], idx[order]
-    keep = head_key >= 0
-    head_key, idx = head_key[keep], idx[keep]
-    keys = zip(head_key.tolist(), prog.hi[idx].tolist(), prog.lo[idx].tolist())
-    return keys, prog.size[idx].tolist(), prog.write[idx].tolist(), (int(repeats[0]), int(repeats[1]))
+    order = order[head_key[order] >= 0]
+    keys = zip(head_key[order].tolist(), hi[order].tolist(), lo[order].tolist())
+    return keys, size[order].tolist(), write[order].tolist(), (int(repeats[0]), int(repeats[1]))
 
 
-def _events(prog: HeadPrograms, idx: np.ndarray, rounds: np.ndarray, slot: int, head: int, kv_of_q,
-            leads_group) -> tuple:
-    """(rounds, slots, head keys, event indices) of events ``idx`` of head ``head``; the head
-    key is −1 for a group reduction made by another query head of the group."""
-    kind = prog.kind[idx]
+def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
+    """The head each access's key names (−1: a group reduction made by another query head
+    of the group)."""
     kv = kv_of_q(head)
-    head_key = np.where(kind == KV_HEAD, kv, head)
+    keys = np.where(kind == KV_HEAD, kv, head)
     if (kind == PER_KV_HEAD).any():
-        head_key = np.where(kind == PER_KV_HEAD, kv if leads_group(head) else -1, head_key)
-    return rounds, np.full(len(idx), slot), head_key, idx
+        keys = np.where(kind == PER_KV_HEAD, kv if leads_group(head) else -1, keys)
+    return keys
 
 
 def play(cache: LRUCache, keys, sizes: list, writes: list, repeats: tuple = (0, 0)) -> None:
@@ -132,4 +102,4 @@ def play(cache: LRUCache, keys, sizes: list, writes: list, repeats: tuple = (0, 
     cache.play(keys, sizes, writes)
 
 
-__all__ = ["schedule", "classes", "stream", "play", "CacheStats"]
+__all__ = ["schedule", "stream", "play", "CacheStats"]
