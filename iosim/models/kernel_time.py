@@ -95,6 +95,21 @@ class WarpLayout:
     block_q: int = 0
     block_kv: int = 0
     head_dim: int = 0
+    #: the head dim the kernel is compiled for (kHeadDim: d rounded up to a kernel size, e.g.
+    #: 64 for d = 40); its products run at that width, the extra columns zero. 0: d itself
+    kernel_head_dim: int = 0
+
+    def padded(self, products: dict) -> dict:
+        """``products`` as the kernel computes them: a side of d (N or K; d is never a
+        product's M) at the kernel's head dim."""
+        d, kd = self.head_dim, self.kernel_head_dim
+        if not kd or kd == d:
+            return products
+        out: dict = {}
+        for (m, n, k, a, b), count in products.items():
+            key = (m, kd if n == d else n, kd if k == d else k, a, b)
+            out[key] = out.get(key, 0) + count
+        return out
 
     @property
     def computed_in_registers(self) -> bool:
@@ -111,7 +126,7 @@ class WarpLayout:
         if self.atoms is None:
             return self.warps, 1
         sdp, dkv, dq = self.atoms
-        br, bc, d = self.block_q, self.block_kv, self.head_dim
+        br, bc, d = self.block_q, self.block_kv, self.kernel_head_dim or self.head_dim   # products are padded
         rows = {(br, bc, d): sdp, (bc, d, br): dkv, (br, d, bc): dq}.get((m, n, k), sdp)
         return rows, self.warps // rows
 
@@ -127,12 +142,16 @@ class WarpLayout:
 
 
 def block_seconds(work, layout: WarpLayout, rates: KernelRates, width: int) -> dict:
-    """One thread block's time on one SM, by step (seconds)."""
+    """One thread block's time on one SM, by step (seconds); the products at the kernel's
+    head dim (:meth:`WarpLayout.padded`)."""
     sm = rates.sm_count
     ops = work.ops
+    products = layout.padded(work.products)
+    flops = ops.get("matmul", 0) if products is work.products else \
+        sum(2 * m * n * k * count for (m, n, k, _, _), count in products.items())
     return {
-        "tensor cores": ops.get("matmul", 0) * sm / rates.mma_flops,
-        "shared memory": layout.operand_bytes(work.products, width) * sm / rates.smem_bytes,
+        "tensor cores": flops * sm / rates.mma_flops,
+        "shared memory": layout.operand_bytes(products, width) * sm / rates.smem_bytes,
         "exp": ops.get("exp", 0) * sm / rates.exp_ops,
         "fp32": ops.get("elementwise", 0) * sm / rates.fp32_ops,
     }

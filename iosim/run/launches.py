@@ -147,9 +147,10 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     becomes their sum, bound by its longest kernel's bound."""
     tile, p = launch.tile, launch.problem
     if launch.passes == "forward":
-        layout = WarpLayout(tile.warps)
+        layout = WarpLayout(tile.warps, head_dim=p.head_dim, kernel_head_dim=tile.kernel_head_dim)
     elif tile.warp_grids is not None:
-        layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim)
+        layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
+                            tile.kernel_head_dim)
     else:
         return result  # warp layout unchecked for this tile: no model
     try:

@@ -65,3 +65,29 @@ def test_a_launch_without_a_kernel_time_model_says_so(capsys):
     assert "note: no kernel time model for the backward (64 × 128) launch" in capsys.readouterr().out
     assert main(argv[:7] + ["-d", "128", *argv[9:], "--format", "json"]) == 0
     assert {l["time_model"] for l in json.loads(capsys.readouterr().out)["options"]["launches"]} == {"kernel time model"}
+
+
+@pytest.mark.parametrize("d,kernel_d", [(40, 64), (80, 96), (160, 192)])
+def test_products_run_at_the_kernels_head_dim(d, kernel_d):
+    """A head dim that is no kernel size runs the next kernel (kHeadDim), whose products
+    are that wide: the tensor-core and operand times of d = 40 are those of d = 64 with the
+    same tiles, forward and (where its warp layout is known) backward; the traffic is d's."""
+    def run(head_dim):
+        return simulate("h200", "fa2", Problem(seq_len=4096, head_dim=head_dim, heads=8), passes="forward+backward",
+                        options=Options(kernel="flash-attn-2", cache=False))
+    small, kernel = run(d), run(kernel_d)
+    assert small.hbm.read_bytes < kernel.hbm.read_bytes
+    for name, t in small.kernel_times.items():
+        if name in ("main", "dq_dk_dv") and name in kernel.kernel_times:
+            per, ref = t.per_resource_s, kernel.kernel_times[name].per_resource_s
+            assert per["tensor cores"] == pytest.approx(ref["tensor cores"], rel=1e-9), name
+            assert per["shared memory"] == pytest.approx(ref["shared memory"], rel=1e-9), name
+
+
+def test_padding_keeps_a_kernel_size_unchanged():
+    from iosim.models.kernel_time import WarpLayout
+    products = {(128, 64, 128, True, True): 3, (128, 128, 64, False, True): 3}
+    assert WarpLayout(4, head_dim=128, kernel_head_dim=128).padded(products) is products
+    assert WarpLayout(4, head_dim=40, kernel_head_dim=64).padded({(128, 64, 40, True, True): 2,
+                                                                    (128, 40, 64, False, True): 2}) == \
+        {(128, 64, 64, True, True): 2, (128, 64, 64, False, True): 2}
