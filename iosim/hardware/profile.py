@@ -35,8 +35,10 @@ MEASURED_KEYS = {
     "exp": "ops",               # ex2.approx.f32
     "fp32": "flops",            # fp32 FMA
     "dram_read": "bandwidth",
+    "dram_write": "bandwidth",
     "l2_read": "bandwidth",
     "launch": "time",           # an empty kernel's duration as Nsight Compute times it
+    "read_write_floor": "time",  # a kernel that loads 2 KiB and stores it: launch + one DRAM round trip
 }
 
 # dtype -> compute keys to try, in order: an fp32 matmul runs on TF32 tensor cores if any.

@@ -58,6 +58,10 @@ class KernelRates:
     launch_s: float
     sm_count: int
     source: str  # "measured" or "vendor peaks"
+    #: DRAM write rate; a kernel that reads then writes cannot end sooner than ``read_write_s``
+    #: (an empty launch plus one dependent DRAM round trip, measured), where measured
+    dram_write_bytes: float = 0.0
+    read_write_s: float = 0.0
 
     @classmethod
     def from_profile(cls, profile, dtype: str) -> "KernelRates":
@@ -80,8 +84,11 @@ class KernelRates:
         if missing:
             raise ValueError(f"profile {profile.name} lacks the rates {', '.join(missing)} the kernel time model needs")
         launch = m["launch"].value if use_measured and "launch" in m else 0.0
+        floor = m["read_write_floor"].value if use_measured and "read_write_floor" in m else launch
+        write = m["dram_write"].value if use_measured and "dram_write" in m else pick["dram_read"]
         return cls(pick["mma_sync_fp16"], pick["shared_memory"], pick["exp"], pick["fp32"], pick["l2_read"],
-                   pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks")
+                   pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks",
+                   write, floor)
 
 
 @dataclass(frozen=True)
@@ -191,20 +198,24 @@ def _same_work_runs(works) -> list[tuple]:
 def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layouts: dict) -> dict:
     """Per kernel launch: a :class:`TimePrediction` from this model.
 
-    ``requested``: kernel -> bytes its loads and stores request (in launch order);
-    ``dram``: kernel -> bytes that reach DRAM, where the L2 was modelled (else the
-    requests do); ``work``: kernel -> (heads, [CtaWork, ...] of one head);
-    ``layouts``: kernel -> :class:`WarpLayout`. A kernel without thread-block work (the
-    small element-wise kernels) is timed by its memory traffic and the launch floor.
+    ``requested``: kernel -> (bytes read, bytes written) its loads and stores request (in
+    launch order); ``dram``: kernel -> (read, written) bytes that reach DRAM, where the L2
+    was modelled (else the requests do); ``work``: kernel -> (heads, [CtaWork, ...] of one
+    head); ``layouts``: kernel -> :class:`WarpLayout`. A kernel without thread-block work
+    (the small element-wise kernels) is timed by its memory traffic and the floor: an
+    empty launch, or, for a kernel that reads and then writes, the measured duration of
+    the smallest such kernel (one dependent DRAM round trip more).
     """
     rates = KernelRates.from_profile(profile, dtype)
     width = dtype_width(dtype)  # bytes per operand element (Q, K, V, P)
     out = {}
-    for kernel, nbytes in requested.items():
-        per: dict[str, float] = {"launch": rates.launch_s}
+    for kernel, (reads, writes) in requested.items():
+        floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
+        per: dict[str, float] = {"launch": floor}
         if rates.l2_bytes:
-            per["L2"] = nbytes / rates.l2_bytes
-        per["DRAM"] = dram.get(kernel, nbytes) / rates.dram_bytes
+            per["L2"] = (reads + writes) / rates.l2_bytes
+        dram_r, dram_w = dram.get(kernel, (reads, writes))
+        per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
         heads, works = work.get(kernel, (0, []))
         compute = 0.0
         if works and kernel in layouts:
@@ -217,12 +228,12 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
         memory = max(per.get("L2", 0.0), per["DRAM"])
-        predicted = rates.launch_s + max(compute, memory)
+        predicted = floor + max(compute, memory)
         if compute >= memory and compute > 0:
             parts = {k: per[k] for k in ("tensor cores", "shared memory", "exp", "fp32")}
             bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in
                                             sorted(parts.items(), key=lambda kv: -kv[1])) + ")"
-        elif memory > rates.launch_s:
+        elif memory > floor:
             bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
         else:
             bound = "launch"

@@ -186,10 +186,10 @@ def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[
 def kernel_times(result: Result, profile, layouts: dict) -> dict:
     """The kernel time model (:func:`iosim.models.kernel_time.predict`) on a result's counts:
     kernel -> TimePrediction, for the kernels in ``layouts`` (and the rest by traffic)."""
-    requested = {k: sum(r + w for r, w in result.kernel_bytes(k).values()) for k in result.kernels}
+    requested = {k: tuple(map(sum, zip((0, 0), *result.kernel_bytes(k).values()))) for k in result.kernels}
     dram = {}
     if result.cache is not None:
-        dram = {k: s.dram_read_bytes + s.dram_write_bytes for k, s in result.cache.kernels.items()}
+        dram = {k: (s.dram_read_bytes, s.dram_write_bytes) for k, s in result.cache.kernels.items()}
     work = {k: (w.heads, w.blocks) for k, w in result.cta_work.items()}
     return kernel_time.predict(profile, result.problem.dtype, requested, dram, work, layouts)
 

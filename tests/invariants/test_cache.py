@@ -150,11 +150,13 @@ def test_per_launch_time_model():
     assert set(times) == {"main", "dot_do_o", "dq_dk_dv", "convert_dq"}
     assert times["main"].bound.startswith("compute (tensor cores")   # K/V mostly from the L2
     # dot_do_o reads dO and O (16 MiB, from DRAM) and zeroes dQaccum (16 MiB of writes that
-    # stay in the L2): the L2's traffic, 32 MiB at 7.79 TB/s, outlasts DRAM's 16 MiB at 4.41
+    # stay in the L2): the L2's traffic, 32 MiB at 7.79 TB/s, outlasts DRAM's 16 MiB at 4.41;
+    # a kernel that reads, then writes, takes at least the measured read-then-write floor
     assert times["dot_do_o"].bound == "L2"
     rates = KernelRates.from_profile(h200, "fp16")
     requested = sum(rd + wr for rd, wr in r.kernel_bytes("dot_do_o").values())
-    assert times["dot_do_o"].predicted_s == rates.launch_s + requested / rates.l2_bytes
+    assert rates.read_write_s == pytest.approx(2.18e-6) and rates.launch_s == pytest.approx(1.46e-6)
+    assert times["dot_do_o"].predicted_s == rates.read_write_s + requested / rates.l2_bytes
     assert r.time.predicted_s == sum(t.predicted_s for t in times.values())
 
 
