@@ -16,6 +16,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                 "sweep block sizes (B_r, B_c), rank them as `iosim simulate` times them, and name the practical "
                 "choice"),
     "grade": ("grade_command", "grade an assignment: exact output, tiles within SRAM, HBM traffic of the algorithm"),
+    "assignment": ("assignment_command",
+                   "write an assignment's student pack (README and starter, never the solution): export NAME|PATH DIR"),
     "pebble": ("pebble_command", "red-blue pebbling of the attention DAG: exact minimum IO against standard, FA1, FA2"),
 }
 

@@ -34,13 +34,15 @@ def register(subparsers) -> None:
                     "the tiles against shared memory and registers, the HBM traffic against the algorithm's count "
                     "(or a band of the best blocks). Exit 0 when every check passes, 1 otherwise, 2 on bad input.",
         epilog="Assignments: " + "; ".join(f"{n}: {a.function}, {a.title}" for n, a in ASSIGNMENTS.items())
-               + ". See examples/assignments/.",
+               + ". See examples/assignments/; an assignment of your own is a folder with an assignment.yaml "
+                 "(docs/grading.md, \"Adding an assignment\").",
     )
     p.add_argument("files", metavar="FILE", nargs="+",
                    help="the student's Python file; several files or folders (every .py under them, a student "
                         "each, named by its path) grade a class into a gradebook")
-    p.add_argument("--assignment", choices=list(ASSIGNMENTS),
-                   help="which assignment (default: recognised from the function the file defines)")
+    p.add_argument("--assignment", metavar="NAME|PATH",
+                   help=f"which assignment: {', '.join(ASSIGNMENTS)}, or the folder of one with its assignment.yaml "
+                        "(default: recognised from the built-in function the file defines)")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT_S,
                    help="wall-clock limit for the student's code, all inputs together, seconds "
@@ -64,8 +66,9 @@ def run(args: argparse.Namespace) -> int:
     from ..grading.isolation import NO_ISOLATION_WARNING, IsolationUnavailable, isolation_available, unavailable_message
 
     isolation = not args.no_isolation
+    spec = _assignment(args.assignment)
     single = len(args.files) == 1 and not pathlib.Path(args.files[0]).is_dir() and args.csv is None
-    found = None if single else submissions(args.files)       # missing files are bad input first
+    found = None if single else _not_the_assignment(submissions(args.files), spec)   # missing files: bad input
     if isolation and (found or pathlib.Path(args.files[0]).is_file()):
         available, reason = isolation_available()
         if not available:
@@ -73,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     if not single:
         return _grade_class(args, found, isolation)
     try:
-        report = grade(args.files[0], args.assignment, timeout_s=args.timeout, memory_mb=args.memory_mb,
+        report = grade(args.files[0], spec, timeout_s=args.timeout, memory_mb=args.memory_mb,
                        seed=args.seed, isolation=isolation)
     except GradingInputError as exc:
         if args.format != "json":
@@ -91,6 +94,37 @@ def run(args: argparse.Namespace) -> int:
     else:
         print((NO_ISOLATION_WARNING + "\n\n" if not isolation else "") + report.render())
     return report.exit_code
+
+
+def _assignment(given: str | None):
+    """The assignment --assignment names, or None: a bad name or folder, or a bad manifest, is bad
+    input before any sandbox starts or any file is read (exit 2, one line; a manifest's own
+    problem names the file and the field)."""
+    from ..grading.assignments import ManifestError, find_assignment
+    from ..grading.specs import GradingInputError
+
+    if given is None:
+        return None
+    try:
+        return find_assignment(given)
+    except ManifestError:
+        raise
+    except GradingInputError as exc:
+        raise GradingInputError(f"--assignment: {exc}") from None
+
+
+def _not_the_assignment(found: list, spec) -> list:
+    """The submissions, less the files of an assignment folder of one's own (its reference, the
+    instructor's solution), which a class folder may hold too: they are no student's."""
+    from ..grading.specs import GradingInputError
+
+    if spec is None or spec.source is None or spec.source.builtin:
+        return found
+    folder = spec.source.directory.resolve()
+    kept = [(student, file) for student, file in found if not file.resolve().is_relative_to(folder)]
+    if not kept:
+        raise GradingInputError(f"no submissions outside the assignment's folder {spec.source.directory}")
+    return kept
 
 
 def _grade_class(args: argparse.Namespace, found: list, isolation: bool) -> int:

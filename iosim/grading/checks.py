@@ -24,7 +24,7 @@ from ..errors import CapacityError
 from ..run import simulate
 from ..run.result import Result
 from ..studies.explore import explore
-from .assignments import ATOL, RTOL, BlocksAssignment, Case
+from .specs import ATOL, RTOL, BlocksAssignment, Case
 from .feedback import Check, capacity_hint, exactness_hint, failure_hint, traffic_hint
 
 
@@ -283,6 +283,13 @@ def capacity_message(exc: CapacityError) -> str:
 
 
 # -- choosing blocks ----------------------------------------------------------------------------
+#: the io check's hint when a blocks assignment's manifest gives none (the built-in one's)
+BLOCKS_IO_HINT = ("FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
+                  "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
+                  "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
+                  "-N N -d D`")
+
+
 @functools.lru_cache(maxsize=None)
 def best_blocks(hw: str, problem, algorithm: str = "fa2"):
     """The best candidate of ``iosim explore`` (HBM bytes) for one GPU and shape."""
@@ -355,11 +362,7 @@ def _blocks_io_check(spec: BlocksAssignment, io_rows: list, chosen: list, cases:
               f"{best.hbm_total_bytes:,} B); the band is {spec.band:.0%}")
     if ratio <= 1 + spec.band:
         detail = "the traffic of the choices that do not fit cannot count (see capacity)"
-    return Check("io", "fail", detail,
-                 "FA2 reads K and V once per query block, T_r = ⌈N/B_r⌉ times, so HBM bytes fall as "
-                 "B_r grows; B_r is bounded by Q_i in shared memory and by the B_r × d fp32 accumulator "
-                 "(plus S_ij, B_r × B_c) in registers. Compare with `iosim explore --hw HW --algo fa2 "
-                 "-N N -d D`", cases)
+    return Check("io", "fail", detail, spec.io_hint or BLOCKS_IO_HINT, cases)
 
 
 def blocks_checks(spec: BlocksAssignment, labels, replies, timeout_s, memory_mb) -> list:

@@ -38,6 +38,7 @@ class GradeReport:
     checks: list
     seed: int | None = None   # the inputs' seed, known to the report once the student's process is gone
     output: str = ""          # the end of what the student's code printed
+    weights: dict | None = None   # check -> its weight in the score (the assignment's manifest); None: equal
 
     @property
     def passed(self) -> bool:
@@ -45,12 +46,15 @@ class GradeReport:
 
     @property
     def score(self) -> float:
-        """0-100: the share of the scored checks (:data:`SCORED`) that pass; a check that
-        did not run (after a failed load, say) counts as failed. The written answer is read
-        by the instructor and does not count."""
+        """0-100: the share of the scored checks (:data:`SCORED`) that pass, each counted with
+        its weight (the assignment's manifest; by default all equal); a check that did not run
+        (after a failed load, say) counts as failed. The written answer is read by the
+        instructor and does not count."""
         passed = {c.name for c in self.checks if c.passed}
-        scored = [name for name in SCORED if name != "exactness" or self.assignment != "blocks"]
-        return round(100 * sum(name in passed for name in scored) / len(scored), 1)
+        weights = self.weights if self.weights is not None else \
+            {name: 1 for name in SCORED if name != "exactness" or self.assignment != "blocks"}
+        total = sum(weights.values())
+        return round(100 * sum(w for name, w in weights.items() if name in passed) / total, 1)
 
     @property
     def exit_code(self) -> int:

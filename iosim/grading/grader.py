@@ -38,6 +38,7 @@ import numpy as np
 
 from ..errors import CapacityError, IosimError
 from ..hardware import load_profile
+from ..hardware.limits import one_line
 from ..workload.problem import sram_elements
 from ..run import Options, choose_blocks, simulate
 from .assignments import (GradingInputError, ScheduleAssignment, Submission, build_inputs, reference_outputs, resolve,
@@ -151,7 +152,8 @@ def _graded_session(sub: Submission, limits: Limits, seed: int, setup, *, run, c
         graded += checks()
     if spec.answer:
         graded.append(answer_check(spec.answer, sub.answers.get(spec.answer), spec.answer_prompt))
-    return GradeReport(_shown(sub.file), spec.name, spec.title, setup(), graded, seed, output)
+    return GradeReport(_shown(sub.file), spec.name, spec.title, setup(), graded, seed, output,
+                       weights=dict(spec.weights))
 
 
 def _shown(file: pathlib.Path) -> str:
@@ -188,11 +190,21 @@ def _prepare(spec: ScheduleAssignment, profile, seed: int) -> list:
         blocks, _ = choose_blocks(case.problem, M)
         run = CaseRun(case, inputs=_read_only(build_inputs(case, blocks.block_kv, seed + k)), blocks=blocks)
         run.reference = reference_outputs(run.inputs, case.problem)
-        run.expected = simulate(profile, spec.algorithm, case.problem, blocks=blocks)
+        run.expected = _expected(spec, profile, case, blocks)
         runs.append(run)
     for position, k in enumerate(np.random.default_rng([seed, len(runs)]).permutation(len(runs))):
         runs[k].order = position
     return runs
+
+
+def _expected(spec: ScheduleAssignment, profile, case, blocks):
+    """The reference schedule's counts on one input; a reference that fails is the instructor's
+    problem (:class:`GradingInputError`, exit 2), never the student's."""
+    try:
+        return simulate(profile, spec.algorithm, case.problem, blocks=blocks)
+    except Exception as exc:  # noqa: BLE001 — an instructor's reference.py may raise anything
+        raise GradingInputError(one_line(f"the reference schedule ({spec.algorithm_title}) of assignment {spec.name!r} "
+                                         f"fails on input {case.name!r}: {type(exc).__name__}: {exc}", 2000)) from None
 
 
 def _run_cases(proc: StudentProcess, clock: StudentClock, runs: list, profile, timeout_s: float) -> None:
@@ -321,9 +333,13 @@ def _seed(seed) -> int:
     return seed
 
 
-def grade(path: str | pathlib.Path, assignment: str | None = None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+def grade(path: str | pathlib.Path, assignment=None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
           memory_mb: int = DEFAULT_MEMORY_MB, seed: int | None = None, isolation: bool = True) -> GradeReport:
     """Grade the submission at ``path``; see :mod:`iosim.grading`.
+
+    ``assignment``: a built-in name (``fa1``, ``fa2``, ``blocks``), the folder of an
+    assignment with its ``assignment.yaml`` (docs/grading.md, "Adding an assignment"), or
+    None to recognise a built-in one from the function the file defines.
 
     ``seed`` makes the inputs reproducible (an instructor's re-run); by default a fresh one
     is drawn. Either way it stays in this process. ``isolation`` is passed to
