@@ -63,6 +63,17 @@ GRIDS = {
     # issue 14: bf16, unequal lengths (N_q, N_kv) both ways, decode (N_q = 1), and causal ragged N
     "unequal": dict(lengths=((512, 2048), (2048, 512), (1000, 3000), (1, 4096), (7, 777), (3000, 3000)),
                     batch_heads=((1, 8), (4, 16)), max_work=2 ** 31, head_dims=(64, 128), dtypes=("fp16", "bf16")),
+    # issue 14's wider grid: GQA and MQA (PyTorch's enable_gqa), long causal runs, decode with
+    # and without splits, many small heads, bf16; explicit configs (N_q, N_kv, B, H, H_kv, causal, dtype)
+    "gqa-long": dict(head_dims=(64, 128), configs=(
+        (4096, 4096, 2, 32, 8, False, "fp16"), (4096, 4096, 2, 32, 8, True, "bf16"),
+        (4096, 4096, 1, 16, 1, False, "bf16"), (4096, 4096, 1, 16, 1, True, "fp16"),
+        (2048, 2048, 8, 128, 128, False, "fp16"), (1024, 1024, 8, 128, 128, True, "fp16"),
+        (16384, 16384, 1, 8, 8, True, "fp16"), (32768, 32768, 1, 4, 4, True, "bf16"),
+        (65536, 65536, 1, 2, 2, True, "fp16"),
+        (1, 8192, 8, 32, 8, False, "fp16"), (1, 65536, 2, 32, 32, False, "bf16"),
+        (1, 2048, 64, 16, 16, False, "fp16"), (16, 4096, 4, 16, 2, False, "fp16"),
+    )),
 }
 #: per-pipe and issue activity, % of the elapsed cycles of the SMs that were active
 PIPE_METRICS = [
@@ -80,6 +91,8 @@ PIPE_METRICS = [
 def grid(head_dim: int, name: str = "counts") -> list[dict]:
     """The configs of one head dim, in launch order; N²·B·H is capped to bound ncu's time."""
     g = GRIDS[name]
+    if "configs" in g:
+        return [_explicit(head_dim, *c) for c in g["configs"]]
     out = []
     lengths = g.get("lengths") or [(n, n) for n in g["seq_lens"]]
     for (n_q, n_kv), (b, h), causal, dtype in itertools.product(lengths, g["batch_heads"], (False, True),
@@ -93,6 +106,17 @@ def grid(head_dim: int, name: str = "counts") -> list[dict]:
             cfg["dtype"] = dtype
         out.append(cfg)
     return out
+
+
+def _explicit(head_dim: int, n_q: int, n_kv: int, b: int, h: int, h_kv: int, causal: bool, dtype: str) -> dict:
+    cfg = {"seq_len": n_q, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal}
+    if n_q != n_kv:
+        cfg.update(seq_len_q=n_q, seq_len_kv=n_kv)
+    if h_kv != h:
+        cfg["kv_heads"] = h_kv
+    if dtype != "fp16":
+        cfg["dtype"] = dtype
+    return cfg
 
 
 def run_target(head_dim: int, grid_name: str) -> None:

@@ -84,6 +84,25 @@ def test_unequal_lengths_decode_and_bf16_equal_pytorch_sdpa(compare_module):
             assert ok["loads_sass"] or ok["loads_l1tex"], row
 
 
+def test_gqa_mqa_long_causal_and_decode_equal_pytorch_sdpa(compare_module):
+    """A grid nobody tuned for (docs/validation/2026-12-01-sdpa-gqa-long.md): GQA and MQA through
+    PyTorch's enable_gqa, causal runs to N = 65,536, decode with and without splits, B × H =
+    1,024, bf16; d = 64, 128; 26 configurations, 110 launches. Every store and atomic is
+    exact, and every load but the main backward kernel's at N_q = 1 (0.17 % low by l1tex,
+    as in the unequal-lengths grid)."""
+    rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-gqa-long"))
+    assert len(rows) == 110
+    for row in rows:
+        ok = compare_module.agreement(row)
+        assert ok["stores"] and ok["atomics"], row
+        if row["kernel"] == "dq_dk_dv" and row.get("seq_len_q", row["seq_len"]) == 1:
+            assert abs(row["predicted"]["loads"] / row["measured"]["l1tex_ld"] - 1) <= 0.002, row
+        elif row["kernel"] == "combine":
+            assert ok["loads_sass"], row
+        else:
+            assert ok["loads_l1tex"], row
+
+
 def _measured_rows():
     profile = load_profile("h200")
     for cfg, problem, group in raw_configs(SDPA):
