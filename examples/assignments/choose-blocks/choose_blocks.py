@@ -2,7 +2,7 @@
 
 Read README.md in this folder, replace the TODOs, then grade your work:
 
-    iosim grade examples/assignments/choose-blocks/choose_blocks.py
+    iosim grade choose_blocks.py --assignment blocks
 
 `choose_blocks(hw, problem)` is called for each case of the README (hw is a profile name
 such as "h100-sxm", problem an iosim.Problem) and returns (block_q, block_kv) = (B_r, B_c).

@@ -2,7 +2,7 @@
 
 Read README.md in this folder, fill in the TODOs, then grade your work:
 
-    iosim grade examples/assignments/fa2-forward/fa2_forward.py
+    iosim grade fa2_forward.py --assignment fa2
 
 Paper symbol → code: N → ctx.problem.seq_len_q / seq_len_kv; d → ctx.problem.head_dim;
 B_r, B_c → ctx.blocks.block_q, block_kv; τ = 1/√d → ctx.softmax_scale;
