@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import math
-import pathlib
 from typing import Callable
 
 from ..dtypes import WIDTH_BYTES
 from ..studies.executors import EXECUTORS, make_executor
-from ..errors import ProblemError
+from ..studies.schedule_files import ScheduleFile, split_reference
+from ..errors import ProblemError, ScheduleError
 from ..report.plots import check_plot_path
 from ..workload.problem import Problem
 from ..schedules import PASSES
@@ -120,29 +119,46 @@ def schedule_or_file(choices):
     def parse(text: str):
         if text in choices:
             return text
-        path, _, name = text.rpartition(":")
-        if not path.endswith(".py") or not name.isidentifier():
+        parts = split_reference(text)
+        if parts is None:
             raise argparse.ArgumentTypeError(f"unknown algorithm {text!r}; choose one of {', '.join(choices)}, "
                                              "or give FILE.py:FUNCTION")
-        return load_schedule(path, name)
+        return load_schedule(text)
     return parse
 
 
-def load_schedule(path: str, name: str):
-    """The function ``name`` of the Python file ``path`` (it runs the file)."""
-    file = pathlib.Path(path)
-    if not file.is_file():
-        raise argparse.ArgumentTypeError(f"{path}: no such file")
-    spec = importlib.util.spec_from_file_location(f"iosim_user_schedule_{file.stem}", file)
-    module = importlib.util.module_from_spec(spec)
+def load_schedule(text: str):
+    """The function of ``FILE.py:FUNCTION`` (it runs the file; the loader of
+    :mod:`iosim.studies.schedule_files`, its errors as argparse's), whose errors while it
+    runs are one-line :class:`~iosim.ScheduleError` s naming it."""
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - the user's file: say what it raised, in one line
-        raise argparse.ArgumentTypeError(f"{path}: loading it raised {type(exc).__name__}: {exc}") from None
-    function = getattr(module, name, None)
-    if not callable(function):
-        raise argparse.ArgumentTypeError(f"{path} defines no function {name}")
-    return function
+        return ScheduleFile.from_text(text).load()
+    except ScheduleError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def algorithm_list(choices):
+    """argparse type: a comma list of algorithms (``bounds``, ``explore``), each a built-in
+    name (one of ``choices``) or ``FILE.py:FUNCTION``, a schedule of one's own: a
+    :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded once here to check it, that
+    the sweep's workers load again themselves."""
+    def parse(text: str) -> list:
+        out = []
+        for item in (t.strip() for t in text.split(",")):
+            if not item or item in choices:
+                out += [item] if item else []
+            elif split_reference(item) is None:
+                raise argparse.ArgumentTypeError(f"unknown algorithm {item!r}; choose from {', '.join(choices)}, "
+                                                 "or give FILE.py:FUNCTION")
+            else:
+                try:
+                    out.append(ScheduleFile.from_text(item))
+                except ScheduleError as exc:
+                    raise argparse.ArgumentTypeError(str(exc)) from None
+        if not out:
+            raise argparse.ArgumentTypeError("give at least one algorithm")
+        return out
+    return parse
 
 
 def comma_names(choices):

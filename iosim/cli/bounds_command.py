@@ -19,8 +19,8 @@ from ..studies.bounds import ALGORITHMS, BLOCK_RULES, CLAIMS, check_bounds
 from ..dtypes import WIDTH_BYTES
 from ..errors import ProblemError
 from ..report.plots import plot_bounds
-from .arguments import (add_hw_argument, add_sweep_output_arguments, check_plot_argument, comma_names, flatten,
-                        parse_values, positive_int, sweep_executor, write_plot)
+from .arguments import (add_hw_argument, add_sweep_output_arguments, algorithm_list, check_plot_argument,
+                        comma_names, flatten, parse_values, positive_int, sweep_executor, write_plot)
 from .commands import HELP
 
 
@@ -37,9 +37,11 @@ def register(subparsers) -> None:
         epilog=__doc__.split("\n\n", 1)[1],
     )
     add_hw_argument(p)
-    p.add_argument("--algo", required=True, action="append", type=comma_names(list(ALGORITHMS)),
+    p.add_argument("--algo", required=True, action="append", type=algorithm_list(list(ALGORITHMS)),
                    help=f"algorithm(s), comma-separated or repeated: {', '.join(ALGORITHMS)} "
-                        "(row-by-row: FA2's loop order with B_r = 1, which must fail theorem2-flash)")
+                        "(row-by-row: FA2's loop order with B_r = 1, which must fail theorem2-flash), or "
+                        "FILE.py:FUNCTION, a schedule of your own, judged as the FlashAttention family "
+                        "(docs/bounds-and-explore.md)")
     p.add_argument("--claim", action="append", type=comma_names(list(CLAIMS)),
                    help="claim id(s) to check for every algorithm (default: the algorithm's Theorem 2 claim, "
                         "proposition3-lower and compulsory)")

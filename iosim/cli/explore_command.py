@@ -15,8 +15,9 @@ from ..schedules import SCHEDULES
 from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_ALIASES, OBJECTIVES, PRACTICAL_RULE,
                                explore_points)
 from ..workload.problem import Problem
-from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, check_plot_argument,
-                        comma_names, non_negative_int, parse_values, positive_int, sweep_executor, write_plot)
+from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, algorithm_list,
+                        check_plot_argument, non_negative_int, parse_values, positive_int, sweep_executor,
+                        write_plot)
 from .commands import HELP
 
 #: points (N × d × heads) one command may ask for
@@ -36,8 +37,9 @@ def register(subparsers) -> None:
                f"LO:HI:xF; 8k = 8192. Practical choice: {PRACTICAL_RULE}.",
     )
     add_problem_arguments(p, lists=True)
-    p.add_argument("--algo", required=True, type=comma_names(list(SCHEDULES)),
-                   help=f"algorithm(s), comma-separated: {', '.join(SCHEDULES)} (standard runs with tiled GEMMs)")
+    p.add_argument("--algo", required=True, type=algorithm_list(list(SCHEDULES)),
+                   help=f"algorithm(s), comma-separated: {', '.join(SCHEDULES)} (standard runs with tiled GEMMs), "
+                        "or FILE.py:FUNCTION, a schedule of your own (docs/bounds-and-explore.md)")
     add_pass_argument(p)
     p.add_argument("--block-mask", metavar="SPEC", help="block-sparse mask for every candidate: local:W, random:S[:SEED], ...")
     p.add_argument("--block-q", type=parse_values, help="B_r values to try (default: the grid)")

@@ -33,6 +33,9 @@ Verdict rules (:data:`BAND_LIMIT`, :data:`EXPONENT_TOLERANCE`; printed with ever
 Algorithms: the built-in schedules (``standard``, ``fa1``, ``fa2``) and ``row-by-row``,
 a demonstration that the checker fails what it should: FA2's loop order run with
 B_r = 1, so K and V are re-read from HBM for every query row (N passes over K and V).
+A schedule of one's own runs too: ``"FILE.py:FUNCTION"`` (named so in the report, loaded
+by each worker process) or a function (run in this process), judged as the FlashAttention
+family (:func:`~.claims.user_algorithm`).
 
 Block rules (how B_r, B_c follow from M and d at each point):
 
@@ -65,11 +68,11 @@ from __future__ import annotations
 
 from .check import BoundsReport, check_bounds
 from .claims import (ALGORITHMS, BAND_LIMIT, BLOCK_RULES, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Algorithm,
-                     Claim, row_by_row, rule_blocks)
+                     Claim, row_by_row, rule_blocks, user_algorithm)
 from .sweep import _set_worker_profile, count_point, run_blocks
 from .verdicts import Verdict, fit_exponents, judge
 
 __all__ = ["check_bounds", "BoundsReport", "Verdict", "Claim", "CLAIMS", "ALGORITHMS",
            "Algorithm", "BLOCK_RULES", "rule_blocks", "fit_exponents", "judge", "count_point", "run_blocks",
-           "row_by_row",
+           "row_by_row", "user_algorithm",
            "BAND_LIMIT", "EXPONENT_TOLERANCE", "LOWER_CONSTANT"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...dtypes import width
 from ...errors import ProblemError, require_choice, require_positive_int
@@ -15,7 +15,7 @@ from ...run import resolve_profile
 from ..executors import Executor
 from ...workload.problem import sram_elements
 from .claims import (BAND_LIMIT, BLOCK_RULES, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Algorithm, _n2d2_m,
-                     _nd_n2, get_algorithm)
+                     _nd_n2, get_algorithm, is_user_algorithm)
 from .sweep import sweep_points
 from .verdicts import judge_all
 
@@ -98,7 +98,7 @@ class BoundsReport:
 # --------------------------------------------------------------------------------------
 def check_bounds(
     hw: str | os.PathLike | HardwareProfile,
-    algorithms: Sequence[str | Algorithm],
+    algorithms: Sequence[str | Algorithm | Callable],
     claims: Sequence[str] | None = None,
     *,
     seq_lens: Sequence[int] = (512, 1024, 2048, 4096, 8192, 16384),
@@ -119,6 +119,11 @@ def check_bounds(
     by default each algorithm gets its family's Theorem 2 claim, proposition3-lower and
     compulsory. ``executor``: where the runs go (:mod:`iosim.studies.executors`; default
     ``jobs`` local processes).
+
+    ``algorithms``: built-in names (:data:`ALGORITHMS`), :class:`Algorithm` objects, or
+    schedules of one's own — ``"FILE.py:FUNCTION"`` (named so in the report; each worker
+    process loads it) or a function (run in this process: a function may not pickle) —
+    judged as the FlashAttention family (Theorem 2's N²·d²/M claim by default).
     """
     profile = resolve_profile(hw)
     algos = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
@@ -136,12 +141,23 @@ def check_bounds(
 
 def _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule: str, dtype: str) -> list:
     """The algorithms asked for, once every argument of :func:`check_bounds` is checked."""
-    algos = [get_algorithm(a) for a in algorithms]
+    algos = list(dict.fromkeys(get_algorithm(a) for a in algorithms))
     if not algos:
         raise ProblemError("give at least one algorithm")
+    names = [a.name for a in algos]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ProblemError(f"two algorithms are named {', '.join(map(repr, twice))}: give a schedule of your own as "
+                           "'FILE.py:FUNCTION', or an Algorithm with a name of its own", field="algorithm")
     for c in claims or ():
         require_choice("claim", c, CLAIMS)
     require_choice("block_rule", block_rule, BLOCK_RULES)
+    unknown_order = [a.name for a in algos if block_rule == "outer" and is_user_algorithm(a)]
+    if unknown_order:
+        raise ProblemError(f"block_rule='outer' gives the larger block to the outer loop, and the loop order of "
+                           f"{', '.join(unknown_order)} (a schedule of your own) is not known: use block_rule='paper', "
+                           "or, in Python, Algorithm(name, schedule, outer='q' or 'kv', description)",
+                           field="block_rule")
     _check_positive("seq_len", seq_lens)
     _check_positive("head_dim", head_dims)
     if sram is not None:

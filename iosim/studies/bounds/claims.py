@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Callable
 
 from ...errors import require_choice
+from ..schedule_files import ScheduleFile, schedule_name, user_schedule
 from ...models.theory import FLASH_EXPRESSION, STANDARD_EXPRESSION, flash_accesses, standard_accesses
 from ...workload.problem import BlockSizes, paper_block_sizes
 
@@ -29,10 +30,14 @@ LOWER_CONSTANT = 1
 class Algorithm:
     """A loop order as the checker runs it.
 
-    ``schedule``: a name in :data:`iosim.schedules.SCHEDULES` or a schedule function.
+    ``schedule``: a name in :data:`iosim.schedules.SCHEDULES`, a schedule function (run in
+    this process), or a :class:`~iosim.studies.schedule_files.ScheduleFile` (FILE.py:FUNCTION,
+    loaded by each worker process).
     ``outer``: the axis of the outer loop, ``"kv"`` (FA1: K/V blocks stay, Q and O are
     re-read) or ``"q"`` (FA2: Q blocks stay, K and V are re-read); ``None`` for a loop
-    order without blocks. ``block_q``: a fixed B_r that overrides the block rule.
+    order without blocks. ``block_q``: a fixed B_r that overrides the block rule. ``user``:
+    a schedule of one's own given by file or function alone (:func:`user_algorithm`): its
+    loop order is not known, and it is judged as the FlashAttention family.
     """
 
     name: str
@@ -42,6 +47,7 @@ class Algorithm:
     block_q: int | None = None
     passes: str = "forward"
     block_mask: str | None = None
+    user: bool = False
 
     @property
     def rereads(self) -> str:
@@ -80,10 +86,34 @@ BLOCK_RULES = {
 }
 
 
-def get_algorithm(name: str | Algorithm) -> Algorithm:
+def get_algorithm(name: str | Algorithm | ScheduleFile | Callable) -> Algorithm:
+    """A built-in algorithm by name, an :class:`Algorithm` as it is, or a schedule of one's
+    own — ``"FILE.py:FUNCTION"``, a :class:`ScheduleFile` or a function — as
+    :func:`user_algorithm` makes it."""
     if isinstance(name, Algorithm):
         return name
-    return ALGORITHMS[require_choice("algorithm", name, ALGORITHMS)]
+    if isinstance(name, str) and name in ALGORITHMS:
+        return ALGORITHMS[name]
+    mine = user_schedule(name)
+    if mine is None:
+        require_choice("algorithm", name, ALGORITHMS)
+    return user_algorithm(mine)
+
+
+def user_algorithm(schedule: ScheduleFile | Callable) -> Algorithm:
+    """A schedule of one's own as the checker runs it: named FILE.py:FUNCTION (or the
+    function's name), forward, and judged as the FlashAttention family (as
+    :attr:`iosim.Setup.family` treats it); its loop order is not known (``outer=None``)."""
+    return Algorithm(schedule_name(schedule), schedule, None, USER_DESCRIPTION, user=True)
+
+
+#: how the report describes a schedule of one's own
+USER_DESCRIPTION = "a schedule of your own, judged as the FlashAttention family (Theorem 2's N²·d²/M)"
+
+
+def is_user_algorithm(algorithm: Algorithm) -> bool:
+    """Whether ``algorithm`` is a schedule of one's own given by file or function alone."""
+    return algorithm.user
 
 
 def rule_blocks(rule: str, algorithm: Algorithm, M: int, d: int) -> tuple[BlockSizes, str | None]:

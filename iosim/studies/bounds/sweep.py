@@ -20,7 +20,8 @@ from ...hardware import HardwareProfile
 from ...run import Options, simulate
 from ...workload.problem import Problem
 from ..progress import progress_map
-from .claims import ALGORITHMS, rule_blocks
+from ..schedule_files import ScheduleFile, resolve_schedule
+from .claims import rule_blocks
 
 #: a capacity no tile set reaches: points are simulated unconstrained, then compared with M
 _UNLIMITED_BYTES = 1 << 60
@@ -86,8 +87,8 @@ def run_blocks(key: tuple) -> tuple:
     """
     algorithm, N, d, block_q, block_kv, dtype = key
     problem = Problem(seq_len=N, head_dim=d, dtype=dtype)
-    r = simulate(_WORKER_PROFILE, algorithm.schedule, problem, passes=algorithm.passes, blocks=(block_q, block_kv),
-                 options=Options(sram_bytes=_UNLIMITED_BYTES, block_mask=algorithm.block_mask))
+    r = simulate(_WORKER_PROFILE, resolve_schedule(algorithm.schedule), problem, passes=algorithm.passes,
+                 blocks=(block_q, block_kv), options=Options(sram_bytes=_UNLIMITED_BYTES, block_mask=algorithm.block_mask))
     bh = problem.heads_total
     reads = {n: t.read_elements // bh for n, t in r.tensors.items()}
     writes = {n: t.write_elements // bh for n, t in r.tensors.items()}
@@ -161,10 +162,11 @@ def plan_points(algos, coords, block_rule: str, dtype: str) -> tuple[list, list]
 def run_points(profile: HardwareProfile, algos, planned, dtype: str, jobs, progress,
                executor=None) -> tuple[list, int]:
     """Every planned point counted, and the number of distinct runs: points with the same
-    blocks share one (run in worker processes, or on ``executor``, when every algorithm is
-    a built-in one)."""
+    blocks share one (run in worker processes, or on ``executor``, when every schedule can
+    travel there: a built-in one's name, or a schedule of one's own as FILE.py:FUNCTION,
+    which each worker loads itself; a function object runs in this process)."""
     keys = list(dict.fromkeys((a, N, d, b.block_q, b.block_kv, dtype) for a, N, d, M, b, _ in planned))
-    parallel_ok = all(a.name in ALGORITHMS and ALGORITHMS[a.name] == a for a in algos)
+    parallel_ok = all(isinstance(a.schedule, (str, ScheduleFile)) for a in algos)
     runs = progress_map(run_blocks, keys, label="iosim bounds", jobs=jobs if parallel_ok else 1,
                         initializer=_set_worker_profile, initargs=(profile,), progress=progress,
                         executor=executor if parallel_ok else None)

@@ -13,7 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import ProblemError
-from .claims import ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Claim, default_claims
+from .claims import (ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Claim, default_claims,
+                     is_user_algorithm)
 from .sweep import Point
 
 
@@ -52,13 +53,17 @@ def fit_exponents(points: Sequence[tuple[int, int, int]], values: Sequence[float
     """Least-squares exponents of ``values`` ≈ C·N^a·d^b·M^c over ``points``.
 
     A variable that takes a single value in the sweep gets ``None`` (it cannot be fitted).
+    Values of 0 (a schedule of one's own that moves nothing there) have no logarithm and
+    are left out of the fit.
     """
-    X = np.log(np.asarray(points, dtype=float))
-    y = np.log(np.asarray(values, dtype=float))
+    kept = [(p, v) for p, v in zip(points, values) if v > 0]
+    points, values = [p for p, _ in kept], [v for _, v in kept]
     varied = [k for k in range(3) if len(set(p[k] for p in points)) > 1]
     out = {"N": None, "d": None, "M": None}
     if not varied or len(points) <= len(varied):
         return out
+    X = np.log(np.asarray(points, dtype=float))
+    y = np.log(np.asarray(values, dtype=float))
     A = np.column_stack([np.ones(len(points))] + [X[:, k] for k in varied])
     coef, *_ = np.linalg.lstsq(A, y, rcond=None)
     for k, c in zip(varied, coef[1:]):
@@ -75,6 +80,8 @@ def judge_all(algos, claims: Sequence[str] | None, points: Sequence[Point]) -> t
         for cid in (claims or default_claims(a)):
             try:
                 verdicts.append(judge(CLAIMS[cid], a.name, feasible))
+                if is_user_algorithm(a):
+                    verdicts[-1].notes.insert(0, f"{a.name} is {a.description}")
             except ProblemError as exc:
                 if claims:          # asked for by name: a sweep that cannot judge it is bad input
                     raise
@@ -123,6 +130,8 @@ def _worst(p: Point, ratio: Fraction) -> dict:
 def _judge_theta(claim, algorithm, points, check_exponents: bool = True) -> Verdict:
     ratios = _ratios(claim, points)
     lo, hi = min(ratios), max(ratios)
+    if lo == 0:            # a schedule of one's own that moves nothing somewhere: no Θ of a positive expression
+        return _judge_zero(claim, algorithm, points, ratios)
     got, want = _fits(claim, points)
     failures = []
     if hi > BAND_LIMIT * lo:
@@ -142,6 +151,18 @@ def _judge_theta(claim, algorithm, points, check_exponents: bool = True) -> Verd
                    _worst(points[extreme], ratios[extreme]))
 
 
+def _judge_zero(claim, algorithm, points, ratios) -> Verdict:
+    """A Θ claim over counts of which some are 0: it fails (the count is not Θ of a positive
+    expression); exponents are fitted over the points with a count, if they suffice."""
+    zeros = [p for p in points if p.count == 0]
+    zero = zeros[0]
+    got, want = _fits(claim, [p for p in points if p.count > 0] or points)
+    reason = (f"the count is 0 at {len(zeros)} of {len(points)} points (e.g. N = {zero.N:,}, "
+              f"d = {zero.d:,}, M = {zero.M:,}): no HBM traffic is not Θ({claim.expression})")
+    return Verdict(claim, algorithm, False, 0.0, float(max(ratios)), got, want, len(points), reason,
+                   _worst(zero, Fraction(0)))
+
+
 def rounded(x: float) -> float:
     """An exponent rounded to two decimals, without a -0.0 (so it never prints "-0.00")."""
     return round(x, 2) + 0.0
@@ -155,16 +176,21 @@ def _exp(x: float) -> str:
 def _explain_cap(v: Verdict, claim, algorithm, points) -> None:
     """Say whether the block rule's cap at d is what breaks the claim, and judge without it."""
     alg = ALGORITHMS.get(algorithm)
-    relevant = "B_r" if alg is not None and alg.outer == "q" else "B_c"
+    relevant = "B_r" if alg is None or alg.outer == "q" else "B_c"     # loop order unknown: the paper rule's cap
     capped = [p for p in points if p.capped == relevant]
     if not capped:
         return
     lo_M = min(p.M for p in capped)
-    v.notes.append(
-        f"{relevant} is capped at d by the block rule at {len(capped)} of {len(points)} points (M > 4d², from "
-        f"M = {lo_M:,}): {algorithm} re-reads {alg.rereads if alg else 'its inputs'} once per "
-        f"{'query' if relevant == 'B_r' else 'key'} block, so its count stops falling as M grows there"
-        + (" — use --block-rule outer for a rule suited to this loop order" if relevant == "B_r" else ""))
+    where = (f"{relevant} is capped at d by the block rule at {len(capped)} of {len(points)} points (M > 4d², from "
+             f"M = {lo_M:,}): ")
+    if alg is None:        # a schedule of one's own: its loop order is not known
+        v.notes.append(where + f"if {algorithm} re-reads K and V once per query block (FA2's loop order), its count "
+                       "stops falling as M grows there")
+    else:
+        advice = " — use --block-rule outer for a rule suited to this loop order" if relevant == "B_r" else ""
+        v.notes.append(where + f"{algorithm} re-reads {alg.rereads} once per "
+                       f"{'query' if relevant == 'B_r' else 'key'} block, so its count stops falling as M grows there"
+                       + advice)
     rest = [p for p in points if p.capped != relevant]
     if len(rest) > 3:
         v.uncapped = judge(claim, algorithm, rest, with_uncapped=False)

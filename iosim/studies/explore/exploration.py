@@ -8,7 +8,7 @@ import functools
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ...errors import ProblemError, require_choice, require_positive_int
 from ...hardware import HardwareProfile
@@ -19,6 +19,7 @@ from ...run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
+from ..schedule_files import ScheduleFile, schedule_name, user_schedule
 from . import measure
 from .candidate import OBJECTIVES, Candidate, canonical_objective
 from .tile_grid import GRIDS, MMA_STEP, grid_axes, within_edge
@@ -118,7 +119,7 @@ class _Settings:
 
 
 def explore(
-    hw: str | os.PathLike | HardwareProfile, algorithm: str, problem: Problem, *,
+    hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, problem: Problem, *,
     block_q: Sequence[int] | None = None, block_kv: Sequence[int] | None = None, objective: str = "bytes",
     allow_spill: bool = False, dropout: bool = False, jobs: int | None = None, progress: bool | None = None,
     passes: str = "forward", block_mask: str | None = None, grid: str = "tensor-core", kernel: str | None = None,
@@ -136,50 +137,73 @@ def explore(
     ``block_mask`` go to every run (a mask spec such as ``random:0.25`` is re-drawn per tiling).
     ``executor``: where the first counts run (:mod:`iosim.studies.executors`; default local
     processes, ``jobs``); the few L2 replays run on local processes.
+
+    ``algorithm``: a built-in name, or a schedule of one's own — ``"FILE.py:FUNCTION"``
+    (named so in the result; each worker process loads it) or a function (run in this
+    process: a function may not pickle). No real kernel's tile applies to it
+    (``kernel_reason`` says so) and it takes no ``kernel`` preset.
     """
     profile = resolve_profile(hw)
+    name, schedule, mine = _algorithm(algorithm)
+    if mine is not None and not isinstance(mine, ScheduleFile):    # a function stays in this process
+        jobs, executor = 1, None
     s = _Settings(canonical_objective(objective), grid, kernel, cache, tie, replays, allow_spill, dropout, passes,
                   block_mask, default_jobs() if jobs is None else jobs)
-    _validate(algorithm, s, block_q, block_kv)
-    options = dict(block_mask=block_mask, kernel=kernel, **EXPLORE_OPTIONS.get(algorithm, {}))
-    measure.init_worker(profile, algorithm, problem, passes, options, cache=False)
+    _validate(name, mine is not None, s, block_q, block_kv)
+    options = dict(block_mask=block_mask, kernel=kernel, **(EXPLORE_OPTIONS.get(name, {}) if mine is None else {}))
+    measure.init_worker(profile, schedule, problem, passes, options, cache=False)
     sources: dict = {}
     paper_key = _paper_key(profile, problem, sources)
-    kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, algorithm, problem, s)
-    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem)
-    worker_args = (profile, algorithm, problem, passes, options, use_cache)
+    kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, name, mine is not None, problem, s)
+    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem, lockstep=mine is None)
+    worker_args = (profile, schedule, problem, passes, options, use_cache)
     measure.init_worker(*worker_args)
-    limits = _grid(sources, algorithm, problem, block_q, block_kv, profile, s)
+    limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
     keys = list(sources)
-    raw = progress_map(measure.measure, keys, label=f"iosim explore {algorithm}", jobs=jobs,
+    raw = progress_map(measure.measure, keys, label=f"iosim explore {name}", jobs=s.jobs,
                        initializer=measure.init_worker, initargs=worker_args, progress=progress, executor=executor)
     measure.init_worker(*worker_args)
     cands = {k: _candidate(r, profile, sources[k], use_cache) for k, r in zip(keys, raw)}
-    if not any(c.eligible(allow_spill) for c in cands.values()):
-        worst = min(cands.values(), key=lambda c: c.sram_need_bytes)
-        raise ProblemError(f"{algorithm}: no candidate fits on {profile.name} (smallest need: {worst.reason})")
+    _check_candidates(name, cands, profile, allow_spill)
     ranking = _rank(cands, s, kernel_key, (paper_key, kernel_key), worker_args)
     model = describe_model(raw[0][10], kernel, use_cache)
-    return ExploreResult(algorithm, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
+    return ExploreResult(name, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking, model, use_cache, kernel, passes)
 
 
-def explore_points(hw, algorithms: Sequence[str], problems: Sequence[Problem], **kwargs) -> list[ExploreResult]:
+def explore_points(hw, algorithms: Sequence[str | Callable], problems: Sequence[Problem],
+                   **kwargs) -> list[ExploreResult]:
     """:func:`explore` at every problem (a point: N, d, heads, …) for every algorithm,
     problem-major: a best per point."""
     profile = resolve_profile(hw)
     return [explore(profile, algo, p, **kwargs) for p in problems for algo in algorithms]
 
 
-def _validate(algorithm: str, s: _Settings, block_q, block_kv) -> None:
-    """Check :func:`explore`'s names, numbers and block lists."""
-    require_choice("algorithm", algorithm, SCHEDULES)
+def _algorithm(algorithm) -> tuple:
+    """(the name reported, what the workers run, the schedule of one's own or None): a
+    built-in name as it is; ``"FILE.py:FUNCTION"`` as a :class:`ScheduleFile`, named so."""
+    mine = user_schedule(algorithm)
+    if mine is None:
+        if not isinstance(algorithm, str):
+            raise ProblemError(f"algorithm: expected a name, 'FILE.py:FUNCTION' or a schedule function, got "
+                               f"{algorithm!r}", field="algorithm")
+        return algorithm, algorithm, None
+    return schedule_name(mine), mine, mine
+
+
+def _validate(name: str, mine: bool, s: _Settings, block_q, block_kv) -> None:
+    """Check :func:`explore`'s names, numbers and block lists (``mine``: a schedule of one's own)."""
+    if not mine:
+        require_choice("algorithm", name, SCHEDULES)
     require_choice("objective", s.objective, OBJECTIVES)
     require_choice("grid", s.grid, GRIDS)
     if s.kernel is not None:
         require_choice("kernel", s.kernel, KERNELS)
+        if mine:
+            raise ProblemError(f"kernel={s.kernel!r} runs the real kernel's own launches, not {name} (a schedule of "
+                               "your own): drop it", field="kernel")
         if s.passes == "forward+backward":
             raise ProblemError("kernel: the kernels use different tiles forward and backward; explore one pass "
                                "at a time", field="kernel")
@@ -198,6 +222,19 @@ def _validate(algorithm: str, s: _Settings, block_q, block_kv) -> None:
             require_positive_int(name, v)
 
 
+def _check_candidates(name: str, cands: dict, profile: HardwareProfile, allow_spill: bool) -> None:
+    """Something to rank: a tile that fits, and (a schedule of one's own may not) HBM traffic
+    at every tile that does, which the ranking and its ratios divide by."""
+    eligible = [c for c in cands.values() if c.eligible(allow_spill)]
+    if not eligible:
+        worst = min(cands.values(), key=lambda c: c.sram_need_bytes)
+        raise ProblemError(f"{name}: no candidate fits on {profile.name} (smallest need: {worst.reason})")
+    idle = next((c for c in eligible if c.hbm_total_bytes == 0), None)
+    if idle is not None:
+        raise ProblemError(f"{name} moves no HBM byte with B_r={idle.block_q}, B_c={idle.block_kv} (it reads none of "
+                           "Q, K, V and writes no O there): explore ranks tiles by the traffic they move")
+
+
 def _paper_key(profile: HardwareProfile, problem: Problem, sources: dict) -> tuple[int, int]:
     paper = paper_block_sizes(sram_elements(profile.scratchpad.per_block_bytes, problem.dtype), problem.head_dim)
     key = (paper.block_q, paper.block_kv)
@@ -205,10 +242,14 @@ def _paper_key(profile: HardwareProfile, problem: Problem, sources: dict) -> tup
     return key
 
 
-def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, problem: Problem,
+def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, mine: bool, problem: Problem,
                       s: _Settings) -> tuple:
     """Add the real kernel's tile to ``sources``; (its table entry, why there is none, its key).
-    With a kernel preset, the preset's own tile (what ``simulate --kernel`` runs)."""
+    With a kernel preset, the preset's own tile (what ``simulate --kernel`` runs); none for
+    a schedule of one's own (``mine``)."""
+    if mine:
+        return None, (f"{algorithm} is a schedule of your own: no real kernel's tile applies (the tile tables are "
+                      "flash-attn's, for the built-in schedules)"), None
     if s.kernel is not None:
         tile = measure.kernel_base().launches[0].tile
     else:
@@ -224,8 +265,10 @@ def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, p
     return tile.to_dict(), "", key
 
 
-def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], problem: Problem) -> bool:
-    """Whether the L2 model is part of the time (and needed for the dram objective)."""
+def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], problem: Problem,
+               lockstep: bool = True) -> bool:
+    """Whether the L2 model is part of the time (and needed for the dram objective);
+    ``lockstep``: False for a schedule of one's own (as :attr:`iosim.Setup.lockstep`)."""
     if s.objective == "dram":
         if profile.cache is None:
             raise ProblemError(f"objective dram: DRAM bytes come from the L2 model, and profile {profile.name} "
@@ -239,7 +282,7 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
         return s.cache
     steps = measure.steps_per_head(reference)    # as Setup.cache_by_default decides for simulate
     return profile.cache is not None and steps <= AUTO_CACHE_STEPS and (
-        not problem.causal or steps * problem.heads_total <= AUTO_REPLAY_STEPS)
+        (lockstep and not problem.causal) or steps * problem.heads_total <= AUTO_REPLAY_STEPS)
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,

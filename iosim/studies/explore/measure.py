@@ -34,6 +34,7 @@ from ...hardware import HardwareProfile
 from ...run import Options, Setup, prepare, simulate
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
+from ..schedule_files import resolve_schedule
 
 #: shared memory given to the first count, so a tile that does not fit is still counted
 UNLIMITED_BYTES = 1 << 60
@@ -45,13 +46,15 @@ _MARGIN = 1e-9
 _WORKER: dict = {}
 
 
-def init_worker(profile: HardwareProfile, algorithm: str, problem: Problem, passes: str, option_kwargs: dict,
+def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: str, option_kwargs: dict,
                 cache: bool) -> None:
     """State every count shares (run in each worker, and here). ``option_kwargs``: the
-    :class:`~iosim.Options` fields every run takes (plain values: they travel to workers)."""
+    :class:`~iosim.Options` fields every run takes (plain values: they travel to workers).
+    ``algorithm``: a built-in name, a function, or a
+    :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded here (in the worker)."""
     options = Options(**option_kwargs)
-    _WORKER.update(profile=profile, algorithm=algorithm, problem=problem, passes=passes, options=options,
-                   cache=cache, base=None)
+    _WORKER.update(profile=profile, algorithm=resolve_schedule(algorithm), problem=problem, passes=passes,
+                   options=options, cache=cache, base=None)
     if options.kernel is not None:
         _WORKER["base"] = prepare(profile, algorithm, problem, passes=passes,
                                   options=dataclasses.replace(options, cache=False, sram_bytes=None))
