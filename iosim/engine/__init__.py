@@ -27,7 +27,7 @@ The modules, one role each:
 * :mod:`.ledger` — the accounts, per head: traffic per tensor, bytes per link,
   operations, each thread block's work;
 * :mod:`.storage` — numeric mode's HBM: the arrays loads read and stores write;
-* :mod:`.requests` — every HBM access in program order (``trace`` and ``numeric``), for
+* :mod:`.requests` — every HBM access in program order (grouped, in ``count`` mode), for
   the L2 model.
 
 Its place in the pipeline: it may import :mod:`iosim.errors`, :mod:`iosim.dtypes`,

@@ -20,13 +20,14 @@ class BlockLoops:
 
     Uses the context's ``mask_info`` (the blocks and which are visible), ``residency``
     (one scope per iteration, which carries its weight), ``current_scope``, ``_grouped``
-    (count mode) and ``num_splits``.
+    (count mode), ``num_splits`` and ``_recorder`` (told where loops and iterations begin,
+    for the cache model's program order).
     """
 
     def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
         self._check_blocks("ctx.q_blocks(visible_to=…)", visible_to)
-        return self._iterate(self._blocks(self.mask_info.q, visible_to, self._grouped))
+        return self._iterate(self._blocks(self.mask_info.q, visible_to))
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
                   descending: bool = False) -> Iterator[Block]:
@@ -34,11 +35,11 @@ class BlockLoops:
         ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
         them from the last to the first, as flash-attn's forward kernel does."""
         self._check_blocks("ctx.kv_blocks(…)", visible_to, split)
-        axis, grouped = self.mask_info.kv, self._grouped
+        axis = self.mask_info.kv
         if split is not None:
-            blocks = self.mask_info.blocks_of(axis, split.members, grouped)
+            blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
         else:
-            blocks = self._blocks(axis, visible_to, grouped)
+            blocks = self._blocks(axis, visible_to)
         return self._iterate(blocks[::-1] if descending else blocks, descending)
 
     def splits(self, visible_to: Block) -> Iterator[Split]:
@@ -56,10 +57,10 @@ class BlockLoops:
             raise ScheduleError(f"num_splits must be ≥ 1, got {num_splits}")
         self.num_splits = num_splits
 
-    def _blocks(self, axis, visible_to, grouped: bool) -> list[Block]:
+    def _blocks(self, axis, visible_to) -> list[Block]:
         if visible_to is None:
-            return self.mask_info.all_blocks(axis, grouped)
-        return self.mask_info.visible_blocks(axis, visible_to, grouped)
+            return self.mask_info.all_blocks(axis, self._grouped)
+        return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
 
     def _iterate(self, blocks, descending: bool = False):
         """Each iteration is a residency scope and multiplies counts by its trip count.
