@@ -96,7 +96,8 @@ def test_the_builtins_load_from_their_manifests_and_equal_todays_specs():
     assert list(ASSIGNMENTS) == ["fa1", "fa2", "blocks"]
     for name, spec in ASSIGNMENTS.items():
         assert spec == TODAY[name], name
-        assert spec.source.manifest == EXAMPLES / spec.folder / "assignment.yaml"
+        assert spec.source.manifest == builtin_root() / spec.folder / "assignment.yaml"   # installed or not
+        assert spec.source.manifest.read_bytes() == (EXAMPLES / spec.folder / "assignment.yaml").read_bytes()
         assert spec.readme == f"examples/assignments/{spec.folder}/README.md"
         assert load_assignment_folder(EXAMPLES / spec.folder) == spec
     for name in ("fa1", "fa2"):   # every adversarial input stays: six of eleven, each pattern at least once
@@ -116,6 +117,9 @@ def test_a_builtin_is_its_manifest(tmp_path):
     assert spec.cases == ASSIGNMENTS["fa2"].cases and spec.title == ASSIGNMENTS["fa2"].title
 
 
+ASSIGNMENTS_BY_FOLDER = {spec.folder: spec for spec in ASSIGNMENTS.values()}
+
+
 def test_the_builtin_folders_ship_without_the_instructor_material():
     """pip install . ships each built-in folder (package data iosim.assignments) and never instructor/."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
@@ -125,7 +129,12 @@ def test_the_builtin_folders_ship_without_the_instructor_material():
     assert sorted(patterns) == sorted(f"{folder}/*" for folder in BUILTIN_FOLDERS)
     with_manifest = {p.parent.name for p in EXAMPLES.glob("*/assignment.yaml")}
     assert with_manifest == set(BUILTIN_FOLDERS) and "instructor" not in with_manifest
-    assert builtin_root().resolve() == EXAMPLES.resolve()
+    root = builtin_root().resolve()   # the package data when installed (CI), else the checkout's folder
+    for folder in BUILTIN_FOLDERS:
+        for name in ("assignment.yaml", *ASSIGNMENTS_BY_FOLDER[folder].source.student):
+            assert (root / folder / name).read_bytes() == (EXAMPLES / folder / name).read_bytes(), (folder, name)
+    if root != EXAMPLES.resolve():
+        assert not (root / "instructor").exists()
 
 
 # -- a new assignment, as a folder ---------------------------------------------------------------
