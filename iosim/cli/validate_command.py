@@ -11,7 +11,8 @@ the tensor-core fa2 kernel, the kernel time model (:mod:`iosim.models.kernel_tim
 the tiled GEMM model (``gemm="tiled"``) that matches a real tiled kernel.
 
 ``--vendor torch-sdpa`` validates a vendor kernel instead: PyTorch's FlashAttention-2
-(``scaled_dot_product_attention``, flash backend, fp16, forward and backward) runs under
+(``scaled_dot_product_attention``, flash backend, fp16 or bf16, GQA/MQA through ``enable_gqa``,
+unequal lengths, forward and backward) runs under
 ``ncu --clock-control none`` and each kernel launch's global-load bytes, L2 reads, DRAM
 bytes and time are printed beside the ``flash-attn-2`` preset's prediction (L2 model and
 kernel time model on), with issue 6's targets: forward loads exact, backward within 5 %,
@@ -61,7 +62,7 @@ def register(subparsers) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.add_argument("--vendor", choices=["torch-sdpa"],
                    help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
-                        "against the flash-attn-2 preset (fp16, forward+backward)")
+                        "against the flash-attn-2 preset (fp16 or bf16, GQA/MQA, unequal lengths; forward+backward)")
     p.set_defaults(run=run)
 
 
@@ -218,16 +219,19 @@ def run_vendor(args: argparse.Namespace) -> int:
     from ..gpu import sdpa
 
     problem = problem_from_args(args)
-    if not problem.is_square or problem.kv_heads != problem.heads or problem.dtype != "fp16":
-        raise ProblemError("--vendor torch-sdpa runs fp16 square multi-head attention: give --seq-len, no "
-                           "--kv-heads below --heads, and --dtype fp16")
+    if problem.dtype not in ("fp16", "bf16"):
+        raise ProblemError(f"--vendor torch-sdpa: PyTorch's flash kernels take fp16 or bf16, not {problem.dtype}",
+                           field="dtype")
+    if problem.causal and not problem.is_square:
+        raise ProblemError("--vendor torch-sdpa: with --causal give one --seq-len (PyTorch's is_causal aligns a "
+                           "mask of unequal lengths top-left, flash-attn and the preset bottom-right)", field="causal")
     profile = resolve_profile(args.hw)
     sdpa.require_torch()
     rows = sdpa.compare(problem, sdpa.measure(problem, seed=args.seed), profile)
     ok = all(r["within_target"]["loads"] is not False for r in rows)
     report = {"vendor": "torch-sdpa", "hw_profile": profile.name,
-              "problem": {"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
-                          "heads": problem.heads, "causal": problem.causal, "dtype": problem.dtype},
+              "problem": sdpa.config_of(problem) | {"dtype": problem.dtype, "kv_heads": problem.kv_heads,
+                                                    "seq_len_kv": problem.seq_len_kv},
               "targets": sdpa.TARGETS, "launches": rows, "ok": ok}
     print(json.dumps(report, indent=2) if args.format == "json" else format_vendor_table(report))
     return 0 if ok else 1
@@ -240,8 +244,11 @@ def _ratio(p, m) -> str:
 def format_vendor_table(report: dict) -> str:
     p = report["problem"]
     mark = {True: "", False: " *", None: ""}
+    kv_len = "" if p["seq_len_kv"] == p["seq_len"] else f", N_kv={p['seq_len_kv']}"
+    kv_heads = "" if p["kv_heads"] == p["heads"] else f" H_kv={p['kv_heads']}"
     lines = [f"PyTorch SDPA (flash) under ncu vs iosim --kernel flash-attn-2 on {report['hw_profile']}: "
-             f"N={p['seq_len']} d={p['head_dim']} B={p['batch']} H={p['heads']} fp16{' causal' if p['causal'] else ''}",
+             f"N={p['seq_len']}{kv_len} d={p['head_dim']} B={p['batch']} H={p['heads']}{kv_heads} {p['dtype']}"
+             f"{' causal' if p['causal'] else ''}",
              "(* = outside issue 6's target: forward loads exact, backward 5 %, DRAM read 10 %, time 25 % at N >= 2,048)",
              ""]
     header = (f"{'kernel':<11} {'loads iosim':>15} {'loads ncu':>15} {'DRAM rd iosim':>14} {'DRAM rd ncu':>14} "

@@ -69,8 +69,7 @@ def require_torch() -> None:
 
 def measure(problem, seed: int = 0) -> list[dict]:
     """One launch dict per kernel, in launch order: name, grid, block, metrics."""
-    spec = json.dumps({"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
-                       "heads": problem.heads, "causal": problem.causal, "seed": seed})
+    spec = json.dumps(config_of(problem) | {"seed": seed})
     done = ncu_profile("iosim.gpu.sdpa_target", spec, "regex:flash", METRICS)
     if not done.ok:
         raise IosimError(f"ncu on PyTorch's SDPA failed (exit {done.returncode}):\n{(done.stderr + done.stdout)[-3000:]}")
@@ -105,6 +104,19 @@ def raw_configs(raw_dir: str):
             raise IosimError(f"{path}: {len(groups)} kernel groups for {len(configs)} configs")
         for cfg, launches in zip(configs, groups):
             yield cfg, problem_of(cfg), launches
+
+
+def config_of(problem) -> dict:
+    """The config :mod:`iosim.gpu.sdpa_target` runs for ``problem`` (the inverse of :func:`problem_of`)."""
+    cfg = {"seq_len": problem.seq_len_q, "head_dim": problem.head_dim, "batch": problem.batch,
+           "heads": problem.heads, "causal": problem.causal}
+    if not problem.is_square:
+        cfg.update(seq_len_q=problem.seq_len_q, seq_len_kv=problem.seq_len_kv)
+    if problem.kv_heads != problem.heads:
+        cfg["kv_heads"] = problem.kv_heads
+    if problem.dtype != "fp16":
+        cfg["dtype"] = problem.dtype
+    return cfg
 
 
 def problem_of(cfg: dict) -> Problem:

@@ -105,8 +105,26 @@ def test_vendor_without_ncu_exits_2(monkeypatch, capsys):
     assert code == 2 and "Nsight Compute" in capsys.readouterr().err
 
 
-def test_vendor_takes_fp16_square_mha_only():
+def test_vendor_takes_what_pytorchs_flash_kernels_take(monkeypatch):
+    """fp16 or bf16, GQA/MQA and unequal lengths go to PyTorch (here: to a stub measuring
+    nothing); fp32 and a causal mask of unequal lengths (PyTorch aligns it top-left, flash-attn
+    bottom-right) are refused before anything runs."""
     from iosim.errors import ProblemError
+    from iosim.gpu import sdpa
 
-    with pytest.raises(ProblemError, match="fp16"):
+    with pytest.raises(ProblemError, match="fp16 or bf16"):
         validate.run(parse(*ARGS, "--vendor", "torch-sdpa", "--dtype", "fp32"))
+    with pytest.raises(ProblemError, match="top-left"):
+        validate.run(parse("--hw", "h200", "--head-dim", "64", "--seq-len-q", "128", "--seq-len-kv", "256",
+                           "--causal", "--vendor", "torch-sdpa"))
+    asked = []
+    monkeypatch.setattr(sdpa, "require_torch", lambda: None)
+    monkeypatch.setattr(sdpa, "measure", lambda problem, seed=0: asked.append(sdpa.config_of(problem)) or [])
+    argv = ("--hw", "h200", "--head-dim", "64", "--seq-len-q", "16", "--seq-len-kv", "4096", "--heads", "8",
+            "--kv-heads", "2", "--dtype", "bf16", "--vendor", "torch-sdpa")
+    assert validate.run(parse(*argv)) == 0
+    assert asked == [{"seq_len": 16, "head_dim": 64, "batch": 1, "heads": 8, "causal": False, "seq_len_q": 16,
+                      "seq_len_kv": 4096, "kv_heads": 2, "dtype": "bf16"}]
+    from iosim import Problem
+    assert sdpa.problem_of(asked[0]) == Problem(seq_len_q=16, seq_len_kv=4096, head_dim=64, heads=8, kv_heads=2,
+                                                dtype="bf16")
