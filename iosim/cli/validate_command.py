@@ -244,8 +244,8 @@ def _ratio(p, m) -> str:
 def format_vendor_table(report: dict) -> str:
     p = report["problem"]
     mark = {True: "", False: " *", None: ""}
-    kv_len = "" if p["seq_len_kv"] == p["seq_len"] else f", N_kv={p['seq_len_kv']}"
-    kv_heads = "" if p["kv_heads"] == p["heads"] else f" H_kv={p['kv_heads']}"
+    kv_len = "" if p.get("seq_len_kv", p["seq_len"]) == p["seq_len"] else f", N_kv={p['seq_len_kv']}"
+    kv_heads = "" if p.get("kv_heads") in (None, p["heads"]) else f" H_kv={p['kv_heads']}"
     lines = [f"PyTorch SDPA (flash) under ncu vs iosim --kernel flash-attn-2 on {report['hw_profile']}: "
              f"N={p['seq_len']}{kv_len} d={p['head_dim']} B={p['batch']} H={p['heads']}{kv_heads} {p['dtype']}"
              f"{' causal' if p['causal'] else ''}",
