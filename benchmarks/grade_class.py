@@ -52,6 +52,17 @@ def make_class(folder: pathlib.Path, students: int) -> dict:
     return kinds
 
 
+def wrong_verdicts(kinds: dict, rows: dict) -> list:
+    """(student, kind, score) of every student whose gradebook row is missing or whose score
+    is not what its kind must get: 100 for a correct submission, below 100 for any other."""
+    wrong = []
+    for student, kind in kinds.items():
+        score = float(rows[student]["score"]) if student in rows else None
+        if score is None or (kind == "correct") != (score == 100.0):
+            wrong.append((student, kind, score))
+    return wrong
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=100)
@@ -66,11 +77,7 @@ def main() -> int:
         took = time.perf_counter() - start
     with open(args.out) as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    wrong = []
-    for student, kind in kinds.items():
-        score = float(rows[student]["score"]) if student in rows else None
-        if score is None or (kind == "correct") != (score == 100.0):
-            wrong.append((student, kind, score))
+    wrong = wrong_verdicts(kinds, rows)
     print(f"{len(rows)} of {args.students} students in the gradebook in {took:.1f} s with --jobs {args.jobs}; "
           f"{len(wrong)} verdicts not what their kind must get{': ' + str(wrong[:5]) if wrong else ''}")
     return 1 if wrong or len(rows) != args.students else 0

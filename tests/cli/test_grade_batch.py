@@ -59,6 +59,23 @@ def test_a_folder_is_graded_into_a_gradebook(klass, tmp_path_factory, capsys):
     assert reports["fa2.py"]["score"] in (100.0, 80.0) and len(data["reports"]) == 5
 
 
+def test_a_generated_class_in_one_command(tmp_path, capsys):
+    """benchmarks/grade_class.py's generated class (correct, wrong, cheating, crashing), 12
+    students here (its 100-student run takes minutes: docs/performance.md): one command,
+    a gradebook row each, every verdict what its kind must get."""
+    from conftest import load_module
+    bench = load_module("grade_class", ROOT / "benchmarks" / "grade_class.py")
+    (tmp_path / "class").mkdir()
+    kinds = bench.make_class(tmp_path / "class", 12)
+    assert sorted(kinds.values()) == sorted(["correct", "wrong", "cheat", "crash"] * 3)
+    book = tmp_path / "gradebook.csv"
+    assert main(["grade", str(tmp_path / "class"), "--assignment", "fa2", "--jobs", "2", "--csv", str(book)]) == 0
+    capsys.readouterr()
+    rows = {r["student"]: r for r in csv.DictReader(io.StringIO(book.read_text()))}
+    assert len(rows) == 12 and bench.wrong_verdicts(kinds, rows) == []
+    assert bench.wrong_verdicts(kinds, {**rows, "student001": {**rows["student001"], "score": "100"}})
+
+
 def test_the_text_gradebook_and_one_file_as_before(klass, capsys):
     assert main(["grade", str(klass / "alice"), str(klass / "carol.py"), "--assignment", "fa2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
