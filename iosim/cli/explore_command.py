@@ -55,7 +55,7 @@ def register(subparsers) -> None:
                         "kernel's own tile is what `iosim simulate --kernel` runs)")
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help="model the L2 in every time (default: as `iosim simulate` does for the reference tile: on "
-                        "for profiles with a cache up to 100,000 tile steps per head)")
+                        "for profiles with a cache up to 4,000,000 tile steps per head; causal: 4,000,000 in all)")
     p.add_argument("--tie", type=_fraction, default=DEFAULT_TIE,
                    help=f"near-tie tolerance, a fraction or a percentage (default {DEFAULT_TIE:.0%}%)")
     p.add_argument("--replays", type=non_negative_int, default=DEFAULT_REPLAYS,

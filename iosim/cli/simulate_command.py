@@ -45,7 +45,8 @@ def register(subparsers) -> None:
                    help="run the launches the real kernels make, with their tiles (docs/spec/kernels.md; --algo fa2)")
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help="play every access through the profile's L2 and report L2 and DRAM bytes (default: on "
-                        "for profiles with a cache when the run has at most 100,000 tile steps per head)")
+                        "for profiles with a cache, up to 4,000,000 tile steps per head and, causal or masked, 4,000,000 "
+                        "in all: docs/cache.md)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
