@@ -75,6 +75,13 @@ AUTO_REPLAY_STEPS = 4_000_000
 MAX_REPLAY_STEPS = 50_000_000
 
 
+def l2_on_by_default(has_cache: bool, steps_per_head: int, steps_in_all: int, lockstep: bool) -> bool:
+    """Whether simulate and explore model the L2 when not told: for a profile with a cache,
+    up to :data:`AUTO_CACHE_STEPS` tile steps per head and, unless the thread blocks run in
+    lockstep, :data:`AUTO_REPLAY_STEPS` in all (every head's)."""
+    return has_cache and steps_per_head <= AUTO_CACHE_STEPS and (lockstep or steps_in_all <= AUTO_REPLAY_STEPS)
+
+
 @dataclass(frozen=True)
 class Setup:
     """A run, fully resolved: what :func:`iosim.run.count.count_launch` and the models read."""
@@ -111,8 +118,8 @@ class Setup:
         """Whether ``iosim simulate`` (and explore) model the L2 when not told: for a profile
         with a cache, up to :data:`AUTO_CACHE_STEPS` tile steps per head and, unless the
         thread blocks run in lockstep, :data:`AUTO_REPLAY_STEPS` in all."""
-        return (self.profile.cache is not None and self.steps_per_head <= AUTO_CACHE_STEPS
-                and (self.lockstep or self.replay_steps <= AUTO_REPLAY_STEPS))
+        return l2_on_by_default(self.profile.cache is not None, self.steps_per_head, self.replay_steps,
+                                self.lockstep)
 
     def cache_too_large(self) -> str | None:
         """Why the L2 model cannot take this run even when asked (None: it can)."""

@@ -19,7 +19,8 @@ loop), each member's body in record order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,25 +61,22 @@ class HeadPrograms:
     classes: tuple
     cta_class: np.ndarray
     cta_row: np.ndarray
-    _footprint: list = field(default_factory=list, compare=False, repr=False)
 
     @property
     def lengths(self) -> np.ndarray:
         return np.array([k.length for k in self.classes], np.int64)[self.cta_class]
 
-    @property
+    @functools.cached_property
     def footprint(self) -> int:
         """Bytes of the distinct chunks of one head."""
-        if not self._footprint:
-            parts = [(k.shared["hi"], k.shared["lo"], k.shared["size"]) for k in self.classes]
-            parts += [(k.private["hi"].ravel(), k.private["lo"].ravel(), k.private["size"].ravel())
-                      for k in self.classes]
-            hi, lo, size = (np.concatenate([p[i] for p in parts]) for i in range(3))
-            order = np.lexsort((lo, hi))
-            new = np.ones(len(order), bool)
-            new[1:] = (hi[order][1:] != hi[order][:-1]) | (lo[order][1:] != lo[order][:-1])
-            self._footprint.append(int(size[order][new].sum()))
-        return self._footprint[0]
+        parts = [(k.shared["hi"], k.shared["lo"], k.shared["size"]) for k in self.classes]
+        parts += [(k.private["hi"].ravel(), k.private["lo"].ravel(), k.private["size"].ravel())
+                  for k in self.classes]
+        hi, lo, size = (np.concatenate([p[i] for p in parts]) for i in range(3))
+        order = np.lexsort((lo, hi))
+        new = np.ones(len(order), bool)
+        new[1:] = (hi[order][1:] != hi[order][:-1]) | (lo[order][1:] != lo[order][:-1])
+        return int(size[order][new].sum())
 
     def program(self, cta: int) -> dict:
         return self.classes[self.cta_class[cta]].program(self.cta_row[cta])
@@ -145,11 +143,11 @@ def _cta_group(records: list, chunk_rows: int, tensors: dict):
     shared_start = _starts(at, inst, None, c, "rows", ~private)[0]
     n_own = (own_start + at["rows"][private] - 1) // chunk_rows - own_start // chunk_rows + 1
     signatures, which = np.unique(n_own, axis=0, return_inverse=True)
+    shared_col = _starts(at, inst, None, c, "cols", ~private)[0]
     first_keys = np.concatenate([prefix, np.tile(inst["suffix"][0], (n_ctas, 1))], axis=1)
     for g, sig in enumerate(signatures):
         rows = np.flatnonzero(which.reshape(-1) == g)
-        template = _template(at, private, shared_start, _starts(at, inst, None, c, "cols", ~private)[0],
-                             own_start[rows], own_col[rows], sig, chunk_rows)
+        template = _template(at, private, shared_start, shared_col, own_start[rows], own_col[rows], sig, chunk_rows)
         yield template, first_keys[rows]
 
 

@@ -32,7 +32,7 @@ import heapq
 
 import numpy as np
 
-from .lru import CacheStats, LRUCache
+from .lru import LRUCache
 from .programs import FIELDS, KV_HEAD, PER_KV_HEAD, HeadPrograms
 
 def schedule(lengths: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -102,4 +102,4 @@ def play(cache: LRUCache, keys, sizes: list, writes: list, repeats: tuple = (0, 
     cache.play(keys, sizes, writes)
 
 
-__all__ = ["schedule", "stream", "play", "CacheStats"]
+__all__ = ["schedule", "stream", "play"]

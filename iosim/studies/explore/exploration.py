@@ -15,7 +15,7 @@ from ...hardware import HardwareProfile
 from ...kernels.plan import KERNELS
 from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
-from ...run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
+from ...run.setup import AUTO_CACHE_STEPS, l2_on_by_default
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
@@ -281,8 +281,8 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return s.cache
     steps = measure.steps_per_head(reference)    # as Setup.cache_by_default decides for simulate
-    return profile.cache is not None and steps <= AUTO_CACHE_STEPS and (
-        (lockstep and not problem.causal) or steps * problem.heads_total <= AUTO_REPLAY_STEPS)
+    return l2_on_by_default(profile.cache is not None, steps, steps * problem.heads_total,
+                            lockstep and not problem.causal)
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,
