@@ -225,22 +225,23 @@ TABLES: dict[tuple[str, str], Table] = {
         head_dims=(32, 64, 96, 128, 192, 256),
         min_cc=(8, 0),
         rules=(
-            # atoms from Flash_bwd_kernel_traits<d, M, N, warps, AtomLayoutMSdP, ...>: 32 and 64 use <.., 128, 128, 8, 4, ..>, 64 below 144 KiB
-            # <.., 64, 128, 8, 2, ..>, 96 <.., 64, 128, 8, 2, ..>, 128 <.., 64, 128, 8, 2, ..> and
-            # below 144 KiB <.., 64, 64, 8, 4, ..>, 256 on H100 <.., 64, 64, 8, 4, ..> (launch
-            # template; the 32/64/128/256 ones are also the kernel names ncu printed on an H200,
-            # which give the atoms too: Flash_bwd_kernel_traits<32, 128, 128, 8, 4, 4, 4, ..>,
-            # <64, 128, 128, 8, 4, 4, 4, ..>, <128, 64, 128, 8, 2, 4, 2, ..>, <256, 64, 64, 8, 4, 2, 2, ..>).
+            # atoms from Flash_bwd_kernel_traits<d, M, N, warps, AtomLayoutMSdP, AtomLayoutNdKV, AtomLayoutMdQ, ..>
+            # in the launch template (PyTorch's copy, namespace pytorch_flash): 32 <.., 128, 128, 8, 4, 4, 4>,
+            # 64 <.., 128, 128, 8, 4, 4, 4> (below 144 KiB <.., 64, 128, 8, 2, 4, 4>), 96 <.., 64, 128, 8, 2, 4, 4>,
+            # 128 <.., 64, 128, 8, 2, 4, 2> (below 144 KiB <.., 64, 64, 8, 4, 2, 2>), 192 <.., 64, 64, 8, 4, 2, 2>,
+            # 256 <.., 64, 64, 8, 4, 2, 2> (below 144 KiB <.., 64, 32, 8, 4, 1, 2>). The kernel names ncu printed
+            # on an H200 carry the same arguments for d = 32, 64, 96, 128, 192, 256
+            # (docs/validation/2026-11-29-sdpa-launch/, 2026-12-01-sdpa-unseen/).
             Rule(32, ANY, 128, 128, 8, atoms=(4, 4, 4)),
             Rule(64, SMEM_144K, 128, 128, 8, atoms=(4, 4, 4)),
-            Rule(64, SMEM_LESS_144K, 64, 128, 8, atoms=(2, None, None)),
-            Rule(96, ANY, 64, 128, 8, atoms=(2, None, None)),
+            Rule(64, SMEM_LESS_144K, 64, 128, 8, atoms=(2, 4, 4)),
+            Rule(96, ANY, 64, 128, 8, atoms=(2, 4, 4)),
             Rule(128, SMEM_144K, 64, 128, 8, atoms=(2, 4, 2)),
-            Rule(128, SMEM_LESS_144K, 64, 64, 8, atoms=(4, None, None)),
-            Rule(192, ANY, 64, 64, 8),
+            Rule(128, SMEM_LESS_144K, 64, 64, 8, atoms=(4, 2, 2)),
+            Rule(192, ANY, 64, 64, 8, atoms=(4, 2, 2)),
             Rule(256, SMEM_176K, 64, 64, 8, atoms=(4, 2, 2)),
-            Rule(256, SMEM_LESS_176K_AT_LEAST_144K, 64, 64, 8),
-            Rule(256, SMEM_LESS_144K, 64, 32, 8),
+            Rule(256, SMEM_LESS_176K_AT_LEAST_144K, 64, 64, 8, atoms=(4, 2, 2)),
+            Rule(256, SMEM_LESS_144K, 64, 32, 8, atoms=(4, 1, 2)),
         ),
         # launch__registers_per_thread 250-255 for d = 32, 64, 128, 256
         # (docs/validation/2026-11-29-sdpa-launch/): one thread block per SM

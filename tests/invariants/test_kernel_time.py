@@ -107,3 +107,30 @@ def test_kernel_times_do_not_depend_on_the_counting_mode(causal):
     trace = simulate("a100-80gb", "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=16, causal=causal), passes="forward+backward", mode="trace", options=Options(kernel="flash-attn-2"))
     assert {k: v.to_dict() for k, v in count.kernel_times.items()} == \
            {k: v.to_dict() for k, v in trace.kernel_times.items()}
+
+
+def _measured_backward_traits() -> dict:
+    """kHeadDim -> (kBlockM, kBlockN, kNWarps, atoms) as the backward kernels' names read in
+    every committed Nsight Compute CSV (the H200's template arguments)."""
+    import re
+    from pathlib import Path
+    pattern = re.compile(r"Flash_bwd_kernel_traits<(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+),")
+    found: dict = {}
+    for csv in (Path(__file__).resolve().parents[2] / "docs" / "validation").glob("*/sdpa_d*.csv"):
+        for m in pattern.finditer(csv.read_text(errors="replace")):
+            d, bm, bn, warps, *atoms = map(int, m.groups())
+            found.setdefault(d, set()).add((bm, bn, warps, tuple(atoms)))
+    return found
+
+
+def test_backward_rules_match_the_kernels_the_h200_ran():
+    """The backward table's tile and atom layouts for each head dim are the template
+    arguments in the names of the kernels ncu measured (d = 32 to 256, H100/H200's
+    shared-memory branch), so the time model has every head dim's warp grids."""
+    from iosim.kernels.tile_tables import kernel_tile
+    measured = _measured_backward_traits()
+    assert {32, 64, 96, 128, 192, 256} <= set(measured)
+    h200 = load_profile("h200")
+    for d, traits in measured.items():
+        tile = kernel_tile("fa2", d, h200, direction="bwd")
+        assert traits == {(tile.block_q, tile.block_kv, tile.warps, tile.warp_grids)}, d
