@@ -1,25 +1,65 @@
-"""One forward and one backward of PyTorch's flash SDPA kernels, for Nsight Compute to profile.
+"""One forward and one backward of PyTorch's fused SDPA kernels, for Nsight Compute to profile.
 
 Usage (by :mod:`iosim.gpu.sdpa`): ``python -m iosim.gpu.sdpa_target '<problem as JSON>'`` with
 keys seq_len, head_dim, batch, heads, causal, and optionally seq_len_q / seq_len_kv (unequal
 lengths; the causal mask aligned bottom-right, as flash-attn does) and dtype (fp16, default,
-or bf16), kv_heads (GQA/MQA: K and V with that many heads, PyTorch's ``enable_gqa``). Inputs are N(0, 1) in PyTorch's (B, H, N, d) layout; only the flash backend is enabled, so a shape it does not take fails here rather than
-silently running another kernel.
+or bf16), kv_heads (GQA/MQA: K and V with that many heads, PyTorch's ``enable_gqa``), backend
+(``flash``, default: FlashAttention-2; ``cudnn``: cuDNN's fused attention). Inputs are N(0, 1)
+in PyTorch's (B, H, N, d) layout; only the chosen backend is enabled, so a shape it does not
+take fails here rather than silently running another kernel. A config that is no JSON object,
+lacks a key or names an unknown backend is refused with a one-line error and exit code 2,
+before PyTorch is imported.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 
+from ..errors import IosimError
 
-def run(cfg: dict) -> None:
-    """One forward and one backward of ``cfg`` (seq_len, head_dim, batch, heads, causal),
-    inputs drawn from torch's current random state; the GPU memory is freed after."""
+#: the config's ``backend`` -> the name of PyTorch's ``torch.nn.attention.SDPBackend`` member
+BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
+REQUIRED = ("seq_len", "head_dim", "batch", "heads", "causal")
+DTYPES = ("fp16", "bf16")
+
+
+def parse_config(text: str) -> dict:
+    """The config of a JSON text, checked: an object with the REQUIRED keys, a known backend
+    and dtype; IosimError (one line) otherwise."""
+    try:
+        cfg = json.loads(text)
+    except ValueError as exc:
+        raise IosimError(f"the config is not JSON ({exc})") from None
+    return check_config(cfg)
+
+
+def check_config(cfg) -> dict:
+    """``cfg`` itself where it is a config this target runs; IosimError (one line) otherwise."""
+    if not isinstance(cfg, dict):
+        raise IosimError(f"the config must be a JSON object, not {type(cfg).__name__}")
+    missing = [k for k in REQUIRED if k not in cfg]
+    if missing:
+        raise IosimError(f"the config lacks {', '.join(missing)} (it needs {', '.join(REQUIRED)})")
+    backend = cfg.get("backend", "flash")
+    if backend not in BACKENDS:
+        raise IosimError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if cfg.get("dtype", "fp16") not in DTYPES:
+        raise IosimError(f"unknown dtype {cfg['dtype']!r}: choose one of {', '.join(DTYPES)}")
+    return cfg
+
+
+def run(cfg: dict, region=contextlib.nullcontext) -> None:
+    """One forward and one backward of ``cfg`` (seq_len, head_dim, batch, heads, causal, and
+    the optional keys above), inputs drawn from torch's current random state, inside the
+    context ``region()`` (e.g. a profiler range: input creation stays outside it); the GPU
+    memory is freed after."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    check_config(cfg)
     b, h, d = cfg["batch"], cfg["heads"], cfg["head_dim"]
     h_kv = cfg.get("kv_heads", h)
     n_q, n_kv = cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"])
@@ -27,18 +67,27 @@ def run(cfg: dict) -> None:
     q = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype, requires_grad=True)
     k, v = (torch.randn(b, h_kv, n_kv, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(2))
     grad = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype)
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+    backend = getattr(SDPBackend, BACKENDS[cfg.get("backend", "flash")])
+    with region(), sdpa_kernel(backend):
         out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"], enable_gqa=h_kv != h)
         out.backward(grad)
-    torch.cuda.synchronize()
+        torch.cuda.synchronize()
     del q, k, v, grad, out
     torch.cuda.empty_cache()
 
 
 def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("sdpa_target: error: give one config as JSON (python -m iosim.gpu.sdpa_target '{...}')",
+              file=sys.stderr)
+        return 2
+    try:
+        cfg = parse_config(argv[0])
+    except IosimError as exc:
+        print(f"sdpa_target: error: {exc}", file=sys.stderr)
+        return 2
     import torch
 
-    cfg = json.loads(argv[0])
     torch.manual_seed(cfg.get("seed", 0))
     run(cfg)
     return 0
