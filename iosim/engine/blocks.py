@@ -43,6 +43,12 @@ class Block:
     second: int | None = field(default=None, compare=False, repr=False)
     #: the indices the group stands for, ascending: a range, list or array (None for one block)
     members: object = field(default=None, compare=False, repr=False)
+    #: an affine group (:mod:`.affine`): its members' active ranges on the other axis
+    affine: object = field(default=None, compare=False, repr=False)
+    #: a summed block (:mod:`.affine`): how many blocks it stands for in each member of the
+    #: enclosing affine group (``count`` is their sum), and where each member's blocks begin
+    per: object = field(default=None, compare=False, repr=False)
+    lo_of: object = field(default=None, compare=False, repr=False)
 
     @property
     def label(self) -> str:

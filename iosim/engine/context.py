@@ -26,7 +26,8 @@ from ..errors import ScheduleError, require_choice
 from ..workload.problem import BlockSizes, Problem
 from .access import check_group_write, resident_suffix, split_blocks, tile_extent
 from .blocks import Block, BlockMask, Split
-from .ledger import CtaWork, Ledger
+from .affine import AffineUnsupported
+from .ledger import AffineCtaWork, CtaWork, Ledger
 from .loops import BlockLoops
 from .requests import RequestRecorder
 from .residency import ResidencyTracker, Scope, describe_use
@@ -57,6 +58,7 @@ class Context(BlockLoops):
         tiles: str = "exact",
         count_init: bool = False,
         block_mask: np.ndarray | None = None,
+        affine: bool = True,
     ):
         require_choice("mode", mode, MODES, ScheduleError)
         require_choice("tiles", tiles, ("exact", "padded"), ScheduleError)
@@ -73,6 +75,8 @@ class Context(BlockLoops):
         self._padded = tiles == "padded"
         self._count_init = count_init
         self._grouped = mode == "count"
+        #: count mode may group causal blocks by the shape of their inner loop (:mod:`.affine`)
+        self._affine = self._grouped and affine
         self._store = HbmStore(problem, self.tensors)  # the HBM arrays (numeric mode)
         self.watches: dict[str, list[np.ndarray]] = {}
         self.num_splits: int | None = None
@@ -110,7 +114,7 @@ class Context(BlockLoops):
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
         FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
         previous = self._cta_work
-        work = self._cta_work = CtaWork(key, self.weight)
+        work = self._cta_work = self._new_cta_work(key)
         works = self.ledger.cta_work[self.ledger.kernel]
         works.append(work)
         made = self._cta_made[id(work)] = (self.current_scope, tuple(s.group for s in self.residency.scopes))
@@ -119,14 +123,28 @@ class Context(BlockLoops):
         finally:
             self._cta_work = previous
             # Count mode runs a group of identical thread blocks as its first member, then
-            # the rest: one record for the group, as its members did the same work.
+            # the rest: one record for the group, as its members did the same work (an
+            # affine group's rest takes its first member's record, and decides when expanded).
             if len(works) > 1 and works[-1] is work:
                 last = works[-2]
                 last_scope, last_groups = self._cta_made.get(id(last), (None, None))
-                if (last_scope is not made[0] and last_groups == made[1] and last.ops == work.ops
-                        and last.products == work.products):
-                    last.count += work.count
-                    works.pop()
+                if last_scope is not made[0] and last_groups == made[1] and not last.affine:
+                    if work.affine:
+                        work.absorb(last, made[0].group)
+                        del works[-2]
+                    elif last.ops == work.ops and last.products == work.products:
+                        last.count += work.count
+                        works.pop()
+
+    def _new_cta_work(self, key):
+        """The record of a thread block opened now: an affine group's at the group's own
+        iteration (its members' work differs), a plain one elsewhere."""
+        scope = self.current_scope
+        if scope.per_member is None:
+            return CtaWork(key, self.weight)
+        if scope.block.affine is None:
+            raise AffineUnsupported("a thread block inside an inner loop of an affine group")
+        return AffineCtaWork(key, self.weight, scope.unit, scope.block)
 
     @contextmanager
     def kernel(self, name: str):
@@ -329,8 +347,12 @@ class Context(BlockLoops):
     # -- accounting hooks used by tiles -------------------------------------------------
     def count_ops(self, kind: str, n: int) -> None:
         self.ledger.add_ops(kind, n * self.weight)
-        if self._cta_work is not None:
-            self._cta_work.ops[kind] += n * self._per_cta_weight()
+        work = self._cta_work
+        if work is not None:
+            if work.affine:
+                work.add("ops", kind, n, self.current_scope.per_member)
+            else:
+                work.ops[kind] += n * self._per_cta_weight()
 
     def _per_cta_weight(self) -> int:
         """Trip count of the current body inside one thread block (exact: the block's own
@@ -344,9 +366,14 @@ class Context(BlockLoops):
     def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
         """FLOPs of a product, plus the bytes its scratchpad operands are read with."""
         self.count_ops("matmul", flops)
-        if self._cta_work is not None:
+        work = self._cta_work
+        if work is not None:
             staged = [bool(t.home) and t.home[0] == "scratchpad" for t in (a, b)]
-            self._cta_work.products[(a.shape[0], b.shape[1], a.shape[1], staged[0], staged[1])] += self._per_cta_weight()
+            shape = (a.shape[0], b.shape[1], a.shape[1], staged[0], staged[1])
+            if work.affine:
+                work.add("products", shape, 1, self.current_scope.per_member)
+            else:
+                work.products[shape] += self._per_cta_weight()
         scratch = self.level_names.get("scratchpad")
         regs = self.level_names.get("registers")
         for operand in (a, b):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..errors import ScheduleError
+from . import affine
 from .blocks import Block, Split
 
 
@@ -20,7 +21,8 @@ class BlockLoops:
 
     Uses the context's ``mask_info`` (the blocks and which are visible), ``residency``
     (one scope per iteration, which carries its weight), ``current_scope``, ``_grouped``
-    (count mode), ``num_splits`` and ``_recorder`` (told where loops and iterations begin,
+    (count mode), ``_affine`` (count mode may group causal blocks affinely: :mod:`.affine`),
+    ``num_splits`` and ``_recorder`` (told where loops and iterations begin,
     for the cache model's program order).
     """
 
@@ -49,6 +51,8 @@ class BlockLoops:
             raise ScheduleError("call ctx.set_num_splits(S) before ctx.splits()")
         self._check_blocks("ctx.splits(visible_to=…)", visible_to)
         grouped = self._grouped and self._recorder is None   # recorded: one by one (their blocks differ)
+        if affine.is_affine(visible_to):
+            raise affine.AffineUnsupported("splits of an affine group")
         return self._iterate(self.mask_info.splits(visible_to, self.num_splits, grouped))
 
     def set_num_splits(self, num_splits: int) -> None:
@@ -58,9 +62,18 @@ class BlockLoops:
         self.num_splits = num_splits
 
     def _blocks(self, axis, visible_to) -> list[Block]:
+        mask = self.mask_info
         if visible_to is None:
-            return self.mask_info.all_blocks(axis, self._grouped)
-        return self.mask_info.visible_blocks(axis, visible_to, self._grouped)
+            if (self._affine and self._recorder is None and mask.causal and mask.sparse is None
+                    and self.current_scope.per_member is None):
+                return affine.shape_groups(mask, axis)
+            return mask.all_blocks(axis, self._grouped)
+        if affine.is_affine(visible_to) and visible_to.axis != axis.name:
+            if visible_to.affine is not None:
+                return affine.summed_blocks(mask, axis, visible_to)
+            if visible_to.mask_key is None:
+                raise affine.AffineUnsupported("the visible blocks of a summed block")
+        return mask.visible_blocks(axis, visible_to, self._grouped)
 
     def _iterate(self, blocks, descending: bool = False):
         """Each iteration is a residency scope and multiplies counts by its trip count.
@@ -79,14 +92,14 @@ class BlockLoops:
         rec = self._recorder
         loop = rec.begin_loop(descending) if rec is not None else None
         for group in blocks:
-            for block in group.first_then_rest():
+            for block in affine.first_then_rest(group) if affine.is_affine(group) else group.first_then_rest():
                 if self.current_scope is not enclosing:
                     state = "ended" if not enclosing.alive else "another loop open inside it"
                     raise ScheduleError(
                         f"a loop was run or resumed outside the iteration it was made in ({enclosing.where}), "
                         f"which has {state}: loops must nest (a loop left half-way is over, and two loops cannot be "
                         "stepped together)")
-                scope = self.residency.push(block, enclosing.weight * block.count, group)
+                scope = self.residency.push(block, *affine.weigh(enclosing, block), group=group)
                 self.current_scope = scope
                 if loop is not None:
                     rec.enter(scope, loop)

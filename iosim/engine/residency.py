@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 from ..dtypes import ACCUM_DTYPE, width
 from ..errors import CapacityError, ScheduleError, require_choice
+from .affine import AffineUnsupported
 
 #: role -> (level role, dtype or None for the tensor's own dtype)
 PLACEMENTS: dict[str, dict[str, tuple[str, str | None]]] = {
@@ -74,12 +75,16 @@ class Scope:
     """One loop iteration (or, at the root, the run outside every loop): what it made
     resident, and whether it is still running. Temporaries computed in it live with it."""
 
-    __slots__ = ("parent", "block", "group", "weight", "entries", "temps", "alive")
+    __slots__ = ("parent", "block", "group", "weight", "per_member", "unit", "entries", "temps", "alive")
     #: a scope is the lifetime of temporaries, which are confined to it (see Tile)
     confines = True
 
-    def __init__(self, parent: "Scope | None" = None, block=None, weight: int = 1, group=None):
+    def __init__(self, parent: "Scope | None" = None, block=None, weight: int = 1, group=None,
+                 per_member=None, unit: int = 0):
         self.parent, self.block, self.weight = parent, block, weight
+        #: inside an affine group (count mode, :mod:`.affine`): the iterations this one stands
+        #: for in each member of the group, ``unit`` copies each (weight = unit · Σ); else None
+        self.per_member, self.unit = per_member, unit
         #: the group of identical iterations ``block`` belongs to (count mode), else ``block``
         self.group = block if group is None else group
         self.entries: dict[str, Allocation] = {}
@@ -188,11 +193,11 @@ class ResidencyTracker:
         level_role, dtype = self.placement[role]
         return level_role, dtype or tensor_dtype
 
-    def push(self, block, weight: int, group=None) -> Scope:
+    def push(self, block, weight: int, per_member=None, unit: int = 0, group=None) -> Scope:
         """Enter a loop iteration: ``block`` is its loop variable, ``weight`` how many real
-        iterations it stands for (its trip counts multiplied), ``group`` the group of
-        iterations ``block`` is a part of."""
-        self.current = Scope(self.current, block, weight, group)
+        iterations it stands for (its trip counts multiplied; ``per_member`` and ``unit``
+        inside an affine group), ``group`` the group of iterations ``block`` is a part of."""
+        self.current = Scope(self.current, block, weight, group, per_member, unit)
         self._scopes.append(self.current)
         return self.current
 
@@ -282,6 +287,8 @@ class ResidencyTracker:
         might change a different tile, and one run stands for all of them."""
         scope = self.current
         while scope is not owner:
+            if scope.per_member is not None:
+                raise AffineUnsupported("a tile of an enclosing iteration resized inside an affine group")
             if scope.block is not None and scope.block.count > 1:
                 raise ScheduleError(
                     f"{describe_use(by)} at iteration {self.current.label} changes {old.name}, which the enclosing "

@@ -164,21 +164,31 @@ def block_seconds(work, layout: WarpLayout, rates: KernelRates, width: int) -> d
     }
 
 
-def busiest_sm(durations, sm_count: int) -> float:
-    """Seconds the busiest SM works when thread blocks of ``durations`` (in launch order,
-    as (seconds, count) runs) go each to the SM with the least work so far."""
-    total_blocks = sum(c for _, c in durations)
+def busiest_sm(durations, sm_count: int, heads: int = 1) -> float:
+    """Seconds the busiest SM works when thread blocks of ``durations`` (one head's, in
+    launch order, as (seconds, count) runs), launched for each of ``heads`` heads in turn,
+    go each to the SM with the least work so far.
+
+    The same as the plain greedy over the list repeated ``heads`` times, without building
+    it: equal durations take the closed form ⌈blocks / SMs⌉ · t; above
+    :data:`MAX_SCHEDULED_BLOCKS` blocks the busiest SM is bounded by the average (one
+    head's work times ``heads``, ÷ SMs) and the longest block; else the heap walks the
+    heads one after another, adding the same floats in the same order.
+    """
+    per_head = sum(c for _, c in durations)
+    total_blocks = per_head * heads
     if total_blocks == 0:
         return 0.0
     distinct = {t for t, _ in durations}
     if len(distinct) == 1:
         return math.ceil(total_blocks / sm_count) * durations[0][0]
     if total_blocks > MAX_SCHEDULED_BLOCKS:
-        return max(sum(t * c for t, c in durations) / sm_count, max(distinct))
+        return max(sum(t * c for t, c in durations) * heads / sm_count, max(distinct))
     loads = [0.0] * sm_count
-    for t, c in durations:
-        for _ in range(c):
-            heapq.heapreplace(loads, loads[0] + t)
+    for _ in range(heads):
+        for t, c in durations:
+            for _ in range(c):
+                heapq.heapreplace(loads, loads[0] + t)
     return max(loads)
 
 
@@ -221,8 +231,8 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
         if works and kernel in layouts:
             works = _same_work_runs(works)
             steps = [block_seconds(w, layouts[kernel], rates, width) for w, _ in works]
-            runs = [(sum(s.values()), n) for s, (_, n) in zip(steps, works)] * heads  # launch order
-            compute = busiest_sm(runs, rates.sm_count)
+            runs = [(sum(s.values()), n) for s, (_, n) in zip(steps, works)]  # one head, launch order
+            compute = busiest_sm(runs, rates.sm_count, heads)
             totals = {k: sum(s[k] * n for s, (_, n) in zip(steps, works)) for k in steps[0]}
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..engine.affine import AffineUnsupported
 from ..engine.context import Context
-from ..engine.ledger import Ledger
+from ..engine.ledger import CtaRecords, Ledger
 from ..engine.residency import ResidencyTracker
 from ..errors import CapacityError
 from ..hardware import HardwareProfile
@@ -54,13 +55,25 @@ def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sra
     With ``record`` every access is kept in program order (a count run keeps them grouped,
     its thread blocks one by one: :mod:`iosim.engine.requests`).
     """
+    try:
+        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=True)
+    except AffineUnsupported:
+        # The schedule asked an affine group of causal blocks (engine/affine.py) for what only
+        # its members know: count it again grouped by active set, as exact and slower.
+        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=False)
+    return _collect(launch.problem, ctx, tracker, mode)
+
+
+def _run(profile: HardwareProfile, launch: Launch, options: Options, sram_bytes: int, mode: str,
+         inputs, record: bool, affine: bool) -> tuple[Context, ResidencyTracker]:
+    """Run the schedule on a fresh context (affine groups of causal blocks if ``affine``)."""
     tracker = _tracker(profile, sram_bytes, options.residency, options.enforce_registers)
     ctx = Context(
         launch.problem, launch.blocks, mode=mode, residency=tracker,
         level_names=level_names(profile),
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,
-        block_mask=launch.mask,
+        block_mask=launch.mask, affine=affine,
     )
     if record:
         ctx.record_requests()
@@ -70,7 +83,7 @@ def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sra
         b = launch.blocks
         raise CapacityError(exc.detail, exc.advice, (*exc.where, f"B_r={b.block_q}, B_c={b.block_kv}",
                                                      f"{launch.block_rule} rule, {launch.passes}")) from None
-    return _collect(launch.problem, ctx, tracker, mode)
+    return ctx, tracker
 
 
 def level_names(profile: HardwareProfile) -> dict[str, str]:
@@ -119,7 +132,7 @@ def _collect(problem: Problem, ctx: Context, tracker: ResidencyTracker, mode: st
         tensors=tensors, hbm=hbm, kernels={k: {t: tuple(v) for t, v in ts.items()} for k, ts in kernels.items()},
         ops={k: v * bh for k, v in ledger.ops.items()}, kernel_ops=kernel_ops, link_bytes=link_bytes,
         sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
-        cta_work={k: LaunchWork(bh, tuple(v)) for k, v in ledger.cta_work.items()},
+        cta_work={k: LaunchWork(bh, CtaRecords(v)) for k, v in ledger.cta_work.items()},
         outputs=outputs, watches=ctx.watches,
         requests=None if ctx.requests is None else tuple(ctx.requests), num_splits=ctx.num_splits,
         density_active=None if mask is None else float(mask.mean()),
