@@ -2,7 +2,9 @@
 
 Targets: counting mode evaluates fa2 at N = 131,072, d = 128, B_r = 128, B_c = 64 in
 under 0.5 s, and the same with --batch 8 --heads 32 in about the same time, forward and
-backward; numeric mode runs N = 4,096, d = 64 in under 10 s.
+backward; numeric mode runs N = 4,096, d = 64 in under 10 s. Issue 13 (item 4): causal
+counting at N = 1,048,576 in at most 10 ms, forward and backward, FA1 and FA2 (the L2
+model off, as ``simulate`` has it by default).
 
 Run:  python benchmarks/counting_speed.py      (prints a Markdown table)
 Each case runs ``repeats`` times after one warm-up; the table shows the median.
@@ -43,6 +45,13 @@ def cases(profile):
         yield f"count {algo} backward same, batch 8 × heads 32", "≈ the above", lambda a=algo: simulate(profile, a, Problem(**big, batch=8, heads=32), blocks=(128, 64), passes="backward")
     yield "count fa2 backward same, causal", "—", lambda: simulate(profile, "fa2", Problem(**big, causal=True), blocks=(128, 64), passes="backward")
     yield "count flash-attn-2 kernel fwd+bwd N=131072 d=128", "—", lambda: simulate(profile, "fa2", Problem(**big), passes="forward+backward", options=Options(kernel="flash-attn-2"))
+    # Issue 13, item 4: causal counting at constant cost (affine groups of query blocks).
+    million = dict(seq_len=1_048_576, head_dim=128, causal=True)
+    for algo in ("fa2", "fa1"):
+        for passes in ("forward", "backward"):
+            yield f"count {algo} {passes} N=1048576 d=128 128×64, causal", "≤ 10 ms", lambda a=algo, p=passes: simulate(profile, a, Problem(**million), blocks=(128, 64), passes=p)
+    yield "count fa2 forward N=1048576 causal, batch 8 × heads 32", "≤ 10 ms", lambda: simulate(profile, "fa2", Problem(**million, batch=8, heads=32), blocks=(128, 64))
+    yield "flash-attn-2 kernel fwd+bwd N=131072 causal, B·H=256 (kernel time model)", "—", lambda: simulate(profile, "fa2", Problem(seq_len=131_072, head_dim=128, causal=True, batch=8, heads=32), passes="forward+backward", options=Options(kernel="flash-attn-2"))
     small = Problem(seq_len=4096, head_dim=64)
     for algo in ("standard", "fa1", "fa2"):
         yield f"numeric {algo} N=4096 d=64 (paper blocks)", "< 10 s", lambda a=algo: simulate(profile, a, small, mode="numeric")
