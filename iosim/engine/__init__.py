@@ -19,6 +19,8 @@ The modules, one role each:
   each iteration a scope weighted by the blocks it stands for;
 * :mod:`.blocks` — an axis cut into blocks, the active (query, key) blocks, and the
   grouping of identical blocks that makes ``count`` fast;
+* :mod:`.affine` — causal blocks grouped by the shape of their inner loop (counts affine
+  in the number of visible blocks), so a causal ``count`` is fast too;
 * :mod:`.access` — where one load or store lands and the shape of its tile (C4);
 * :mod:`.tiles` — :class:`~iosim.engine.tiles.Tile` arithmetic, the same in every mode,
   reporting its operations;

@@ -2,7 +2,8 @@
 
 Each iteration is a scope: what the body keeps on chip is released when it ends, and the
 counts it makes are multiplied by how many real iterations it stands for (``count`` mode
-walks grouped iterations, one body per group of identical blocks; ``trace`` and
+walks grouped iterations, one body per group of identical blocks, or, causal, of blocks
+whose inner loops have the same shape: :mod:`.affine`; ``trace`` and
 ``numeric`` walk them one by one). The block an iteration yields is usable only inside
 it: outside, in count mode, it could stand for a group that nothing there weighs.
 """
