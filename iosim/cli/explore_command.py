@@ -12,6 +12,8 @@ from ..kernels.plan import KERNELS
 from ..report.explore_report import explore_csv, explore_json, render_explore
 from ..report.plots import plot_explore
 from ..schedules import SCHEDULES
+from ..studies.explore.triton_configs import explore_triton
+from ..report.triton_report import render_triton
 from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_ALIASES, OBJECTIVES, PRACTICAL_RULE,
                                explore_points)
 from ..workload.problem import Problem
@@ -99,6 +101,8 @@ def problems_from_args(args: argparse.Namespace) -> list[Problem]:
 def run(args: argparse.Namespace) -> int:
     check_plot_argument(args)
     problems = problems_from_args(args)
+    if args.kernel == "triton-fa2":
+        return _run_triton(args, problems)
     results = explore_points(args.hw, args.algo, problems, block_q=args.block_q, block_kv=args.block_kv,
                              objective=args.objective, allow_spill=args.allow_spill, dropout=args.dropout,
                              jobs=args.jobs, passes=args.passes, block_mask=args.block_mask, grid=args.grid,
@@ -111,4 +115,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(render_explore(results, top=args.top))
     write_plot(args, plot_explore, results)
+    return 0
+
+
+def _run_triton(args: argparse.Namespace, problems: list[Problem]) -> int:
+    """``--kernel triton-fa2``: rank the Triton kernel's configurations (docs/triton.md)."""
+    if args.block_q or args.block_kv or args.block_mask or args.passes != "forward" or args.plot:
+        raise ProblemError("--kernel triton-fa2 ranks the kernel's (BLOCK_M, BLOCK_N, num_warps, num_stages) "
+                           "configurations of the forward pass: drop --block-q/--block-kv/--block-mask/--plot/--pass")
+    if args.algo != ["fa2"]:
+        raise ProblemError("--kernel triton-fa2 runs FlashAttention-2's loop order: use --algo fa2")
+    results = [explore_triton(args.hw, p, cache=args.cache, tie=args.tie) for p in problems]
+    if args.format == "json":
+        print(json.dumps([r.to_dict() for r in results], indent=2))
+    else:
+        print(render_triton(results, top=args.top, csv=args.format == "csv"), end="")
     return 0

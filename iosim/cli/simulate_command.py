@@ -8,6 +8,7 @@ import sys
 
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS
+from ..kernels.triton_preset import TritonConfig
 from ..report.tables import FORMATTERS
 from ..run import Options, prepare
 from ..run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS
@@ -43,6 +44,8 @@ def register(subparsers) -> None:
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
     p.add_argument("--kernel", choices=list(KERNELS),
                    help="run the launches the real kernels make, with their tiles (docs/spec/kernels.md; --algo fa2)")
+    p.add_argument("--kernel-config", metavar="BM,BN,W,S",
+                   help="--kernel triton-fa2: BLOCK_M,BLOCK_N,num_warps,num_stages (default 128,64,4,3; docs/triton.md)")
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help="play every access through the profile's L2 and report L2 and DRAM bytes (default: on "
                         "for profiles with a cache, up to 4,000,000 tile steps per head and, causal or masked, 4,000,000 "
@@ -54,6 +57,14 @@ def register(subparsers) -> None:
     p.set_defaults(run=run)
 
 
+def _kernel_config(args: argparse.Namespace) -> tuple | None:
+    if args.kernel_config is None:
+        return None
+    if args.kernel != "triton-fa2":
+        raise ProblemError("--kernel-config is for --kernel triton-fa2")
+    return TritonConfig.parse(args.kernel_config).key()
+
+
 def run(args: argparse.Namespace) -> int:
     problem = problem_from_args(args)
     if args.kernel and (args.block_q or args.block_kv or args.block_mask):
@@ -62,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, block_mask=args.block_mask,
         gemm=args.gemm if args.algo == "standard" else None, dq_read_twice=args.dq_read_twice or None,
         num_splits=args.num_splits, kernel=args.kernel, cache=bool(args.cache),
+        kernel_config=_kernel_config(args),
     )
     blocks = (args.block_q, args.block_kv)
     setup = prepare(args.hw, args.algo, problem, passes=args.passes, blocks=blocks, options=options)

@@ -16,6 +16,10 @@ launches flash-attn would make, each run through the simulator:
 ``flash-attn-3``
   * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (kernels.md §6);
     FA3's own split and pack heuristics are not modelled.
+``triton-fa2``
+  * forward only: iosim's own Triton kernel at one configuration (BLOCK_M, BLOCK_N,
+    num_warps, num_stages): ``fa2`` with tile BLOCK_M × BLOCK_N, key blocks ascending
+    (:mod:`iosim.kernels.triton_preset`, docs/triton.md).
 
 A forward+backward request runs each pass with its own tile and adds the counts.
 """
@@ -29,8 +33,9 @@ from ..workload.layouts import decode_layout
 from ..workload.problem import Problem
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, kernel_tile
+from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile
 
-KERNELS = ("flash-attn-2", "flash-attn-3")
+KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2")
 
 
 @dataclass(frozen=True)
@@ -52,13 +57,19 @@ class KernelLaunch:
 
 
 def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
-         num_splits: int | None = None) -> list[KernelLaunch]:
-    """The launches ``kernel`` makes for ``passes`` of ``algorithm`` on ``problem``."""
+         num_splits: int | None = None, config=None) -> list[KernelLaunch]:
+    """The launches ``kernel`` makes for ``passes`` of ``algorithm`` on ``problem``;
+    ``config``: the Triton kernel's (BLOCK_M, BLOCK_N, num_warps, num_stages) (``triton-fa2`` only)."""
     require_choice("kernel", kernel, KERNELS)
     if algorithm not in ("fa2", "fa2-splitkv"):
         raise ProblemError(f"kernel={kernel!r} runs FlashAttention-2's loop order: use algorithm='fa2' "
                            f"(got {algorithm!r})", field="algorithm")
+    if config is not None and kernel != "triton-fa2":
+        raise ProblemError(f"kernel={kernel!r} picks its own tiles; a kernel config is for triton-fa2",
+                           field="kernel_config")
     try:
+        if kernel == "triton-fa2":
+            return [_triton(problem, profile, passes, config)]
         launches = []
         if "forward" in passes:
             launches.append(_forward(kernel, problem, profile, num_splits))
@@ -85,6 +96,18 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True})
+
+
+def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:
+    """The Triton kernel's one launch (forward only; MHA with N_q = N_kv: its layout is (B, H, N, d))."""
+    if passes != "forward":
+        raise ScheduleError("kernel='triton-fa2' is a forward kernel: use passes='forward'", field="kernel")
+    if problem.kv_heads not in (None, problem.heads) or problem.seq_len_q != problem.seq_len_kv:
+        raise ProblemError("kernel='triton-fa2' runs multi-head attention with equal query and key lengths "
+                           "(no GQA, no --seq-len-q/--seq-len-kv)", field="kernel")
+    cfg = TritonConfig.parse(DEFAULT_CONFIG if config is None else config)
+    tile = triton_tile(cfg, problem.head_dim, problem.dtype, profile)
+    return KernelLaunch("forward", "fa2", problem, tile, {})
 
 
 def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:

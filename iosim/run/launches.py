@@ -15,7 +15,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ProblemError
-from ..models import kernel_time
+from ..kernels.triton_preset import TritonTile
+from ..models import kernel_time, triton_time
 from ..models.cache import occupancy, replay
 from ..models.kernel_time import WarpLayout
 from ..models.roofline import in_sequence, predict_time
@@ -132,9 +133,12 @@ def _cache_model(setup: Setup, launch: Launch, c: Counted):
     """Play every head's recorded accesses through the profile's L2 (and caches behind it)."""
     profile, p = setup.profile, launch.problem
     regs = profile.registers
-    slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, c.sram.peak_bytes,
-                      launch.threads_per_block, registers_per_thread=launch.registers_per_thread,
-                      register_file_bytes=regs.capacity_bytes if regs is not None else None)
+    if isinstance(launch.tile, TritonTile):   # Triton's own footprint and registers
+        slots = profile.sm_count * triton_time.blocks_per_sm(launch.tile, profile)
+    else:
+        slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, c.sram.peak_bytes,
+                          launch.threads_per_block, registers_per_thread=launch.registers_per_thread,
+                          register_file_bytes=regs.capacity_bytes if regs is not None else None)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
@@ -146,6 +150,10 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     """The kernel time model for each kernel of a real kernel's launch; the launch's time
     becomes their sum, bound by its longest kernel's bound."""
     tile, p = launch.tile, launch.problem
+    if isinstance(tile, TritonTile):
+        requested, dram, work = kernel_traffic(result)
+        times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)
+        return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps, head_dim=p.head_dim, kernel_head_dim=tile.kernel_head_dim)
     elif tile.warp_grids is not None:
@@ -186,12 +194,17 @@ def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[
 def kernel_times(result: Result, profile, layouts: dict) -> dict:
     """The kernel time model (:func:`iosim.models.kernel_time.predict`) on a result's counts:
     kernel -> TimePrediction, for the kernels in ``layouts`` (and the rest by traffic)."""
+    return kernel_time.predict(profile, result.problem.dtype, *kernel_traffic(result), layouts)
+
+
+def kernel_traffic(result: Result) -> tuple[dict, dict, dict]:
+    """(requested, DRAM, thread-block work) per kernel, as the kernel time models take them."""
     requested = {k: tuple(map(sum, zip((0, 0), *result.kernel_bytes(k).values()))) for k in result.kernels}
     dram = {}
     if result.cache is not None:
         dram = {k: (s.dram_read_bytes, s.dram_write_bytes) for k, s in result.cache.kernels.items()}
     work = {k: (w.heads, w.blocks) for k, w in result.cta_work.items()}
-    return kernel_time.predict(profile, result.problem.dtype, requested, dram, work, layouts)
+    return requested, dram, work
 
 
-__all__ = ["run_launches", "kernel_times"]
+__all__ = ["run_launches", "kernel_times", "kernel_traffic"]

@@ -57,6 +57,8 @@ class Options:
     schedule_kwargs: Mapping[str, Any] = field(default_factory=dict)
     block_mask: str | np.ndarray | None = field(default=None, compare=False)
     kernel: str | None = None
+    #: ``kernel="triton-fa2"``: its (BLOCK_M, BLOCK_N, num_warps, num_stages) (None: the preset's default)
+    kernel_config: tuple | None = None
     cache: bool = False
     threads_per_block: int = 128
     registers_per_thread: int | None = None
@@ -72,6 +74,8 @@ class Options:
             raise ProblemError(f"num_splits must be at most {MAX_SPLITS} (flash-attn's combine kernel holds at most "
                                f"{MAX_SPLITS} splits), got {self.num_splits:,}", field="num_splits")
         require_positive_int("threads_per_block", self.threads_per_block)
+        if isinstance(self.kernel_config, list):
+            object.__setattr__(self, "kernel_config", tuple(self.kernel_config))
         if not isinstance(self.schedule_kwargs, Mapping):
             raise ProblemError(f"schedule_kwargs must be a mapping, got {self.schedule_kwargs!r}")
         object.__setattr__(self, "schedule_kwargs", MappingProxyType(dict(self.schedule_kwargs)))

@@ -197,7 +197,7 @@ def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tu
         raise ProblemError(f"kernel={options.kernel!r} picks the kernels' own tiles: give no blocks and no "
                            "block_mask", field="kernel")
     out = []
-    for k in plan(options.kernel, algorithm, problem, profile, passes, options.num_splits):
+    for k in plan(options.kernel, algorithm, problem, profile, passes, options.num_splits, options.kernel_config):
         tile = k.tile
         chosen = BlockSizes(tile.block_q, tile.block_kv)
         chosen.check(k.problem)

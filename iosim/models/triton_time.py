@@ -1,0 +1,159 @@
+"""A kernel time model for iosim's Triton FlashAttention-2 forward (``--kernel triton-fa2``).
+
+It follows :mod:`iosim.models.kernel_time` (steps in order per thread block, memory
+overlapping compute, the launch floor) and adds what differs between Triton's
+configurations (docs/triton.md, "The time model"):
+
+* **One step of a thread block** (one key block): the tensor-core FLOPs of both products at
+  the rows the instruction computes (:func:`iosim.kernels.triton_preset.computed_rows`; a
+  masked ragged tile costs a whole tile), the shared-memory operand bytes, the exps and the
+  other fp32 work, each at the SM's share of its rate, summed (``c``). The tensor-core rate
+  is the measured ``mma.sync`` rate for MMA v2 and the vendor peak for wgmma (MMA v3; no
+  wgmma rate is measured). Operand bytes by the warp layout: wgmma reads Q and, once per
+  warpgroup, K and V from shared memory, P from registers; mma.sync keeps Q in registers
+  and every warp row reads K and V (``ldmatrix``); warps along the keys pass P through
+  shared memory to the warps that need whole rows of it.
+* **Warps feeding the tensor cores.** An SM has 4 sub-partitions, each with its own tensor
+  core, special-function and fp32 units; fewer than 4 resident warps leave some idle:
+  with ``r`` blocks of ``W`` warps resident, ``u = min(1, r·W/4)`` (a wgmma warpgroup spans
+  all four).
+* **Waiting for K_j, V_j.** A load takes the measured dependent DRAM round trip ``L``
+  (``read_write_floor − launch``) plus the tile's transfer at the SM's share of the L2
+  rate. With ``num_stages = 1`` the loop is not pipelined and a step waits all of it
+  (``w = L + t``); with ``s ≥ 2`` the load was issued ``s − 1`` steps earlier:
+  ``w = max(0, L + t − (s − 1)·c)``. Each block also waits once for its Q tile (``p``).
+* **Rounds of co-resident blocks.** ``k`` blocks fit on an SM at once (shared memory with
+  CUDA's 1 KiB per block, registers, threads: :func:`iosim.models.cache.occupancy`). A
+  round of ``r`` blocks, each making its ``n`` steps, takes ``p + n·max(r·c/u, c + w)``:
+  throughput-bound when the other blocks hide the wait, latency-bound when not.
+* **Waves.** Blocks spread over the SMs as evenly as the grid allows; the busiest SM runs
+  ``ceil(T / SMs)`` of them in rounds of ``k``, the last round partial. Where blocks differ
+  (causal) each is charged its share of a full SM, ``(p + n·max(k·c/u, c + w))/k``, and the
+  busiest SM comes from :func:`iosim.models.kernel_time.busiest_sm`, at least the longest
+  block alone.
+* **Memory**: the L2 and DRAM times as :mod:`iosim.models.kernel_time`; the kernel takes the
+  launch floor plus the longest of compute, L2 and DRAM.
+
+No constant is fitted to Triton's measured times; every rate is the profile's.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..dtypes import width as dtype_width
+from .cache import occupancy
+from .kernel_time import KernelRates, busiest_sm
+from .roofline import TimePrediction
+
+#: shared memory CUDA reserves per thread block on sm80+ (CUDA-PG, "Shared Memory" of CC 8.x/9.x)
+RESERVED_SMEM_PER_BLOCK = 1024
+
+
+def blocks_per_sm(tile, profile) -> int:
+    """How many of the kernel's thread blocks one SM holds at once."""
+    regs = profile.registers
+    return occupancy(1, profile.scratchpad.capacity_bytes or 0, tile.shared_bytes + RESERVED_SMEM_PER_BLOCK,
+                     32 * tile.warps, registers_per_thread=tile.registers,
+                     register_file_bytes=regs.capacity_bytes if regs is not None else None)
+
+
+def step_seconds(tile, rates: KernelRates, profile, dtype: str, elementwise: float, exps: float) -> dict:
+    """One step's compute (one key block), by unit, at the SM's share of each rate."""
+    sm, w, d = rates.sm_count, dtype_width(dtype), tile.kernel_head_dim
+    rows, bn, warps = tile.computed_rows, tile.block_kv, tile.warps
+    flops = 2 * 2 * rows * bn * d
+    if tile.mma == 3:
+        mma_rate = profile.tensor_flops_per_s(dtype) or rates.mma_flops
+        operand = rows * d + 2 * (warps // 4) * bn * d
+    else:
+        mma_rate = rates.mma_flops
+        wm, wn = tile.warps_m, warps // tile.warps_m
+        operand = 2 * wm * bn * d + ((1 + wn) * rows * bn if wn > 1 else 0)
+    return {"tensor cores": flops * sm / mma_rate, "shared memory": operand * w * sm / rates.smem_bytes,
+            "exp": exps * sm / rates.exp_ops, "fp32": elementwise * sm / rates.fp32_ops}
+
+
+def load_wait(tile, rates: KernelRates, dtype: str, step: float) -> tuple[float, float]:
+    """(the exposed wait of one step for its K_j and V_j, the block's wait for its Q tile)."""
+    latency = max(rates.read_write_s - rates.launch_s, 0.0)
+    per_sm = (rates.l2_bytes or rates.dram_bytes) / rates.sm_count
+    w = dtype_width(dtype)
+    kv = latency + 2 * tile.block_kv * tile.kernel_head_dim * w / per_sm
+    q = latency + tile.block_q * tile.kernel_head_dim * w / per_sm
+    if tile.num_stages == 1:
+        return kv, q
+    return max(0.0, kv - (tile.num_stages - 1) * step), q
+
+
+def _use(tile, resident: int) -> float:
+    """Fraction of the SM's 4 sub-partitions that ``resident`` blocks' warps keep busy."""
+    return 1.0 if tile.mma == 3 else min(1.0, resident * tile.warps / 4)
+
+
+def _round(tile, c: float, w: float, resident: int) -> float:
+    """One step of every block of a round of ``resident`` blocks."""
+    return max(resident * c / _use(tile, resident), c + w)
+
+
+def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple[float, dict, int]:
+    """(the busiest SM's compute time, its split by unit, blocks per SM) of one launch;
+    ``works``: the per-head :class:`~iosim.engine.ledger.CtaWork` list."""
+    rates = KernelRates.from_profile(profile, dtype)
+    k = blocks_per_sm(tile, profile)
+    blocks = []   # (steps, step seconds by unit, wait per step, prologue) per distinct block, with its count
+    for work in works:
+        n = sum(c for (m, _, kk, a, _), c in work.products.items() if a)     # S = Q·Kᵀ, one per step
+        if not n:
+            continue
+        scale = tile.computed_rows / max(m for (m, *_rest) in work.products)  # padded rows compute too
+        per = step_seconds(tile, rates, profile, dtype, work.ops.get("elementwise", 0) * scale / n,
+                           work.ops.get("exp", 0) * scale / n)
+        c = sum(per.values())
+        w, p = load_wait(tile, rates, dtype, c)
+        blocks.append((n, per, w, p, work.count))
+    if not blocks:
+        return 0.0, {}, k
+    total_blocks = heads * sum(b[4] for b in blocks)
+    if len({(b[0], b[2]) for b in blocks}) == 1:                        # every block alike
+        n, per, w, p, _ = blocks[0]
+        c, m = sum(per.values()), math.ceil(total_blocks / rates.sm_count)
+        rounds = [k] * (m // k) + ([m % k] if m % k else [])
+        busiest = sum(p + n * _round(tile, c, w, r) for r in rounds)
+    else:
+        runs = [((p + n * _round(tile, sum(per.values()), w, k)) / k, count) for n, per, w, p, count in blocks]
+        alone = max(p + n * _round(tile, sum(per.values()), w, 1) for n, per, w, p, _ in blocks)
+        busiest = max(busiest_sm(runs * heads, rates.sm_count), alone)
+    work_by_unit = {u: sum(b[0] * b[1][u] * b[4] for b in blocks) for u in blocks[0][1]}
+    whole = sum(work_by_unit.values()) or 1.0
+    return busiest, {u: busiest * v / whole for u, v in work_by_unit.items()}, k
+
+
+def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) -> dict:
+    """kernel -> :class:`TimePrediction` (arguments as :func:`iosim.models.kernel_time.predict`,
+    ``tile`` the launch's :class:`~iosim.kernels.triton_preset.TritonTile`)."""
+    rates = KernelRates.from_profile(profile, dtype)
+    out = {}
+    for kernel, (reads, writes) in requested.items():
+        floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
+        per: dict[str, float] = {"launch": floor}
+        if rates.l2_bytes:
+            per["L2"] = (reads + writes) / rates.l2_bytes
+        dram_r, dram_w = dram.get(kernel, (reads, writes))
+        per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
+        heads, works = work.get(kernel, (0, []))
+        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works)
+        per.update(split)
+        memory = max(per.get("L2", 0.0), per["DRAM"])
+        if compute >= memory and compute > 0:
+            parts = sorted(split.items(), key=lambda kv: -kv[1])
+            bound = "compute (" + ", ".join(f"{u} {v / compute:.0%}" for u, v in parts) + ")"
+        elif memory > floor:
+            bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
+        else:
+            bound = "launch"
+        out[kernel] = TimePrediction(floor + max(compute, memory), bound, per)
+    return out
+
+
+__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]

@@ -1,0 +1,170 @@
+"""``explore --kernel triton-fa2``: every configuration (BLOCK_M, BLOCK_N, num_warps,
+num_stages) of iosim's Triton kernel, ranked by its kernel time model
+(:mod:`iosim.models.triton_time`; docs/triton.md).
+
+A configuration's counts depend on its tile (BLOCK_M × BLOCK_N) and, through the L2 model's
+concurrency, on how many of its blocks an SM holds; its time on all four knobs. So each
+(tile, blocks per SM) is counted once — with the L2 model where it is on — and every
+configuration sharing it is timed from that count.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ...errors import ProblemError
+from ...hardware import HardwareProfile
+from ...kernels.tile_tables import gpu_info
+from ...kernels.triton_preset import (DEFAULT_CONFIG, TritonConfig, infeasible_reason, mma_version,
+                                      registers_per_thread, search_space, shared_bytes, triton_tile)
+from ...models import triton_time
+from ...run import Options, prepare, resolve_profile
+from ...run.launches import kernel_traffic, run_launches
+from ...workload.problem import Problem
+from .ties import DEFAULT_TIE
+
+
+@dataclass(frozen=True)
+class ConfigCandidate:
+    """One configuration, judged: why it cannot run ("" when it can), else its predicted time."""
+
+    config: TritonConfig
+    reason: str
+    shared_bytes: int
+    registers: int
+    mma: int
+    blocks_per_sm: int = 0
+    predicted_s: float | None = None
+    bound: str = ""
+    dram_bytes: int | None = None
+    hbm_bytes: int = 0
+
+    @property
+    def feasible(self) -> bool:
+        return not self.reason
+
+    def to_dict(self) -> dict:
+        c = self.config
+        return {"block_m": c.block_m, "block_n": c.block_n, "num_warps": c.num_warps, "num_stages": c.num_stages,
+                "feasible": self.feasible, "reason": self.reason or None, "shared_bytes": self.shared_bytes,
+                "registers_per_thread": self.registers, "mma": f"v{self.mma}", "blocks_per_sm": self.blocks_per_sm,
+                "predicted_s": self.predicted_s, "bound": self.bound or None, "dram_bytes": self.dram_bytes,
+                "hbm_bytes": self.hbm_bytes}
+
+
+@dataclass
+class TritonExploreResult:
+    """Every configuration on one problem, ranked."""
+
+    profile: str
+    problem: Problem
+    cache: bool
+    candidates: list
+    tie: float = DEFAULT_TIE
+
+    @property
+    def ranked(self) -> list:
+        return sorted((c for c in self.candidates if c.feasible), key=_rank_key)
+
+    @property
+    def best(self) -> ConfigCandidate:
+        return self.ranked[0]
+
+    @property
+    def near_ties(self) -> list:
+        best = self.best.predicted_s
+        return [c for c in self.ranked if c.predicted_s <= best * (1 + self.tie)]
+
+    def to_dict(self) -> dict:
+        p = self.problem
+        return {"kernel_preset": "triton-fa2", "profile": self.profile, "cache": self.cache,
+                "time_model": f"triton-fa2's kernel time model {'with' if self.cache else 'without'} the L2 model",
+                "problem": {"batch": p.batch, "heads": p.heads, "seq_len": p.seq_len_q, "head_dim": p.head_dim,
+                            "dtype": p.dtype, "causal": p.causal},
+                "best": self.best.to_dict(), "ties": {"tolerance": self.tie,
+                                                      "members": [c.config.label() for c in self.near_ties]},
+                "candidates": [c.to_dict() for c in self.candidates]}
+
+
+def _rank_key(c: ConfigCandidate) -> tuple:
+    """Time, then the smaller shared memory, then fewer stages and warps (cheaper to compile)."""
+    return c.predicted_s, c.shared_bytes, c.config.num_stages, c.config.num_warps
+
+
+def explore_triton(hw: str | os.PathLike | HardwareProfile, problem: Problem, *, configs=None,
+                   cache: bool | None = None, tie: float = DEFAULT_TIE) -> TritonExploreResult:
+    """Rank ``configs`` (default: :func:`~iosim.kernels.triton_preset.search_space`) on
+    ``problem``. ``cache``: the L2 model on, off, or (None) as ``iosim simulate`` decides for
+    the preset's default configuration."""
+    profile = resolve_profile(hw)
+    configs = [TritonConfig.parse(c) for c in (configs or search_space())]
+    if problem.dtype not in ("fp16", "bf16"):
+        raise ProblemError(f"kernel triton-fa2 runs fp16 and bf16, got {problem.dtype}", field="dtype")
+    use_cache = _use_cache(profile, problem, cache)
+    groups: dict = {}
+    counted: dict = {}   # tile -> its count without the L2 model (shared by every group of the tile)
+    out = []
+    for cfg in configs:
+        reason = infeasible_reason(cfg, problem.head_dim, problem.dtype, profile)
+        if not reason and (cfg.block_m > problem.seq_len_q or cfg.block_n > problem.seq_len_kv):
+            reason = f"tile {cfg.block_m}x{cfg.block_n} is larger than N = {problem.seq_len_q:,}"
+        if reason:
+            out.append(_infeasible(cfg, reason, problem, profile))
+            continue
+        tile = triton_tile(cfg, problem.head_dim, problem.dtype, profile)
+        key = (cfg.block_m, cfg.block_n, triton_time.blocks_per_sm(tile, profile))
+        groups.setdefault(key, []).append((len(out), cfg, tile))
+        out.append(None)
+    for (bm, bn, _), members in groups.items():
+        _time_group(out, members, profile, problem, use_cache, counted)
+    if not any(c.feasible for c in out):
+        raise ProblemError(f"kernel triton-fa2: no configuration fits on {profile.name} at d = {problem.head_dim}")
+    return TritonExploreResult(profile.name, problem, use_cache, out, tie)
+
+
+def _time_group(out: list, members: list, profile, problem: Problem, use_cache: bool, counted: dict) -> None:
+    """Time every configuration of one (tile, blocks per SM). Counted first without the L2
+    model: where even every requested byte going to DRAM would not bound a configuration's
+    time, that time is exact; otherwise (L2 model on) the group is replayed through it."""
+    tile_key = members[0][1].block_m, members[0][1].block_n
+    if tile_key not in counted:
+        counted[tile_key] = _count(profile, problem, members[0][1], False)
+    result = counted[tile_key]
+    traffic = kernel_traffic(result)
+    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic)["main"] for i, _, tile in members}
+    dram_bound = any(t.per_resource_s["DRAM"] >= t.predicted_s - t.per_resource_s["launch"] for t in times.values())
+    dram_bytes = None
+    if use_cache and dram_bound:
+        replayed = _count(profile, problem, members[0][1], True)
+        traffic = kernel_traffic(replayed)
+        dram_bytes = sum(traffic[1].get("main", (0, 0)))
+        times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic)["main"] for i, _, tile in members}
+    for index, cfg, tile in members:
+        t = times[index]
+        out[index] = ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
+                                     triton_time.blocks_per_sm(tile, profile), t.predicted_s, t.bound,
+                                     dram_bytes, result.hbm.total_bytes)
+
+
+def _infeasible(cfg: TritonConfig, reason: str, problem: Problem, profile) -> ConfigCandidate:
+    version = mma_version(cfg, gpu_info(profile))
+    return ConfigCandidate(cfg, reason, shared_bytes(cfg, problem.head_dim, problem.dtype),
+                           registers_per_thread(cfg, problem.head_dim, version), version)
+
+
+def _count(profile, problem: Problem, cfg: TritonConfig, cache: bool):
+    options = Options(kernel="triton-fa2", kernel_config=cfg.key(), cache=cache)
+    return run_launches(prepare(profile, "fa2", problem, options=options), "count", None)
+
+
+def _use_cache(profile, problem: Problem, cache: bool | None) -> bool:
+    if cache is not None:
+        if cache and profile.cache is None:
+            raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
+        return cache
+    setup = prepare(profile, "fa2", problem, options=Options(kernel="triton-fa2", kernel_config=DEFAULT_CONFIG))
+    return setup.cache_by_default()
+
+
+__all__ = ["explore_triton", "ConfigCandidate", "TritonExploreResult"]
