@@ -2,7 +2,12 @@
 item 4). Runs anywhere; reads what ``benchmarks/sdpa_ncu.py --backend cudnn`` wrote on the
 device machine (cudnn_configs.json, cudnn_d{D}.csv, cudnn_status_d{D}.jsonl).
 
-    python benchmarks/cudnn_compare.py RAW_DIR [--json OUT.json]
+    python benchmarks/cudnn_compare.py RAW_DIR [--json OUT.json] [--preset]
+
+``--preset``: instead, every measured launch beside the ``cudnn`` preset's bytes (one table;
+:func:`compare`): the TMA kernels' loads against the L1's crossbar bytes (TMA loads, plain
+loads and the scheduler's atomics all arrive through it), the element-wise kernels' against
+the SASS load bytes; stores, TMA stores and TMA reductions.
 
 Per config: the bytes of Q, K, V, O, the backend's error where it refused the shape, and the
 loads of the re-read hypotheses that sdpa_ncu.py recorded (several tiles each) divided by
@@ -23,7 +28,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim import IosimError  # noqa: E402
+from iosim import Options, Problem, simulate  # noqa: E402
 from iosim.gpu.ncu import read_launches  # noqa: E402
+from iosim.kernels.cudnn_preset import convert_dq_elements, scheduler_bytes  # noqa: E402
 
 #: (column, metrics summed, bytes per unit): the candidates for a launch's global loads
 LOADS = [
@@ -212,12 +219,94 @@ def report(recs: list[dict]) -> str:
     return "\n".join(line for rec in recs for line in header(rec) + [""] + table(rec) + [""])
 
 
+XBAR, SASS_LD, SASS_ST = "l1tex__m_xbar2l1tex_read_bytes.sum", "smsp__sass_data_bytes_mem_global_op_ld.sum", \
+    "smsp__sass_data_bytes_mem_global_op_st.sum"
+TMA_ST, TMA_RED = "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum", \
+    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_red.sum"
+SMS = 132  # the H200's SMs: the persistent kernels' grid
+
+
+def problem_of(c: dict) -> Problem:
+    return Problem(head_dim=c["head_dim"], seq_len_q=c.get("seq_len_q", c["seq_len"]),
+                   seq_len_kv=c.get("seq_len_kv", c["seq_len"]), batch=c["batch"], heads=c["heads"],
+                   kv_heads=c.get("kv_heads"), causal=c["causal"], dtype=c.get("dtype", "fp16"))
+
+
+def predicted_launches(c: dict) -> list[dict]:
+    """The preset's launches in PyTorch's order, each {kernel, checks: [(quantity, metric, bytes)]}."""
+    p = problem_of(c)
+    r = simulate("h200", "fa2", p, passes="forward+backward", options=Options(kernel="cudnn", cache=False))
+    kb = {k: r.kernel_bytes(k) for k in r.kernels}
+    rd = lambda k, *ts: sum(kb[k].get(t, (0, 0))[0] for t in ts)  # noqa: E731
+    wr = lambda k, *ts: sum(kb[k].get(t, (0, 0))[1] for t in ts)  # noqa: E731
+    heads = p.batch * p.heads
+    fwd_tiles, bwd_tiles = heads * -(-p.seq_len_q // 128), heads * -(-p.seq_len_kv // 128)
+    acc = 4 * heads * (convert_dq_elements(p.seq_len_q, p.head_dim) - p.seq_len_q * p.head_dim)  # overlap, fp32
+    out = [{"kernel": "fprop", "checks": [
+                ("loads", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, SMS)),
+                ("O (TMA st)", TMA_ST, wr("main", "O")), ("L (st)", SASS_ST, wr("main", "L"))]},
+           {"kernel": "dot_do_o", "checks": [("loads", SASS_LD, rd("dot_do_o", "O", "dO")),
+                                            ("stores", SASS_ST, wr("dot_do_o", "D", "dQaccum"))]},
+           {"kernel": "bprop", "checks": [
+                ("loads", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO", "L", "D") + scheduler_bytes(bwd_tiles, SMS)),
+                ("L, D (ld)", SASS_LD, rd("dq_dk_dv", "L", "D")),
+                ("dK, dV (TMA st)", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")),
+                ("dQaccum (TMA red)", TMA_RED, wr("dq_dk_dv", "dQaccum"))]},
+           {"kernel": "convert_dq", "checks": [("loads", SASS_LD, rd("convert_dq", "dQaccum") + acc),
+                                              ("stores", SASS_ST, wr("convert_dq", "dQ") + acc // 2)]}]
+    if p.group_size > 1:
+        reduce = kb["reduce_dkv"]
+        for t in ("dK", "dV"):
+            out.append({"kernel": f"reduce_head {t}", "checks": [("loads", SASS_LD, reduce[f"{t}_expanded"][0]),
+                                                                 ("stores", SASS_ST, reduce[t][1])]})
+    return out
+
+
+def compare(raw_dir: str) -> list[dict]:
+    """One row per (measured launch, quantity): config, kernel, metric, measured, predicted."""
+    rows = []
+    with open(os.path.join(raw_dir, f"{PREFIX}_configs.json")) as f:
+        meta = json.load(f)
+    for d, configs in meta["grid"].items():
+        groups, _ = _groups(os.path.join(raw_dir, f"{PREFIX}_d{d}.csv"), meta.get("marker", "spin_kernel"))
+        for i, c in enumerate(configs):
+            measured = groups[i] if i < len(groups) else []
+            predicted = predicted_launches(c)
+            if len(measured) != len(predicted):
+                raise IosimError(f"d={d} config {i}: {len(measured)} launches measured, {len(predicted)} predicted")
+            for launch, pred in zip(measured, predicted):
+                for quantity, metric, value in pred["checks"]:
+                    rows.append({"d": int(d), "index": i, "config": c, "kernel": pred["kernel"],
+                                 "name": launch["name"], "quantity": quantity, "metric": metric,
+                                 "measured": int(launch["metrics"][metric]), "predicted": int(value)})
+    return rows
+
+
+def compare_report(rows: list[dict]) -> str:
+    head = ["d", "#", "config", "kernel", "quantity", "metric", "measured B", "iosim B", "ratio"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        c = r["config"]
+        cfg = (f"{c.get('seq_len_q', c['seq_len'])}/{c.get('seq_len_kv', c['seq_len'])} {c['batch']}×{c['heads']}"
+               f"{'/' + str(c['kv_heads']) if 'kv_heads' in c else ''} {'causal' if c['causal'] else 'full'} "
+               f"{c.get('dtype', 'fp16')}")
+        ratio = "exact" if r["measured"] == r["predicted"] else f"{r['measured'] / r['predicted']:.5f}"
+        out.append(f"| {r['d']} | {r['index']} | {cfg} | {r['kernel']} | {r['quantity']} | {r['metric'].split('.')[0]} "
+                   f"| {r['measured']:,} | {r['predicted']:,} | {ratio} |")
+    exact = sum(r["measured"] == r["predicted"] for r in rows)
+    return "\n".join(out + ["", f"{exact} of {len(rows)} quantities exact"])
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("raw_dir")
     parser.add_argument("--json", help="also write the records (full kernel names, every ratio) here")
+    parser.add_argument("--preset", action="store_true", help="compare every launch with the cudnn preset")
     args = parser.parse_args(argv)
     try:
+        if args.preset:
+            print(compare_report(compare(args.raw_dir)))
+            return 0
         recs = records(args.raw_dir)
     except (OSError, ValueError, KeyError, IosimError) as exc:
         print(f"cudnn_compare: error: {str(exc).splitlines()[0]}", file=sys.stderr)

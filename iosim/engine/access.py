@@ -34,10 +34,11 @@ def split_blocks(spec: TensorSpec, block) -> tuple[Block, Block | None]:
 
 
 def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
-                padded: bool, whole_rows: bool = False) -> tuple[tuple[int, ...], int]:
+                padded: bool, whole_rows: bool = False, box_cols: int = 0) -> tuple[tuple[int, ...], int]:
     """(per-head shape of the tile on chip, elements it moves under C4). ``whole_rows``: the
     tile moves its block's B rows whatever C4 says (a kernel's buffer padded to whole
-    blocks, such as flash-attn's dQaccum and softmax_d)."""
+    blocks, such as flash-attn's dQaccum and softmax_d). ``box_cols``: a row moves its
+    columns rounded up to a multiple of this (a TMA box as wide as the kernel's head dim)."""
     rows = rows_block.rows
     moved_rows = rows_block.block if padded or whole_rows else rows
     if spec.cols is None:
@@ -46,7 +47,10 @@ def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
         cols = cols_block.rows
         moved_cols = cols_block.block if padded else cols
         return (rows, cols), moved_rows * moved_cols
-    return (rows, spec.num_cols(problem)), moved_rows * spec.moved_cols(problem)
+    moved_cols = spec.moved_cols(problem)
+    if box_cols:
+        moved_cols = -(-moved_cols // box_cols) * box_cols
+    return (rows, spec.num_cols(problem)), moved_rows * moved_cols
 
 
 def resident_suffix(rows_block, cols_block) -> str:

@@ -158,7 +158,7 @@ class Context(BlockLoops):
 
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None,
-             name: str | None = None, whole_rows: bool = False) -> Tile:
+             name: str | None = None, whole_rows: bool = False, box_cols: int = 0) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
 
         The tile is resident under ``name``, by default the tensor's name and the block's
@@ -166,11 +166,13 @@ class Context(BlockLoops):
         is resident replaces the earlier tile, so two tiles held at once (the same block
         twice, two splits, the next block while this one is used) need two names.
         A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
+        ``whole_rows``, ``box_cols``: the load moves B rows, and its columns rounded up to
+        a multiple of ``box_cols`` (a TMA box; :func:`~iosim.engine.access.tile_extent`).
         """
         spec = self.tensors[tensor]
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(("load", tensor), rows_block, cols_block)
-        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
+        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows, box_cols)
         level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
         life = self.residency.keep(name, level, shape_size(shape), dtype, how="loaded", by=("load", tensor))
@@ -178,11 +180,13 @@ class Context(BlockLoops):
         return Tile(shape, data, self, home=(level, width(dtype)), life=life)
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
-              split: Split | None = None, whole_rows: bool = False) -> None:
+              split: Split | None = None, whole_rows: bool = False, reduce: bool = False) -> None:
         """Write a tile of ``tensor`` from chip to HBM (counted).
 
         ``sum_over_group=True`` writes a K/V-head tensor as the sum of its query heads'
-        tiles (the GQA gradient reduction): counted once per K/V head.
+        tiles (the GQA gradient reduction): counted once per K/V head. ``reduce=True`` adds
+        the tile to what HBM holds, in the memory system (a TMA reduction such as
+        ``cp.reduce.async.bulk .add``): a write, with no read by the thread block.
         """
         spec = self.tensors[tensor]
         use = ("store", tensor)
@@ -196,7 +200,8 @@ class Context(BlockLoops):
         check_group_write(spec, self.problem, sum_over_group)
         self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split))
         if self.mode == "numeric":
-            self._store.write(spec, rows_block, cols_block, tile.data, sum_over_group, split, self.num_splits)
+            self._store.write(spec, rows_block, cols_block, tile.data, sum_over_group, split, self.num_splits,
+                              add=reduce)
 
     def read(self, tensor: str, resident_as: str | None = None) -> Tile:
         """Read a whole tensor, each element once: the paper's idealised kernel (C8).

@@ -92,13 +92,18 @@ class HbmStore:
         return array[self._kv_of_q] if spec.heads == "kv" else array.copy()
 
     def write(self, spec: TensorSpec, rows_block, cols_block, data, sum_over_group: bool, split=None,
-              num_splits: int | None = None) -> None:
+              num_splits: int | None = None, add: bool = False) -> None:
         """Write a tile (or the whole tensor) for every head; ``sum_over_group`` sums each
-        K/V head's query heads first (the GQA gradient reduction)."""
+        K/V head's query heads first (the GQA gradient reduction); ``add`` adds it to the
+        values there (a reduction in the memory system)."""
         if spec.name in self.input_names:  # Context checks first, with the schedule's call in its message
             raise ScheduleError(f"{spec.name} is an input of this run; it is read-only")
         target = self.array(spec, create=True, num_splits=num_splits)
         if sum_over_group:
             p = self.problem
             data = data.reshape((p.kv_heads_total, p.group_size) + data.shape[1:]).sum(axis=1)
-        target[(slice(None),) + self._window(spec, rows_block, cols_block, split)] = data
+        window = (slice(None),) + self._window(spec, rows_block, cols_block, split)
+        if add:
+            target[window] += data
+        else:
+            target[window] = data

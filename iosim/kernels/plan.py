@@ -16,6 +16,9 @@ launches flash-attn would make, each run through the simulator:
 ``flash-attn-3``
   * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (kernels.md §6);
     FA3's own split and pack heuristics are not modelled.
+``cudnn``
+  * cuDNN's fused attention as PyTorch runs it on Hopper: ``fa2`` and ``fa2_kernel_backward``
+    with TMA tiles (:mod:`iosim.kernels.cudnn_preset`); no kernel time model.
 ``triton-fa2``
   * forward only: iosim's own Triton kernel at one configuration (BLOCK_M, BLOCK_N,
     num_warps, num_stages): ``fa2`` with tile BLOCK_M × BLOCK_N, key blocks ascending
@@ -31,11 +34,12 @@ from dataclasses import dataclass
 from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout
 from ..workload.problem import Problem
+from .cudnn_preset import plan_cudnn
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, kernel_tile
 from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile
 
-KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2")
+KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2", "cudnn")
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,8 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     try:
         if kernel == "triton-fa2":
             return [_triton(problem, profile, passes, config)]
+        if kernel == "cudnn":
+            return plan_cudnn(problem, profile, passes, KernelLaunch)
         launches = []
         if "forward" in passes:
             launches.append(_forward(kernel, problem, profile, num_splits))

@@ -106,7 +106,8 @@ def _timing(r: Result) -> str:
                        "total below is the roofline's, a lower bound")
         return timing
     times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
-    return render_table(times, ["resource (roofline)", "time"], "lr")
+    notes = sorted({l["time_model"] for l in r.options.get("launches", ()) if "time_model" in l})
+    return render_table(times, ["resource (roofline)", "time"], "lr") + "".join(f"\nnote: {n}" for n in notes)
 
 
 def result_json(r: Result) -> str:

@@ -58,7 +58,7 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> R
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
-               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r)}
+               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile)}
                             for launch, r in zip(setup.launches, results)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
                                block_rule=setup.block_rule)
@@ -67,11 +67,13 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> R
                                mode=mode, problem=setup.problem)
 
 
-def _time_model(result: Result) -> str:
+def _time_model(result: Result, tile=None) -> str:
     """What timed a real kernel's launch: its kernel time model, or, where that has no
     model for the tile, the roofline, a lower bound (issue 14: said, never silent)."""
     if result.kernel_times:
         return "kernel time model"
+    if getattr(tile, "time_model_note", None):
+        return tile.time_model_note
     return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
 
 
@@ -150,6 +152,8 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     """The kernel time model for each kernel of a real kernel's launch; the launch's time
     becomes their sum, bound by its longest kernel's bound."""
     tile, p = launch.tile, launch.problem
+    if getattr(tile, "time_model_note", None):
+        return result  # a tile that says why it has no kernel time model (cuDNN's wgmma kernels)
     if isinstance(tile, TritonTile):
         requested, dram, work = kernel_traffic(result)
         times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)

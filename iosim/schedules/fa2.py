@@ -23,22 +23,25 @@ import math
 from ..engine.tiles import maximum
 
 
-def fa2_forward(ctx, kv_descending: bool = False) -> None:
+def fa2_forward(ctx, kv_descending: bool = False, tma_box: int = 0) -> None:
     """Run FA2 Algorithm 1 (lines 3–16); line numbers in the comments.
 
     ``kv_descending``: walk the key blocks from last to first, as flash-attn's kernel does
     (same counts; it changes which tiles concurrent thread blocks share in the L2).
+    ``tma_box``: Q, K, V arrive by TMA in whole tiles, B rows × the kernel's head dim
+    (cuDNN's Hopper kernel: a ragged block and the columns past d count; O and L do not).
     """
     d = ctx.problem.head_dim
+    box = {"whole_rows": True, "box_cols": tma_box} if tma_box else {}
     for i in ctx.q_blocks():                                       # 3: for 1 ≤ i ≤ T_r
         with ctx.thread_block(("q", i.index)):                     #    one thread block per query block
-            Q_i = ctx.load("Q", i)                                 # 4: load Q_i (shared memory)
+            Q_i = ctx.load("Q", i, **box)                          # 4: load Q_i (shared memory)
             O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)   # 5: on chip, O_i = 0 (registers)
             l_i = ctx.fill("l_i", i, 0.0, role="stats")            #    ℓ_i = 0
             m_i = ctx.fill("m_i", i, -math.inf, role="stats")      #    m_i = −∞
             for j in ctx.kv_blocks(visible_to=i, descending=kv_descending):  # 6: for 1 ≤ j ≤ T_c (active)
-                K_j = ctx.load("K", j)                             # 7: load K_j, V_j
-                V_j = ctx.load("V", j)
+                K_j = ctx.load("K", j, **box)                      # 7: load K_j, V_j
+                V_j = ctx.load("V", j, **box)
                 S_ij = ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores")  # 8
                 S_ij = ctx.mask(S_ij, i, j)
                 m_new = maximum(m_i, S_ij.rowmax())                # 9: m_i^(j) = max(m_i^(j−1), rowmax(S))

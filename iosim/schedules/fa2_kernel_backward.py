@@ -28,44 +28,60 @@ from __future__ import annotations
 from .gqa import kv_gradient_targets, reduce_kv_gradients
 
 
-def fa2_kernel_backward(ctx, stats_loads: int = 1) -> None:
+def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buffers: bool = True) -> None:
     """The three backward kernels of flash-attn 2.
 
     ``stats_loads``: how many warps load each row's L_i and D_i in every step of the main
     kernel (kNWarps / AtomLayoutMSdP of the launch: the warps that split the key columns
     of S each load the row statistics themselves). 1 counts each element once.
+    ``tma_box`` (cuDNN's Hopper kernel, :mod:`iosim.kernels.cudnn_preset`): K, V, Q, dO
+    arrive by TMA in whole tiles, B rows × ``tma_box`` columns (the kernel's head dim), and
+    dQ_i is added into dQaccum by a TMA reduction (a write of its real rows; no read).
+    ``rounded_buffers=False``: D and dQaccum have N_q rows, and every kernel moves only
+    their real rows (cuDNN), instead of flash-attn's blocks rounded to whole B_r rows.
     """
     d = ctx.problem.head_dim
+    whole = rounded_buffers
     dK, dV = kv_gradient_targets(ctx)
     with ctx.kernel("dot_do_o"):                                # 1: D = rowsum(dO ∘ O); dQaccum = 0
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
                 dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
-                ctx.store("D", i, (dO_i * O_i).rowsum(), whole_rows=True)          # softmax_d: rounded rows
-                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d), whole_rows=True)
+                ctx.store("D", i, (dO_i * O_i).rowsum(), whole_rows=whole)          # softmax_d: rounded rows
+                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d), whole_rows=whole)
     with ctx.kernel("dq_dk_dv"):                                # 2: one thread block per key block
         for j in ctx.kv_blocks():
             with ctx.thread_block(("kv", j.index)):
-                K_j, V_j = ctx.load("K", j), ctx.load("V", j)
-                dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)
-                dV_j = ctx.fill("dV_j", j, 0.0, role="output", cols=d)
-                for i in ctx.q_blocks(visible_to=j):
-                    Q_i, dO_i = ctx.load("Q", i), ctx.load("dO", i)  # O_i is not reloaded: D_i carries it
-                    for _ in range(stats_loads):                     # each warp column loads them
-                        L_i, D_i = ctx.load("L", i), ctx.load("D", i, whole_rows=True)  # dP_sum: unpredicated
-                    S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
-                    P_ij = ctx.keep("S_ij", (S_ij - L_i.inf_as_zero().col()).exp(), role="scores")  # L = −∞: P = 0
-                    dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
-                    dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
-                    dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
-                    acc = ctx.load("dQaccum", i, whole_rows=True)    # atomicAdd: read-modify-write in fp32,
-                    ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=True)  # whole rows
-                    dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
-                ctx.store(dK, j, dK_j)
-                ctx.store(dV, j, dV_j)
+                _key_block(ctx, j, dK, dV, stats_loads, tma_box, whole)
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
-                ctx.store("dQ", i, ctx.load("dQaccum", i, whole_rows=True))
+                ctx.store("dQ", i, ctx.load("dQaccum", i, whole_rows=whole))
     with ctx.kernel("reduce_dkv"):                              # GQA only: sum each group
         reduce_kv_gradients(ctx)
+
+
+def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: bool) -> None:
+    """The main kernel's thread block for key block j: its walk over the visible query blocks."""
+    d = ctx.problem.head_dim
+    box = {"whole_rows": True, "box_cols": tma_box} if tma_box else {}
+    K_j, V_j = ctx.load("K", j, **box), ctx.load("V", j, **box)
+    dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)
+    dV_j = ctx.fill("dV_j", j, 0.0, role="output", cols=d)
+    for i in ctx.q_blocks(visible_to=j):
+        Q_i, dO_i = ctx.load("Q", i, **box), ctx.load("dO", i, **box)  # O_i is not reloaded: D_i carries it
+        for _ in range(stats_loads):                     # each warp column loads them
+            L_i, D_i = ctx.load("L", i), ctx.load("D", i, whole_rows=whole)  # flash's dP_sum: unpredicated
+        S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
+        P_ij = ctx.keep("S_ij", (S_ij - L_i.inf_as_zero().col()).exp(), role="scores")  # L = −∞: P = 0
+        dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
+        dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
+        dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
+        if tma_box:                                      # TMA reduction: added in L2, real rows, no read
+            ctx.store("dQaccum", i, (dS_ij @ K_j) * ctx.softmax_scale, reduce=True)
+        else:                                            # atomicAdd: read-modify-write in fp32, whole rows
+            acc = ctx.load("dQaccum", i, whole_rows=whole)
+            ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=whole)
+        dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
+    ctx.store(dK, j, dK_j)
+    ctx.store(dV, j, dV_j)

@@ -1,0 +1,110 @@
+"""The ``cudnn`` preset: cuDNN's fused attention as PyTorch 2.11 runs it on Hopper
+(``SDPBackend.CUDNN_ATTENTION``; measured on an H200 with cuDNN 9.19,
+docs/validation/2026-12-01-cudnn.md).
+
+What the launches show (names, grids, blocks, Nsight Compute's counters):
+
+* forward, ``…sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{64,128}…``: 384 threads (a
+  producer warpgroup and two consumer warpgroups of 64 query rows), a persistent grid of
+  min(tiles, #SMs) thread blocks over tiles of B_r = 128 query rows of one head; Q_i once,
+  then K_j, V_j for every visible key block (B_c = 128), all through TMA in whole tiles of
+  128 rows × the kernel's head dim (64 for d ≤ 64, 128 above: the name's last number);
+  O by TMA store and L by plain stores, real rows and columns only. That is ``fa2`` with
+  ``tma_box``.
+* backward: ``cudnn::compute_dot_do_o…`` (D and a zeroed fp32 dQaccum, N_q rows), the
+  persistent ``…flash_bprop_wgmma_f16_knob_26_64x64x{64,128}…`` (B_c = 128 keys per tile,
+  query steps of B_r = 64; K, V, Q, dO by TMA in whole tiles; L and D by plain predicated
+  loads; dQ_i added into dQaccum by TMA reductions; dK, dV by TMA stores) and
+  ``cudnn::convert_dq_to_16bits``; under GQA, two ``cudnn::fmha_reduce_head`` (dK, dV). That
+  is ``fa2_kernel_backward`` with ``tma_box`` and ``rounded_buffers=False``.
+
+Outside the schedules (they are the kernels' bookkeeping, not the attention's tensors):
+the persistent kernels take tiles from an atomic counter, one 4-byte atomic per tile and
+one more per thread block, each answered by a 32-byte sector through the L1's crossbar
+(:func:`scheduler_bytes`); and ``convert_dq_to_16bits`` gives each thread block 2,048
+elements starting at a multiple of ⌊2048/d⌋ rows, so for d = 96 neighbouring blocks overlap
+(:func:`convert_dq_elements`).
+
+No kernel time model: the kernels issue wgmma from warpgroups, and no wgmma rate has been
+measured here; their time is the roofline's lower bound, and the launches say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ProblemError, ScheduleError
+from .tile_tables import KernelTile, gpu_info
+
+SOURCE = "cuDNN 9.19 via PyTorch 2.11 on an H200: launch names, grids and ncu counters (docs/validation/2026-12-01-cudnn.md)"
+#: the measured head dims' kernels run a head dim of 64 or 128 (d = 96 runs the 128 kernel)
+KERNEL_HEAD_DIMS = (64, 128)
+CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
+SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
+
+
+@dataclass(frozen=True)
+class CudnnTile(KernelTile):
+    """A cuDNN launch's tile: no kernel time model (wgmma warpgroups; no measured wgmma rate)."""
+
+    time_model_note: str = ("roofline, a lower bound: no kernel time model for cuDNN's wgmma warpgroups "
+                            "(no wgmma rate has been measured)")
+
+
+def kernel_head_dim(d: int) -> int:
+    """The head dim of the cuDNN kernel that runs ``d`` (measured: 64 → 64; 96, 128 → 128)."""
+    for k in KERNEL_HEAD_DIMS:
+        if d <= k:
+            return k
+    raise ProblemError(f"kernel='cudnn': head dim {d} is not modelled (cuDNN's kernels for d > 128 were not "
+                       "measured; measured: 64, 96, 128)", field="kernel")
+
+
+def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
+    """(forward tile, backward tile) of cuDNN's Hopper kernels for ``problem``."""
+    if gpu_info(profile).compute_capability != (9, 0):
+        raise ProblemError(f"kernel='cudnn' models cuDNN's Hopper (sm90) kernels; profile {profile.name!r} "
+                           "is not a Hopper GPU", field="kernel")
+    if problem.dtype not in ("fp16", "bf16"):
+        raise ProblemError("kernel='cudnn' runs fp16 or bf16 (the measured kernels)", field="dtype")
+    kd = kernel_head_dim(problem.head_dim)
+    gpu = f"{profile.name} (sm90)"
+    fwd = CudnnTile(128, 128, 12, f"sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{kd}", kd,
+                    "2 consumer warpgroups × 64 query rows; keys by 128", SOURCE, gpu)
+    bwd = CudnnTile(64, 128, 12, f"sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x{kd}", kd,
+                    "128 keys per tile; query steps of 64", SOURCE, gpu)
+    return fwd, bwd
+
+
+def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
+    """The ``cudnn`` preset's launches (``launch_cls``: :class:`iosim.kernels.plan.KernelLaunch`)."""
+    fwd, bwd = cudnn_tiles(problem, profile)
+    if problem.causal and problem.seq_len_q != problem.seq_len_kv:
+        raise ScheduleError("kernel='cudnn': causal attention with N_q ≠ N_kv was not measured; no model",
+                            field="kernel")
+    out = []
+    if "forward" in passes:
+        out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))
+    if "backward" in passes:
+        out.append(launch_cls("backward", "fa2_kernel_backward", problem, bwd,
+                              {"tma_box": bwd.kernel_head_dim, "rounded_buffers": False}))
+    return out
+
+
+def persistent_grid(tiles: int, sm_count: int) -> int:
+    """Thread blocks of a persistent launch: one per SM, at most one per tile."""
+    return min(tiles, sm_count)
+
+
+def scheduler_bytes(tiles: int, sm_count: int) -> int:
+    """Crossbar bytes of the tile scheduler: tiles + thread blocks atomics, a sector each."""
+    return SCHEDULER_SECTOR * (tiles + persistent_grid(tiles, sm_count))
+
+
+def convert_dq_elements(rows: int, d: int) -> int:
+    """dQaccum elements ``convert_dq_to_16bits`` moves per head: thread block b covers
+    CONVERT_ELEMENTS elements from row b·⌊2048/d⌋, clipped at the head's end."""
+    step = (CONVERT_ELEMENTS // d) * d
+    total = rows * d
+    blocks = -(-rows // (CONVERT_ELEMENTS // d))
+    return sum(min(CONVERT_ELEMENTS, total - b * step) for b in range(blocks))

@@ -1,0 +1,80 @@
+"""Replay of the committed Nsight Compute run of cuDNN's fused attention on an H200
+(docs/validation/2026-12-01-cudnn/; no GPU needed): the ``cudnn`` preset against every
+measured launch (24 configurations, 98 launches)."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from iosim import IosimError, Options, Problem, random_inputs, reference_attention, reference_gradients, simulate
+
+from conftest import load_module
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+RAW = ROOT / "docs" / "validation" / "2026-12-01-cudnn"
+#: the bprop's crossbar loads at N = 4,096: measured above iosim by at most this fraction
+#: (unexplained; the launch's plain loads of L and D match exactly; docs/validation/2026-12-01-cudnn.md)
+BPROP_XBAR_EXCESS = 0.0005
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py").compare(str(RAW))
+
+
+def test_every_launch_compared(rows):
+    launches = {(r["d"], r["index"], r["kernel"]) for r in rows}
+    assert len(launches) == 24 * 4 + 2 * 2
+    assert len(rows) == 272
+
+
+def test_bytes_exact_except_the_long_backward_loads(rows):
+    """Stores, TMA stores and reductions, the plain loads, and the crossbar loads of every
+    forward launch and of every backward launch at N ≤ 1,024: exact."""
+    misses = [r for r in rows if r["measured"] != r["predicted"]]
+    for r in misses:
+        c = r["config"]
+        assert (r["kernel"], r["quantity"], c["seq_len"]) == ("bprop", "loads", 4096), r
+        assert 0 < r["measured"] - r["predicted"] <= BPROP_XBAR_EXCESS * r["predicted"], r
+    assert len(rows) - len(misses) == 263
+
+
+def test_d96_convert_overlap_is_in_the_exact_count(rows):
+    """d = 96: convert_dq_to_16bits' thread blocks overlap; without the overlap the count would miss."""
+    conv = [r for r in rows if r["d"] == 96 and r["kernel"] == "convert_dq" and r["quantity"] == "loads"]
+    assert conv and all(r["measured"] == r["predicted"] for r in conv)
+    c = conv[0]["config"]
+    assert conv[0]["measured"] > 4 * c["batch"] * c["heads"] * c["seq_len"] * c["head_dim"]
+
+
+def test_preset_refuses_what_was_not_measured():
+    for problem, hw in ((Problem(head_dim=256, seq_len=1024), "h200"), (Problem(head_dim=64, seq_len=1024), "a100-80gb"),
+                        (Problem(head_dim=64, seq_len=1024, dtype="fp32"), "h200")):
+        with pytest.raises(IosimError):
+            simulate(hw, "fa2", problem, options=Options(kernel="cudnn"))
+
+
+def test_no_kernel_time_model_is_said():
+    r = simulate("h200", "fa2", Problem(head_dim=128, seq_len=2048), passes="forward+backward",
+                 options=Options(kernel="cudnn", cache=False))
+    assert not r.kernel_times
+    assert all("no kernel time model" in launch["time_model"] for launch in r.options["launches"])
+
+
+@pytest.mark.parametrize("kv_heads", [2, 1])
+def test_gradients_of_the_tma_schedules(kv_heads):
+    """The cudnn preset's forward and backward (TMA tiles, dQaccum by reductions) compute
+    attention and its gradients: ragged N, causal, GQA."""
+    problem = Problem(seq_len=150, head_dim=16, heads=2, kv_heads=kv_heads, causal=True)
+    x = random_inputs(problem, seed=11, gradient=True)
+    r = simulate("h200", "fa2", problem, passes="forward+backward", mode="numeric", inputs=x,
+                 options=Options(kernel="cudnn", cache=False))
+    group = 2 // kv_heads
+    K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
+    expected = reference_gradients(x["Q"], K, V, x["dO"], True)
+    assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], K, V, causal=True))) <= 1e-10
+    assert np.max(np.abs(r.outputs["dQ"] - expected["dQ"])) <= 1e-10
+    for name in ("dK", "dV"):
+        summed = expected[name].reshape(1, kv_heads, group, 150, 16).sum(axis=2)
+        assert np.max(np.abs(r.outputs[name] - summed)) <= 1e-10
