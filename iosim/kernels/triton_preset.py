@@ -117,15 +117,47 @@ def mma_version(config: TritonConfig, gpu: GpuInfo) -> int:
 
 
 def warp_grid(config: TritonConfig, version: int) -> tuple[int, int]:
-    """(warps along the query rows, warps along the other axis) of both products."""
+    """(warps along the query rows, warps along the other axis) of S = Q·Kᵀ, whose result
+    feeds the second dot: MMA v3 puts every warp on the rows; MMA v2 on the rows when
+    BLOCK_M ≥ BLOCK_N, else on the keys (``warpsPerTileV3``/``warpsPerTileV2``, chained dot)."""
     if version == 3 or config.block_m >= config.block_n:
         return config.num_warps, 1
     return 1, config.num_warps
 
 
+def pv_warp_grid(config: TritonConfig, version: int) -> tuple[int, int]:
+    """(warps along the rows, warps along d) of O += P·V. Its result feeds no further dot, so
+    under MMA v3 ``warpsPerTileV3`` grows a (4, 1) warpgroup along the rows while the rows
+    exceed 16 per warp, else along d: BLOCK_M = 64 with 8 warps gives (4, 2), two
+    warpgroups each computing half of d for the same 64 rows. MMA v2 follows the first dot's
+    grid (``warpsPerTileV2`` returns the chained dot's warps)."""
+    if version != 3:
+        return warp_grid(config, version)
+    wm, wn = 4, 1
+    while wm * wn < config.num_warps:
+        if config.block_m > 16 * wm:
+            wm *= 2
+        else:
+            wn *= 2
+    return wm, wn
+
+
 def computed_rows(config: TritonConfig, version: int) -> int:
-    """Rows the tensor cores compute: BLOCK_M, padded to 16 per warp along the rows."""
+    """Rows the tensor cores compute for S: BLOCK_M, padded to 16 per warp along the rows
+    (a wgmma warpgroup covers 64 rows; a smaller tile is replicated across the warpgroups)."""
     return max(config.block_m, 16 * warp_grid(config, version)[0])
+
+
+def pv_rows(config: TritonConfig, version: int) -> int:
+    """Rows the tensor cores compute for O += P·V (:func:`pv_warp_grid`'s rows, padded as above)."""
+    return max(config.block_m, 16 * pv_warp_grid(config, version)[0])
+
+
+def converts_p(config: TritonConfig, version: int) -> bool:
+    """Whether P must change layout between the two products: under MMA v3 when the two
+    dots' warp grids differ (the register operand of a wgmma must be in its own
+    accumulator's row split), a conversion Triton lowers through shared memory."""
+    return version == 3 and warp_grid(config, version) != pv_warp_grid(config, version)
 
 
 def shared_bytes(config: TritonConfig, head_dim: int, dtype: str) -> int:
@@ -135,11 +167,12 @@ def shared_bytes(config: TritonConfig, head_dim: int, dtype: str) -> int:
 
 
 def registers_per_thread(config: TritonConfig, head_dim: int, version: int) -> int:
-    """Estimated registers per thread (module docstring), before any cap."""
+    """Estimated registers per thread (module docstring), before any cap: each accumulator
+    is split over the warps of its own product's grid, with the padded rows replicated."""
     threads = 32 * config.num_warps
     rows = computed_rows(config, version)
     wm, wn = warp_grid(config, version)
-    acc_o = rows * head_dim / threads                  # fp32 O accumulator
+    acc_o = pv_rows(config, version) * head_dim / threads          # fp32 O, in P·V's grid
     acc_s = rows * config.block_n / threads            # fp32 S
     q = rows * head_dim / 2 / threads * wn if version == 2 else 0   # Q's fragments, kept across the loop
     stats = 2 * rows / (wm * 8)                        # m_i, l_i: a thread holds rows / (8 · warps along rows)
@@ -154,6 +187,8 @@ class TritonTile(KernelTile):
     mma: int = 2
     warps_m: int = 1
     computed_rows: int = 0
+    pv_rows: int = 0
+    p_convert: bool = False
     shared_bytes: int = 0
     spills: bool = False
 
@@ -163,7 +198,8 @@ class TritonTile(KernelTile):
 
     def to_dict(self) -> dict:
         return {**super().to_dict(), "num_stages": self.num_stages, "mma": f"v{self.mma}",
-                "warps_m": self.warps_m, "computed_rows": self.computed_rows, "shared_bytes": self.shared_bytes,
+                "warps_m": self.warps_m, "computed_rows": self.computed_rows, "pv_rows": self.pv_rows,
+                "p_convert": self.p_convert, "shared_bytes": self.shared_bytes,
                 "registers_per_thread": self.registers, "spills": self.spills}
 
 
@@ -186,7 +222,8 @@ def triton_tile(config: TritonConfig, head_dim: int, dtype: str, profile) -> Tri
                       f"config {config.label()}: mma v{version}", "iosim.gpu.triton_attention",
                       f"{profile.name} ({gpu.arch})", registers=min(regs, MAX_REGISTERS),
                       num_stages=config.num_stages, mma=version, warps_m=warp_grid(config, version)[0],
-                      computed_rows=computed_rows(config, version),
+                      computed_rows=computed_rows(config, version), pv_rows=pv_rows(config, version),
+                      p_convert=converts_p(config, version),
                       shared_bytes=shared_bytes(config, head_dim, dtype), spills=regs > MAX_REGISTERS)
 
 
@@ -208,6 +245,7 @@ def infeasible_reason(config: TritonConfig, head_dim: int, dtype: str, profile) 
     return "; ".join(reasons)
 
 
-__all__ = ["TritonConfig", "TritonTile", "search_space", "mma_version", "warp_grid", "computed_rows",
+__all__ = ["TritonConfig", "TritonTile", "search_space", "mma_version", "warp_grid", "pv_warp_grid", "computed_rows",
+           "pv_rows", "converts_p",
            "shared_bytes", "registers_per_thread", "triton_tile", "infeasible_reason", "DEFAULT_CONFIG",
            "BLOCK_M_VALUES", "BLOCK_N_VALUES", "NUM_WARPS_VALUES", "NUM_STAGES_VALUES"]

@@ -62,16 +62,46 @@ def step_seconds(tile, rates: KernelRates, profile, dtype: str, elementwise: flo
     """One step's compute (one key block), by unit, at the SM's share of each rate."""
     sm, w, d = rates.sm_count, dtype_width(dtype), tile.kernel_head_dim
     rows, bn, warps = tile.computed_rows, tile.block_kv, tile.warps
-    flops = 2 * 2 * rows * bn * d
     if tile.mma == 3:
+        pv = tile.pv_rows or rows
+        flops = 2 * rows * bn * d + 2 * pv * bn * d
         mma_rate = profile.tensor_flops_per_s(dtype) or rates.mma_flops
-        operand = rows * d + 2 * (warps // 4) * bn * d
+        # each 64-row wgmma reads its A (Q) and the whole B (K, then V) from shared memory; P is a
+        # register operand, passed through shared memory when the two dots' warp grids differ
+        operand = rows * d + (rows // 64) * bn * d + (pv // 64) * bn * d + (2 * pv * bn if tile.p_convert else 0)
     else:
+        flops = 2 * 2 * rows * bn * d
         mma_rate = rates.mma_flops
         wm, wn = tile.warps_m, warps // tile.warps_m
         operand = 2 * wm * bn * d + ((1 + wn) * rows * bn if wn > 1 else 0)
     return {"tensor cores": flops * sm / mma_rate, "shared memory": operand * w * sm / rates.smem_bytes,
             "exp": exps * sm / rates.exp_ops, "fp32": elementwise * sm / rates.fp32_ops}
+
+
+def chain_seconds(tile, per: dict) -> tuple[float, float]:
+    """(one step of one block's chain of dependent work, the busiest unit's share of it).
+
+    Within a warpgroup the step is a chain: S's wgmma, the softmax on S, then P·V's wgmma,
+    each waiting for the one before, so its units' times add. A wgmma reads its shared-memory
+    operands as it computes (the asynchronous proxy feeds the tensor cores), so the tensor
+    path is the longer of the two; ``mma.sync`` issues ``ldmatrix`` separately, so they add.
+    Across chains (other blocks, or another warpgroup of independent rows) the tensor cores
+    and the CUDA cores (exp and fp32, sharing the warp schedulers' issue) run at once."""
+    if tile.mma == 3:
+        tensor = max(per["tensor cores"], per["shared memory"])
+    else:
+        tensor = per["tensor cores"] + per["shared memory"]
+    cuda = per["exp"] + per["fp32"]
+    return tensor + cuda, max(tensor, cuda)
+
+
+def chains_per_block(tile) -> int:
+    """Independent chains in one block: under MMA v3 each warpgroup that owns its own 64 rows of
+    both products runs its own chain; replicated or split rows (BLOCK_M = 64 with 8 warps) tie
+    the warpgroups together (the P conversion waits for both)."""
+    if tile.mma == 3 and not tile.p_convert and tile.computed_rows == tile.block_q:
+        return max(1, min(tile.warps // 4, tile.block_q // 64))
+    return 1
 
 
 def load_wait(tile, rates: KernelRates, dtype: str, step: float) -> tuple[float, float]:
@@ -91,9 +121,12 @@ def _use(tile, resident: int) -> float:
     return 1.0 if tile.mma == 3 else min(1.0, resident * tile.warps / 4)
 
 
-def _round(tile, c: float, w: float, resident: int) -> float:
-    """One step of every block of a round of ``resident`` blocks."""
-    return max(resident * c / _use(tile, resident), c + w)
+def _round(tile, per: dict, w: float, resident: int) -> float:
+    """One step of every block of a round of ``resident`` blocks: the units' throughput over
+    every chain, or one chain's latency with its exposed load wait, whichever is longer."""
+    chain, busiest = chain_seconds(tile, per)
+    g = chains_per_block(tile)
+    return max(resident * busiest / _use(tile, resident), chain / g + w)
 
 
 def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple[float, dict, int]:
@@ -109,20 +142,19 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple
         scale = tile.computed_rows / max(m for (m, *_rest) in work.products)  # padded rows compute too
         per = step_seconds(tile, rates, profile, dtype, work.ops.get("elementwise", 0) * scale / n,
                            work.ops.get("exp", 0) * scale / n)
-        c = sum(per.values())
-        w, p = load_wait(tile, rates, dtype, c)
+        w, p = load_wait(tile, rates, dtype, chain_seconds(tile, per)[0] / chains_per_block(tile))
         blocks.append((n, per, w, p, work.count))
     if not blocks:
         return 0.0, {}, k
     total_blocks = heads * sum(b[4] for b in blocks)
     if len({(b[0], b[2]) for b in blocks}) == 1:                        # every block alike
         n, per, w, p, _ = blocks[0]
-        c, m = sum(per.values()), math.ceil(total_blocks / rates.sm_count)
+        m = math.ceil(total_blocks / rates.sm_count)
         rounds = [k] * (m // k) + ([m % k] if m % k else [])
-        busiest = sum(p + n * _round(tile, c, w, r) for r in rounds)
+        busiest = sum(p + n * _round(tile, per, w, r) for r in rounds)
     else:
-        runs = [((p + n * _round(tile, sum(per.values()), w, k)) / k, count) for n, per, w, p, count in blocks]
-        alone = max(p + n * _round(tile, sum(per.values()), w, 1) for n, per, w, p, _ in blocks)
+        runs = [((p + n * _round(tile, per, w, k)) / k, count) for n, per, w, p, count in blocks]
+        alone = max(p + n * _round(tile, per, w, 1) for n, per, w, p, _ in blocks)
         busiest = max(busiest_sm(runs * heads, rates.sm_count), alone)
     work_by_unit = {u: sum(b[0] * b[1][u] * b[4] for b in blocks) for u in blocks[0][1]}
     whole = sum(work_by_unit.values()) or 1.0
@@ -156,4 +188,4 @@ def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) 
     return out
 
 
-__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]
+__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "chains_per_block", "load_wait", "RESERVED_SMEM_PER_BLOCK"]
