@@ -27,10 +27,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from iosim import IosimError  # noqa: E402
-from iosim import Options, Problem, simulate  # noqa: E402
+from iosim import IosimError, load_profile  # noqa: E402
+from iosim.gpu import cudnn  # noqa: E402  (the comparison `iosim validate --vendor cudnn` makes)
+from iosim.gpu.cudnn import split_by_marker  # noqa: E402
 from iosim.gpu.ncu import read_launches  # noqa: E402
-from iosim.kernels.cudnn_preset import convert_dq_elements, scheduler_bytes  # noqa: E402
+from iosim.gpu.sdpa import problem_of  # noqa: E402
 
 #: (column, metrics summed, bytes per unit): the candidates for a launch's global loads
 LOADS = [
@@ -108,17 +109,6 @@ def launch_row(launch: dict, expected: dict, tma_metrics: list[str]) -> dict:
             "loads": {label: ratio(metric_bytes(m, names, unit), expected["QKV"]) for label, names, unit in LOADS},
             "stores": {label: ratio(metric_bytes(m, names, unit), expected["O"]) for label, names, unit in STORES},
             "tma": tma}
-
-
-def split_by_marker(launches: list[dict], marker: str) -> tuple[list[list[dict]], list[dict]]:
-    """The launches after each marker launch (one group per config), and any before the first."""
-    groups, before = [], []
-    for launch in launches:
-        if marker in launch["name"]:
-            groups.append([])
-        else:
-            (groups[-1] if groups else before).append(launch)
-    return groups, before
 
 
 def read_status(path: str) -> dict[int, dict]:
@@ -219,66 +209,25 @@ def report(recs: list[dict]) -> str:
     return "\n".join(line for rec in recs for line in header(rec) + [""] + table(rec) + [""])
 
 
-XBAR, SASS_LD, SASS_ST = "l1tex__m_xbar2l1tex_read_bytes.sum", "smsp__sass_data_bytes_mem_global_op_ld.sum", \
-    "smsp__sass_data_bytes_mem_global_op_st.sum"
-TMA_ST, TMA_RED = "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum", \
-    "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_red.sum"
-SMS = 132  # the H200's SMs: the persistent kernels' grid
-
-
-def problem_of(c: dict) -> Problem:
-    return Problem(head_dim=c["head_dim"], seq_len_q=c.get("seq_len_q", c["seq_len"]),
-                   seq_len_kv=c.get("seq_len_kv", c["seq_len"]), batch=c["batch"], heads=c["heads"],
-                   kv_heads=c.get("kv_heads"), causal=c["causal"], dtype=c.get("dtype", "fp16"))
-
-
-def predicted_launches(c: dict) -> list[dict]:
-    """The preset's launches in PyTorch's order, each {kernel, checks: [(quantity, metric, bytes)]}."""
-    p = problem_of(c)
-    r = simulate("h200", "fa2", p, passes="forward+backward", options=Options(kernel="cudnn", cache=False))
-    kb = {k: r.kernel_bytes(k) for k in r.kernels}
-    rd = lambda k, *ts: sum(kb[k].get(t, (0, 0))[0] for t in ts)  # noqa: E731
-    wr = lambda k, *ts: sum(kb[k].get(t, (0, 0))[1] for t in ts)  # noqa: E731
-    heads = p.batch * p.heads
-    fwd_tiles, bwd_tiles = heads * -(-p.seq_len_q // 128), heads * -(-p.seq_len_kv // 128)
-    acc = 4 * heads * (convert_dq_elements(p.seq_len_q, p.head_dim) - p.seq_len_q * p.head_dim)  # overlap, fp32
-    out = [{"kernel": "fprop", "checks": [
-                ("loads", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, SMS)),
-                ("O (TMA st)", TMA_ST, wr("main", "O")), ("L (st)", SASS_ST, wr("main", "L"))]},
-           {"kernel": "dot_do_o", "checks": [("loads", SASS_LD, rd("dot_do_o", "O", "dO")),
-                                            ("stores", SASS_ST, wr("dot_do_o", "D", "dQaccum"))]},
-           {"kernel": "bprop", "checks": [
-                ("loads", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO", "L", "D") + scheduler_bytes(bwd_tiles, SMS)),
-                ("L, D (ld)", SASS_LD, rd("dq_dk_dv", "L", "D")),
-                ("dK, dV (TMA st)", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")),
-                ("dQaccum (TMA red)", TMA_RED, wr("dq_dk_dv", "dQaccum"))]},
-           {"kernel": "convert_dq", "checks": [("loads", SASS_LD, rd("convert_dq", "dQaccum") + acc),
-                                              ("stores", SASS_ST, wr("convert_dq", "dQ") + acc // 2)]}]
-    if p.group_size > 1:
-        reduce = kb["reduce_dkv"]
-        for t in ("dK", "dV"):
-            out.append({"kernel": f"reduce_head {t}", "checks": [("loads", SASS_LD, reduce[f"{t}_expanded"][0]),
-                                                                 ("stores", SASS_ST, reduce[t][1])]})
-    return out
-
-
 def compare(raw_dir: str) -> list[dict]:
-    """One row per (measured launch, quantity): config, kernel, metric, measured, predicted."""
+    """One row per (measured launch, quantity): config, kernel, metric, measured, predicted
+    (:func:`iosim.gpu.cudnn.compare`, the L2 model off)."""
     rows = []
     with open(os.path.join(raw_dir, f"{PREFIX}_configs.json")) as f:
         meta = json.load(f)
+    h200 = load_profile("h200")
     for d, configs in meta["grid"].items():
         groups, _ = _groups(os.path.join(raw_dir, f"{PREFIX}_d{d}.csv"), meta.get("marker", "spin_kernel"))
         for i, c in enumerate(configs):
-            measured = groups[i] if i < len(groups) else []
-            predicted = predicted_launches(c)
-            if len(measured) != len(predicted):
-                raise IosimError(f"d={d} config {i}: {len(measured)} launches measured, {len(predicted)} predicted")
-            for launch, pred in zip(measured, predicted):
-                for quantity, metric, value in pred["checks"]:
-                    rows.append({"d": int(d), "index": i, "config": c, "kernel": pred["kernel"],
-                                 "name": launch["name"], "quantity": quantity, "metric": metric,
-                                 "measured": int(launch["metrics"][metric]), "predicted": int(value)})
+            try:
+                launches = cudnn.compare(problem_of(c), groups[i] if i < len(groups) else [], h200, cache=False)
+            except IosimError as exc:
+                raise IosimError(f"d={d} config {i}: {exc}") from None
+            for launch in launches["launches"]:
+                for check in launch["checks"]:
+                    rows.append({"d": int(d), "index": i, "config": c, "kernel": launch["kernel"],
+                                 "name": launch["name"], "quantity": check["quantity"], "metric": check["metric"],
+                                 "measured": check["measured"], "predicted": check["predicted"]})
     return rows
 
 

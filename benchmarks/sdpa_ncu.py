@@ -31,7 +31,6 @@ the device machine needs nothing but PyTorch.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import json
 import os
@@ -44,6 +43,10 @@ import warnings
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim.gpu.ncu import find_ncu  # noqa: E402
 from iosim.gpu.sdpa import METRICS as WANTED_METRICS  # noqa: E402  (issue 6's metrics and the SASS classes)
+# ncu's options for cuDNN (only the profiler ranges, LaunchStats, no rules), the marker kernel and
+# the profiler range: the package's, which `iosim validate --vendor cudnn` runs with too
+from iosim.gpu.cudnn import NCU_OPTIONS as CUDNN_NCU_OPTIONS  # noqa: E402
+from iosim.gpu.sdpa_target import MARKER_KERNEL, marker as marker_launch, profiled_range  # noqa: E402
 
 HEAD_DIMS = (32, 64, 128, 256)
 #: what the launch itself was given (no replay passes): registers and shared memory per thread
@@ -205,15 +208,9 @@ CUDNN_CANDIDATES = [
     "lts__t_sectors_op_atom.sum",
     "sm__ctas_launched.sum",
 ]
-#: ncu options of the cuDNN runs: only the profiler ranges, and the launch statistics section
-#: (cluster sizes among them), no rule analysis
-CUDNN_NCU_OPTIONS = ["--profile-from-start", "off", "--section", "LaunchStats", "--apply-rules", "no",
-                     "--print-kernel-base", "demangled"]
 #: a counter whose name has "tma" (or "bulk") as a word: asked for when this ncu lists it
 TMA_NAME = re.compile(r"(^|_)(u?tma|bulk)(_|$)")
 MAX_TMA_METRICS = 16
-#: the kernel that opens each config's launches in a cuDNN run (torch.cuda._sleep's)
-MARKER_KERNEL = "spin_kernel"
 
 
 def tma_counters(query_text: str) -> list[str]:
@@ -229,19 +226,6 @@ def cudnn_metrics(ncu: str, query_text: str) -> tuple[list[str], list[str]]:
     wanted = list(dict.fromkeys(LAUNCH_METRICS + METRICS + CUDNN_CANDIDATES))
     tma = [m for m in tma_counters(query_text) if m not in wanted][:MAX_TMA_METRICS]
     return available_metrics(ncu, wanted, query_text) + tma, tma
-
-
-@contextlib.contextmanager
-def profiled_range(torch):
-    """A cudaProfilerStart/Stop range (what ``ncu --profile-from-start off`` profiles)."""
-    torch.cuda.synchronize()
-    torch.cuda.profiler.start()
-    try:
-        yield
-    finally:
-        with contextlib.suppress(Exception):   # a failed launch may leave an error to report
-            torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
 
 
 def measure_each(configs: list[dict], marker, warm, measured, status_path: str, deadline: float | None) -> None:
@@ -284,11 +268,7 @@ def run_target(head_dim: int, grid_name: str, backend: str = "flash", status: st
             run(cfg)
         return
 
-    def marker():
-        with profiled_range(torch):
-            torch.cuda._sleep(1000)
-
-    measure_each(configs, marker, run, lambda cfg: run(cfg, region=lambda: profiled_range(torch)),
+    measure_each(configs, lambda: marker_launch(torch), run, lambda cfg: run(cfg, region=lambda: profiled_range(torch)),
                  status or os.devnull, deadline)
 
 

@@ -17,6 +17,8 @@ unequal lengths, forward and backward) runs under
 bytes and time are printed beside the ``flash-attn-2`` preset's prediction (L2 model and
 kernel time model on), with issue 6's targets: forward loads exact, backward within 5 %,
 DRAM reads within 10 %, time within 25 % for N ≥ 2,048 (:mod:`iosim.gpu.sdpa`).
+``--vendor cudnn`` does the same for PyTorch's cuDNN fused attention and the ``cudnn`` preset
+(:mod:`iosim.cli.validate_cudnn`).
 
 Exit status: 0 when every count is equal and every output within tolerance (with
 ``--vendor``: when every load count meets its target), 1 otherwise, 2 for a usage problem
@@ -60,9 +62,10 @@ def register(subparsers) -> None:
                    help="timed launches; the median is reported (default 20, at most 10,000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the N(0,1) inputs (default 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
-    p.add_argument("--vendor", choices=["torch-sdpa"],
+    p.add_argument("--vendor", choices=["torch-sdpa", "cudnn"],
                    help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
-                        "against the flash-attn-2 preset (fp16 or bf16, GQA/MQA, unequal lengths; forward+backward)")
+                        "against the flash-attn-2 preset (torch-sdpa), or PyTorch's cuDNN SDPA against the cudnn "
+                        "preset (cudnn: Hopper, d <= 128); fp16 or bf16, GQA/MQA, unequal lengths; forward+backward")
     p.set_defaults(run=run)
 
 
@@ -215,7 +218,12 @@ def format_table(report: dict) -> str:
 
 
 def run_vendor(args: argparse.Namespace) -> int:
-    """``--vendor torch-sdpa``: PyTorch's flash kernels under ncu, beside the preset."""
+    """``--vendor torch-sdpa``: PyTorch's flash kernels under ncu, beside the preset
+    (``--vendor cudnn``: :mod:`iosim.cli.validate_cudnn`)."""
+    if args.vendor == "cudnn":
+        from . import validate_cudnn
+
+        return validate_cudnn.run(args)
     from ..gpu import sdpa
 
     problem = problem_from_args(args)

@@ -13,7 +13,9 @@ what is missing. The modules:
 * ``ncu``, ``ncu_target`` — Nsight Compute measurements of the same kernels (the target
   is the process it profiles);
 * ``sdpa``, ``sdpa_target`` — PyTorch's FlashAttention-2 SDPA kernels under Nsight
-  Compute, beside the ``flash-attn-2`` preset's predictions (``--vendor torch-sdpa``).
+  Compute, beside the ``flash-attn-2`` preset's predictions (``--vendor torch-sdpa``);
+* ``cudnn``      — PyTorch's cuDNN SDPA kernels under Nsight Compute, beside the ``cudnn``
+  preset's predictions (``--vendor cudnn``).
 
 Its place in the pipeline: beside :mod:`iosim.grading`, below only :mod:`iosim.cli`; it
 gets the counts it compares with from :func:`iosim.simulate`, like any user.

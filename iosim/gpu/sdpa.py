@@ -56,15 +56,16 @@ def label(kernel_name: str) -> str:
     return KERNEL_LABELS.get(name, name)
 
 
-def require_torch() -> None:
-    """Raise DependencyError unless PyTorch with a CUDA device is importable."""
+def require_torch(vendor: str = "torch-sdpa") -> None:
+    """Raise DependencyError unless PyTorch with a CUDA device is importable (``vendor``: the
+    ``--vendor`` named in the message)."""
     try:
         import torch
     except Exception as exc:  # noqa: BLE001 - ImportError, or a torch that cannot load CUDA
-        raise DependencyError(f"--vendor torch-sdpa runs PyTorch's kernels, and PyTorch is not importable ({exc}); "
+        raise DependencyError(f"--vendor {vendor} runs PyTorch's kernels, and PyTorch is not importable ({exc}); "
                               "install a CUDA build of torch on a machine with an NVIDIA GPU") from None
     if not torch.cuda.is_available():
-        raise DependencyError("--vendor torch-sdpa needs a CUDA GPU, and PyTorch sees none")
+        raise DependencyError(f"--vendor {vendor} needs a CUDA GPU, and PyTorch sees none")
 
 
 def measure(problem, seed: int = 0) -> list[dict]:

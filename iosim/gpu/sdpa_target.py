@@ -6,9 +6,12 @@ lengths; the causal mask aligned bottom-right, as flash-attn does) and dtype (fp
 or bf16), kv_heads (GQA/MQA: K and V with that many heads, PyTorch's ``enable_gqa``), backend
 (``flash``, default: FlashAttention-2; ``cudnn``: cuDNN's fused attention). Inputs are N(0, 1)
 in PyTorch's (B, H, N, d) layout; only the chosen backend is enabled, so a shape it does not
-take fails here rather than silently running another kernel. A config that is no JSON object,
-lacks a key or names an unknown backend is refused with a one-line error and exit code 2,
-before PyTorch is imported.
+take fails here rather than silently running another kernel. With ``"ranges": true`` it runs
+as benchmarks/sdpa_ncu.py measures cuDNN (:func:`run_in_ranges`): a marker kernel in a
+profiler range of its own, one unprofiled run (cuDNN builds its plan there), then one run
+inside a cudaProfilerStart/Stop range, for ``ncu --profile-from-start off``. A config that is
+no JSON object, lacks a key or names an unknown backend is refused with a one-line error and
+exit code 2, before PyTorch is imported.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from ..errors import IosimError
 BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
 REQUIRED = ("seq_len", "head_dim", "batch", "heads", "causal")
 DTYPES = ("fp16", "bf16")
+#: the kernel that opens each config's launches in a run in profiler ranges (torch.cuda._sleep's)
+MARKER_KERNEL = "spin_kernel"
 
 
 def parse_config(text: str) -> dict:
@@ -76,6 +81,35 @@ def run(cfg: dict, region=contextlib.nullcontext) -> None:
     torch.cuda.empty_cache()
 
 
+@contextlib.contextmanager
+def profiled_range(torch):
+    """A cudaProfilerStart/Stop range (what ``ncu --profile-from-start off`` profiles)."""
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):   # a failed launch may leave an error to report
+            torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
+def marker(torch) -> None:
+    """The launch that opens a config's group: MARKER_KERNEL, in a profiler range of its own."""
+    with profiled_range(torch):
+        torch.cuda._sleep(1000)
+
+
+def run_in_ranges(cfg: dict) -> None:
+    """``cfg`` as benchmarks/sdpa_ncu.py measures cuDNN: the marker, one run outside any range
+    (the backend builds its plan), then one run inside a profiler range."""
+    import torch
+
+    marker(torch)
+    run(cfg)
+    run(cfg, region=lambda: profiled_range(torch))
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("sdpa_target: error: give one config as JSON (python -m iosim.gpu.sdpa_target '{...}')",
@@ -89,7 +123,7 @@ def main(argv: list[str]) -> int:
     import torch
 
     torch.manual_seed(cfg.get("seed", 0))
-    run(cfg)
+    (run_in_ranges if cfg.get("ranges") else run)(cfg)
     return 0
 
 

@@ -76,12 +76,19 @@ def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
     return fwd, bwd
 
 
-def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
-    """The ``cudnn`` preset's launches (``launch_cls``: :class:`iosim.kernels.plan.KernelLaunch`)."""
-    fwd, bwd = cudnn_tiles(problem, profile)
+def check_problem(problem, profile) -> tuple[CudnnTile, CudnnTile]:
+    """The preset's tiles for ``problem``; ProblemError or ScheduleError (one line) where it has
+    no model: a profile that is no Hopper GPU, fp32 or fp8, d > 128, causal with N_q ≠ N_kv."""
+    tiles = cudnn_tiles(problem, profile)
     if problem.causal and problem.seq_len_q != problem.seq_len_kv:
         raise ScheduleError("kernel='cudnn': causal attention with N_q ≠ N_kv was not measured; no model",
                             field="kernel")
+    return tiles
+
+
+def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
+    """The ``cudnn`` preset's launches (``launch_cls``: :class:`iosim.kernels.plan.KernelLaunch`)."""
+    fwd, bwd = check_problem(problem, profile)
     out = []
     if "forward" in passes:
         out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))
