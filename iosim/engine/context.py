@@ -198,7 +198,8 @@ class Context(BlockLoops):
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
         check_group_write(spec, self.problem, sum_over_group)
-        self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split))
+        self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split),
+                      reduce=reduce)
         if self.mode == "numeric":
             self._store.write(spec, rows_block, cols_block, tile.data, sum_over_group, split, self.num_splits,
                               add=reduce)
@@ -239,13 +240,15 @@ class Context(BlockLoops):
             self._store.write(spec, None, None, tile.data, sum_over_group, num_splits=self.num_splits)
 
     def _account(self, spec: TensorSpec, direction: str, elements: int, per_kv_head: bool = False,
-                 where: tuple | None = None):
-        """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place."""
+                 where: tuple | None = None, reduce: bool = False):
+        """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place.
+        A ``reduce`` write is recorded for the cache model as a reduction (its old value is
+        read by the memory system, not by the thread block)."""
         self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
         if self._recorder is not None:
             work = self._cta_work
             cta, cta_scope = (work.key, self._cta_made[id(work)][0]) if work is not None else (None, None)
-            self._recorder.record(spec, direction, per_kv_head, where, self.ledger.kernel, cta,
+            self._recorder.record(spec, "reduce" if reduce else direction, per_kv_head, where, self.ledger.kernel, cta,
                                   scope=self.current_scope, cta_scope=cta_scope, cta_work=work)
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight

@@ -173,3 +173,22 @@ def test_the_l2_model_plays_exactly_the_counted_requests(hw, algorithm, problem,
     assert set(r.cache.kernels) == set(r.kernels)
     assert r.cache.total.read_bytes == r.hbm.read_bytes
     assert r.cache.total.write_bytes == r.hbm.write_bytes
+
+
+def test_a_reduction_reads_what_it_adds_to_when_the_cache_lacks_it():
+    """A reduction (TMA ``.add``: the memory system adds to what it holds) needs the old
+    value: absent, the chunk is read from DRAM first; present, nothing is read. Either way
+    it is a write request, dirty afterwards, and no read request from the SMs."""
+    for play in (False, True):
+        cache = LRUCache(1000)
+        if play:
+            cache.play([("a",), ("a",)], [100, 100], [2, 2])
+        else:
+            cache.write(("a",), 100, fill=True)
+            cache.write(("a",), 100, fill=True)
+        s = cache.stats
+        assert (s.dram_read_bytes, s.write_bytes, s.read_bytes) == (100, 200, 0)
+        assert cache.dirty_keys() == {("a",): 100}
+    plain = LRUCache(1000)
+    plain.play([("a",)], [100], [1])
+    assert plain.stats.dram_read_bytes == 0

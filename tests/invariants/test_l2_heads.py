@@ -24,20 +24,26 @@ CASES = [
 
 @pytest.mark.parametrize("hw,algo,passes,problem,blocks", CASES)
 def test_a_few_heads_extended_equal_every_head_played(monkeypatch, hw, algo, passes, problem, blocks):
-    played = []
+    played, marked = [], []
     extend = playback.all_heads
 
-    def spy(play, heads, **kw):
+    def spy(play, heads, play_marked=None, **kw):
         def counting(h):
             played.append(h)
             return play(h)
-        return extend(counting, heads, **kw)
+
+        def counting_marked(h, marks):
+            played.append(h)
+            marked.append(h)
+            return play_marked(h, marks)
+        return extend(counting, heads, play_marked=counting_marked if play_marked else None, **kw)
 
     monkeypatch.setattr(playback, "all_heads", spy)
     extended = simulate(hw, algo, problem, passes=passes, blocks=blocks, options=Options(cache=True)).to_dict()
     monkeypatch.setattr(playback, "all_heads", lambda play, heads, **kw: play(heads))
     every = simulate(hw, algo, problem, passes=passes, blocks=blocks, options=Options(cache=True)).to_dict()
     assert sum(played) < problem.heads_total                 # the extension was used
+    assert marked == played                                  # each run a single marked one
     for key in ("l2", "dram", "outer_caches", "time", "kernel_times"):
         assert extended.get(key) == every.get(key), key
 

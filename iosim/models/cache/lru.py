@@ -63,14 +63,19 @@ class LRUCache:
         self._insert(key, size, dirty=False)
         return False
 
-    def write(self, key, size: int) -> None:
-        """A write of chunk ``key`` (allocated if absent, marked dirty)."""
+    def write(self, key, size: int, fill: bool = False) -> None:
+        """A write of chunk ``key`` (allocated if absent, marked dirty); ``fill``: a reduction,
+        whose old value is read from the level behind when the chunk is absent."""
         self.stats.write_bytes += size
         entry = self.entries.get(key)
         if entry is not None:
             entry[1] = True
             self.entries.move_to_end(key)
             return
+        if fill:
+            self.stats.dram_read_bytes += size
+            if self.backing is not None:
+                self.backing.read(key, size)
         self._insert(key, size, dirty=True)
 
     def play(self, keys, sizes, writes) -> None:
@@ -78,7 +83,10 @@ class LRUCache:
         when no cache is behind this one)."""
         if self.backing is not None:
             for key, size, is_write in zip(keys, sizes, writes):
-                (self.write if is_write else self.read)(key, size)
+                if is_write:
+                    self.write(key, size, fill=is_write == 2)
+                else:
+                    self.read(key, size)
             return
         entries, stats, insert = self.entries, self.stats, self._insert
         get, to_end = entries.get, entries.move_to_end
@@ -88,6 +96,8 @@ class LRUCache:
             if is_write:
                 write_bytes += size
                 if entry is None:
+                    if is_write == 2:      # a reduction: the old value is read first
+                        miss_bytes += size
                     insert(key, size, True)
                 else:
                     entry[1] = True

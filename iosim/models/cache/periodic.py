@@ -14,7 +14,9 @@ too.
 and, when the two steps of P agree in every counter of every level, extends the total to
 ``heads`` linearly; when they do not, it doubles h₀ and tries again, and plays every head
 once those three runs would cost as much (3(h₀ + P) ≥ ``heads``): a run of few heads is
-always played head by head. The agreement of two steps is checked, not proven to last;
+always played head by head. Where the player can report the counters part-way (the
+stream of :mod:`.stream`), one run of about h₀ + 3P heads gives both steps: the counters
+where heads h₀, h₀ + P and h₀ + 2P start (:func:`_marked`), half the heads of three runs. The agreement of two steps is checked, not proven to last;
 tests/invariants/test_l2_heads.py compares the extension with playing every head over
 FA1, FA2 (both passes), GQA, causal masks, unequal lengths and split-KV.
 """
@@ -34,16 +36,20 @@ def period(slots: int, ctas_per_head: int, group: int) -> int:
 
 
 def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes,
-              capacity_bytes: int) -> tuple[CacheStats, dict]:
+              capacity_bytes: int, play_marked=None) -> tuple[CacheStats, dict]:
     """``play(heads)``, the stats of the nearest cache and {level: stats} of those behind it,
     for every head (see the module's docstring); ``footprint_bytes()``: one head's distinct
-    bytes (asked only when the extension may pay)."""
+    bytes (asked only when the extension may pay). ``play_marked(h, marks)``, where given,
+    plays ``h`` heads once and also returns the stats at the round each head of ``marks``
+    starts: the two steps are then read off one run (:func:`_marked`)."""
     p = period(slots, ctas_per_head, group)
     waves = -(-slots // max(1, ctas_per_head))                       # heads resident together
     if 3 * (2 * (waves + 1) + 1 + p) >= heads:                        # too few heads to extend
         return play(heads)
     turnover = -(-capacity_bytes // max(1, footprint_bytes()))        # heads that fill the cache
     h0 = 2 * (waves + turnover) + 1
+    if play_marked is not None:
+        return _marked(play, play_marked, heads, h0, p)
     while True:
         h0 += (heads - h0) % p                                        # h0 ≡ heads (mod P)
         if 3 * (h0 + p) >= heads:                                     # playing every head is cheaper
@@ -53,6 +59,24 @@ def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, f
         if step == _difference(t2, t1):
             return _extend(t0, step, (heads - h0) // p)
         h0 *= 2
+
+
+def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, dict]:
+    """One run of h ≡ ``heads`` (mod P) heads, h > a + 2P, with the stats read where heads
+    a, a + P and a + 2P start: the stream from one mark to the next is one period of the
+    launch pattern, so when the two steps agree the heads after h add that step every P
+    heads, and the run's end (its last heads, the dirty bytes left) stands for the end of
+    the full launch. ``a`` doubles while the steps differ."""
+    while True:
+        h = a + 2 * p + 1
+        h += (heads - h) % p
+        if h >= heads:
+            return play(heads)
+        end, (m0, m1, m2) = play_marked(h, (a, a + p, a + 2 * p))
+        step = _difference(m1, m0)
+        if step == _difference(m2, m1):
+            return _extend(end, step, (heads - h) // p)
+        a *= 2
 
 
 _FIELDS = [f.name for f in dataclasses.fields(CacheStats)]

@@ -122,40 +122,74 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
         slots = concurrency.get(kernel, 1)
         if method == "stream":
             def feed(cache, heads, prog=prog, slots=slots):
-                play(cache, *stream(prog, heads, slots, kv_of_q, leads_group))
+                play(cache, stream(prog, heads, slots, kv_of_q, leads_group))
+
+            def play_marked(heads, marks, prog=prog, slots=slots):
+                s = stream(prog, heads, slots, kv_of_q, leads_group, marks)
+                return _play_in_parts(s, capacity_bytes, outer_levels)
         else:
             def feed(cache, heads, prog=prog, slots=slots):
                 _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group)
+            play_marked = None
 
         def play_heads(heads: int, feed=feed) -> tuple:
             return _play(lambda cache: feed(cache, heads), capacity_bytes, outer_levels)
 
         stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.cta_class),
                                           group=group_size, footprint_bytes=lambda prog=prog: prog.footprint,
-                                          capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
+                                          capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels),
+                                          play_marked=play_marked)
         if levels:
             outer[kernel] = levels
     return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None)
 
 
-def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, dict]:
-    """``feed(cache)`` from a cold cache: (the nearest cache's stats, with DRAM as the last
-    level saw it; {level: stats} of the levels behind it)."""
+def _caches(capacity_bytes: int, outer_levels: tuple) -> tuple:
+    """A cold cache and the chain of (name, cache) behind it, nearest first."""
     chain = []
     for name, capacity in reversed(outer_levels):
         chain.insert(0, (name, LRUCache(capacity, backing=chain[0][1] if chain else None)))
-    cache = LRUCache(capacity_bytes, backing=chain[0][1] if chain else None)
+    return LRUCache(capacity_bytes, backing=chain[0][1] if chain else None), chain
+
+
+def _report(cache: LRUCache, chain: list) -> tuple[CacheStats, dict]:
+    """(the nearest cache's stats, with DRAM as the last level saw it; {level: stats}), copies."""
+    if not chain:
+        return dataclasses.replace(cache.stats), {}
+    last = chain[-1][1].stats
+    nearest = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
+                                  dram_write_bytes=last.dram_write_bytes)
+    return nearest, {name: dataclasses.replace(c.stats) for name, c in chain}
+
+
+def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, dict]:
+    """``feed(cache)`` from a cold cache: (the nearest cache's stats, with DRAM as the last
+    level saw it; {level: stats} of the levels behind it)."""
+    cache, chain = _caches(capacity_bytes, outer_levels)
     feed(cache)
+    _dirty_left(cache, chain)
+    return _report(cache, chain)
+
+
+def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple) -> tuple:
+    """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
+    stats at each of ``s.cuts``]); the dirty bytes left are the end's only."""
+    cache, chain = _caches(capacity_bytes, outer_levels)
+    marks, done = [], 0
+    for cut in s.cuts:
+        play(cache, s, done, cut)
+        marks.append(_report(cache, chain))
+        done = cut
+    play(cache, s, done)
+    _dirty_left(cache, chain)
+    return _report(cache, chain), marks
+
+
+def _dirty_left(cache: LRUCache, chain: list) -> None:
     left = {}
     for level in [cache] + [c for _, c in chain]:  # a chunk dirty in two levels is left once
         left.update(level.dirty_keys())
     cache.stats.dirty_bytes_left = sum(left.values())
-    if not chain:
-        return cache.stats, {}
-    last = chain[-1][1].stats
-    nearest = dataclasses.replace(cache.stats, dram_read_bytes=last.dram_read_bytes,
-                                  dram_write_bytes=last.dram_write_bytes)
-    return nearest, {name: c.stats for name, c in chain}
 
 
 def _cta_lists(prog: HeadPrograms, heads: int) -> list:
@@ -185,7 +219,7 @@ def _run(cache: LRUCache, programs: list, slots: int, kv_of_q, leads_group) -> N
             if kind != PER_KV_HEAD or leads_group(head):
                 full = (kv_of_q(head) if kind != HEAD else head, hi, lo)
                 if is_write:
-                    write(full, size)
+                    write(full, size, is_write == 2)
                 else:
                     read(full, size)
             cta[2] = pc + 1

@@ -29,6 +29,10 @@ import numpy as np
 #: query head makes it)
 HEAD, KV_HEAD, PER_KV_HEAD = 0, 1, 2
 FIELDS = ("hi", "lo", "size", "write", "kind")
+#: an access's ``write`` field: a read, a write, or a reduction (a write whose old value the
+#: cache must hold: on a miss it is first read from the level behind, e.g. a TMA ``.add``)
+READ, WRITE, REDUCE = 0, 1, 2
+WRITE_CODES = {"read": READ, "write": WRITE, "reduce": REDUCE}
 
 
 @dataclass(frozen=True)
@@ -179,7 +183,7 @@ def _attributes(records: list, rid: np.ndarray, tensors: dict) -> dict:
         split = 0 if r.split is None else r.split + 1
         rows.append((r.row_start, r.rows_level, r.rows_step, r.rows, r.col_start, r.cols_level, r.cols_step,
                      r.cols * r.width, (tensors.setdefault(r.tensor, len(tensors)) * 512 + split) << 26,
-                     r.direction == "write", kind, r.private))
+                     WRITE_CODES[r.direction], kind, r.private))
     table = np.asarray(rows, dtype=np.int64)[rid]
     names = ("rows_start", "rows_level", "rows_step", "rows", "cols_start", "cols_level", "cols_step",
              "row_bytes", "hi_base", "write", "kind", "private")

@@ -29,6 +29,7 @@ robin replay.
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -50,37 +51,49 @@ def schedule(lengths: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
     return start, slot
 
 
-def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group) -> tuple:
-    """The requests of ``heads`` heads as the cache sees them: (keys, sizes, writes), in
-    order, and the bytes (read, written) of the requests a cohort's later members make
-    in the round its first made them (hits, not played)."""
+@dataclass
+class Stream:
+    """The requests the cache sees, in order, and where given heads' first CTAs start."""
+
+    keys: list          # (head, hi, lo) per request
+    sizes: list
+    writes: list
+    #: per request: how many later members of its cohort make it in the same round (hits,
+    #: not played; 0 for a CTA's own requests)
+    repeats: np.ndarray
+    #: per head asked for (``marks``): the index of the first request at or after the round
+    #: its first CTA starts
+    cuts: list
+
+
+def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
+    """The requests of ``heads`` heads as the cache sees them (see the module's docstring)."""
     n = len(prog.cta_class)
     start, slot = schedule(np.tile(prog.lengths, heads), slots)
     cohorts: dict[tuple, list] = {}
     for g, (t0, s) in enumerate(zip(start.tolist(), slot.tolist())):
         h, c = divmod(g, n)
         cohorts.setdefault((int(prog.cta_class[c]), h, t0), []).append((s, int(prog.cta_row[c])))
-    parts, repeats = [], np.zeros(2, np.int64)
+    parts = []
     for (k, h, t0), members in cohorts.items():
         cls = prog.classes[k]
         slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
         heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
         parts.append((t0 + cls.shared_steps, np.full(len(heads_of), slots_of[0]), heads_of,
-                      *(cls.shared[f] for f in FIELDS[:4])))
-        if len(members) > 1:
-            made = heads_of >= 0
-            by_write = np.bincount(cls.shared["write"][made], cls.shared["size"][made], minlength=2)
-            repeats += (len(members) - 1) * by_write.astype(np.int64)
+                      *(cls.shared[f] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1)))
         if len(cls.private_steps):
             own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
-            parts.append((np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, len(cls.private_steps)),
-                          np.tile(own_heads, len(rows)), *(cls.private[f][rows].ravel() for f in FIELDS[:4])))
-    rounds, slot_of, head_key, hi, lo, size, write = (
-        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(7))
+            steps = len(cls.private_steps)
+            parts.append((np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, steps),
+                          np.tile(own_heads, len(rows)), *(cls.private[f][rows].ravel() for f in FIELDS[:4]),
+                          np.zeros(steps * len(rows), np.int64)))
+    rounds, slot_of, head_key, hi, lo, size, write, rep = (
+        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(8))
     order = np.lexsort((slot_of, rounds))
     order = order[head_key[order] >= 0]
-    keys = zip(head_key[order].tolist(), hi[order].tolist(), lo[order].tolist())
-    return keys, size[order].tolist(), write[order].tolist(), (int(repeats[0]), int(repeats[1]))
+    cuts = np.searchsorted(rounds[order], [int(start[m * n]) for m in marks]).tolist()
+    keys = list(zip(head_key[order].tolist(), hi[order].tolist(), lo[order].tolist()))
+    return Stream(keys, size[order].tolist(), write[order].tolist(), rep[order], cuts)
 
 
 def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
@@ -93,13 +106,18 @@ def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
     return keys
 
 
-def play(cache: LRUCache, keys, sizes: list, writes: list, repeats: tuple = (0, 0)) -> None:
-    """Every request through ``cache``, in order; ``repeats``: bytes (read, written) of
-    requests that hit without changing what the cache holds."""
-    cache.stats.read_bytes += repeats[0]
-    cache.stats.read_hit_bytes += repeats[0]
-    cache.stats.write_bytes += repeats[1]
-    cache.play(keys, sizes, writes)
+def play(cache: LRUCache, s: Stream, start: int = 0, stop: int | None = None) -> None:
+    """Requests ``start``..``stop`` of ``s`` through ``cache``; the repeats among them count
+    as hits that do not change what the cache holds."""
+    stop = len(s.keys) if stop is None else stop
+    rep = s.repeats[start:stop]
+    if rep.any():
+        sizes, writes = np.asarray(s.sizes[start:stop], np.int64), np.asarray(s.writes[start:stop], bool)
+        extra = rep * sizes
+        cache.stats.read_bytes += int(extra[~writes].sum())
+        cache.stats.read_hit_bytes += int(extra[~writes].sum())
+        cache.stats.write_bytes += int(extra[writes].sum())
+    cache.play(s.keys[start:stop], s.sizes[start:stop], s.writes[start:stop])
 
 
-__all__ = ["schedule", "stream", "play"]
+__all__ = ["Stream", "schedule", "stream", "play"]
