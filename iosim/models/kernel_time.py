@@ -220,12 +220,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
     width = dtype_width(dtype)  # bytes per operand element (Q, K, V, P)
     out = {}
     for kernel, (reads, writes) in requested.items():
-        floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
-        per: dict[str, float] = {"launch": floor}
-        if rates.l2_bytes:
-            per["L2"] = (reads + writes) / rates.l2_bytes
-        dram_r, dram_w = dram.get(kernel, (reads, writes))
-        per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
+        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
         compute = 0.0
         if works and kernel in layouts:
@@ -237,18 +232,37 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
-        memory = max(per.get("L2", 0.0), per["DRAM"])
-        predicted = floor + max(compute, memory)
-        if compute >= memory and compute > 0:
-            parts = {k: per[k] for k in ("tensor cores", "shared memory", "exp", "fp32")}
-            bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in
-                                            sorted(parts.items(), key=lambda kv: -kv[1])) + ")"
-        elif memory > floor:
-            bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
-        else:
-            bound = "launch"
-        out[kernel] = TimePrediction(predicted, bound, per)
+        out[kernel] = combine(per, compute, ("tensor cores", "shared memory", "exp", "fp32"))
     return out
 
 
-__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "predict"]
+def memory_seconds(rates: KernelRates, reads: int, writes: int, dram_rw: tuple) -> dict:
+    """A launch's floor and memory times: {"launch", "L2" (where the profile has one),
+    "DRAM"}; ``dram_rw``: (read, written) bytes that reach DRAM. The floor is an empty
+    launch, or, for a kernel that reads and then writes, the smallest such kernel's
+    measured duration."""
+    floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
+    per: dict[str, float] = {"launch": floor}
+    if rates.l2_bytes:
+        per["L2"] = (reads + writes) / rates.l2_bytes
+    dram_r, dram_w = dram_rw
+    per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
+    return per
+
+
+def combine(per: dict, compute: float, units) -> TimePrediction:
+    """Memory overlaps compute: the floor plus the longer of ``compute`` (split over
+    ``units`` in ``per``) and the memory times in ``per``; what bounds it, in words."""
+    floor = per["launch"]
+    memory = max(per.get("L2", 0.0), per["DRAM"])
+    if compute >= memory and compute > 0:
+        parts = sorted(((k, per[k]) for k in units), key=lambda kv: -kv[1])
+        bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in parts) + ")"
+    elif memory > floor:
+        bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
+    else:
+        bound = "launch"
+    return TimePrediction(floor + max(compute, memory), bound, per)
+
+
+__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "combine", "memory_seconds", "predict"]

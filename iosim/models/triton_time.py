@@ -43,8 +43,7 @@ import math
 
 from ..dtypes import width as dtype_width
 from .cache import occupancy
-from .kernel_time import KernelRates, busiest_sm
-from .roofline import TimePrediction
+from .kernel_time import KernelRates, busiest_sm, combine, memory_seconds
 
 #: shared memory CUDA reserves per thread block on sm80+ (CUDA-PG, "Shared Memory" of CC 8.x/9.x)
 RESERVED_SMEM_PER_BLOCK = 1024
@@ -162,29 +161,16 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple
 
 
 def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) -> dict:
-    """kernel -> :class:`TimePrediction` (arguments as :func:`iosim.models.kernel_time.predict`,
+    """kernel -> :class:`~iosim.models.roofline.TimePrediction` (arguments as :func:`iosim.models.kernel_time.predict`,
     ``tile`` the launch's :class:`~iosim.kernels.triton_preset.TritonTile`)."""
     rates = KernelRates.from_profile(profile, dtype)
     out = {}
     for kernel, (reads, writes) in requested.items():
-        floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
-        per: dict[str, float] = {"launch": floor}
-        if rates.l2_bytes:
-            per["L2"] = (reads + writes) / rates.l2_bytes
-        dram_r, dram_w = dram.get(kernel, (reads, writes))
-        per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
+        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
         compute, split, _ = compute_seconds(tile, profile, dtype, heads, works)
         per.update(split)
-        memory = max(per.get("L2", 0.0), per["DRAM"])
-        if compute >= memory and compute > 0:
-            parts = sorted(split.items(), key=lambda kv: -kv[1])
-            bound = "compute (" + ", ".join(f"{u} {v / compute:.0%}" for u, v in parts) + ")"
-        elif memory > floor:
-            bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
-        else:
-            bound = "launch"
-        out[kernel] = TimePrediction(floor + max(compute, memory), bound, per)
+        out[kernel] = combine(per, compute, split)
     return out
 
 
