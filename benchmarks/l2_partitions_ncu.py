@@ -16,16 +16,12 @@ Writes DIR/l2_partitions.csv (raw ncu CSV, forward launches only) and DIR/config
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from iosim.gpu.ncu import find_ncu  # noqa: E402
-from sdpa_ncu import available_metrics, run_ncu  # noqa: E402
+from ncu_self_profile import self_profile  # noqa: E402
 
 #: (N, heads, causal, d): the three long causal misses, d = 64 at 64k (within 5 %), and
 #: non-causal controls at the same sizes
@@ -63,24 +59,8 @@ def run_target() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", action="store_true")
-    ap.add_argument("--out")
-    ap.add_argument("--budget-s", type=float, default=240.0)
-    args = ap.parse_args()
-    if args.target:
-        run_target()
-        return
-    ncu = find_ncu()
-    metrics = available_metrics(ncu, METRICS)
-    os.makedirs(args.out, exist_ok=True)
-    json.dump({"metrics": metrics, "asked": METRICS,
-               "configs": [dict(seq_len=n, heads=h, batch=1, causal=c, head_dim=d) for n, h, c, d in CONFIGS]},
-              open(os.path.join(args.out, "configs.json"), "w"), indent=1)
-    t0 = time.time()
-    text = run_ncu(ncu, "regex:flash_fwd_kernel", metrics, [__file__, "--target"],
-                   os.path.join(args.out, "l2_partitions.csv"), timeout=args.budget_s)
-    print(f"{time.time() - t0:.0f} s, {text.count(chr(10))} lines, metrics: {len(metrics)}/{len(METRICS)}", flush=True)
+    self_profile(__file__, __doc__, run_target, "regex:flash_fwd_kernel", METRICS, "l2_partitions.csv", "configs.json",
+                 {"configs": [dict(seq_len=n, heads=h, batch=1, causal=c, head_dim=d) for n, h, c, d in CONFIGS]})
 
 
 if __name__ == "__main__":

@@ -14,16 +14,12 @@ Writes DIR/l2_sweep.csv (raw ncu CSV, one launch per size, in SIZES order) and D
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from iosim.gpu.ncu import find_ncu  # noqa: E402
-from sdpa_ncu import available_metrics, run_ncu  # noqa: E402
+from ncu_self_profile import self_profile  # noqa: E402
 
 MB = 10 ** 6
 #: buffer sizes (bytes): around the 50 MB L2 (and its 25 MB partitions) and well past it
@@ -61,23 +57,8 @@ def run_target() -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--target", action="store_true")
-    ap.add_argument("--out")
-    ap.add_argument("--budget-s", type=float, default=240.0)
-    args = ap.parse_args()
-    if args.target:
-        run_target()
-        return
-    ncu = find_ncu()
-    metrics = available_metrics(ncu, METRICS)
-    os.makedirs(args.out, exist_ok=True)
-    json.dump({"sizes": SIZES, "passes": PASSES, "grid": "4 x SMs", "block": 256, "metrics": metrics},
-              open(os.path.join(args.out, "sizes.json"), "w"), indent=1)
-    t0 = time.time()
-    text = run_ncu(ncu, "regex:l2_sweep", metrics, [__file__, "--target"], os.path.join(args.out, "l2_sweep.csv"),
-                   timeout=args.budget_s)
-    print(f"{time.time() - t0:.0f} s, {text.count(chr(10))} lines", flush=True)
+    self_profile(__file__, __doc__, run_target, "regex:l2_sweep", METRICS, "l2_sweep.csv", "sizes.json",
+                 {"sizes": SIZES, "passes": PASSES, "grid": "4 x SMs", "block": 256})
 
 
 if __name__ == "__main__":
