@@ -82,3 +82,15 @@ def test_bad_configs_are_one_line_errors():
     with pytest.raises(IosimError, match="forward"):
         prepare("h200", "fa2", Problem(seq_len=256, head_dim=64), passes="backward",
                 options=Options(kernel="triton-fa2"))
+
+
+@pytest.mark.parametrize("config,words", [("512,512,4,4", "needs 589,824 B of shared memory"),
+                                          ("128,64,64,3", "2048 threads per block > 1,024")])
+def test_a_config_triton_cannot_launch_is_refused_in_one_line(capsys, config, words):
+    """simulate --kernel triton-fa2 --kernel-config with a footprint over the block's shared
+    memory (Q + 4 stages of K and V at 512 × 512, d = 64) or too many threads: exit 2, one line."""
+    from iosim.cli.main import main
+    code = main(["simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "64", "--kernel", "triton-fa2",
+                 "--kernel-config", config])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and words in err and len(err.splitlines()) == 1
