@@ -94,3 +94,13 @@ def test_a_config_triton_cannot_launch_is_refused_in_one_line(capsys, config, wo
                  "--kernel-config", config])
     err = capsys.readouterr().err.strip()
     assert code == 2 and words in err and len(err.splitlines()) == 1
+
+
+def test_the_python_explore_points_triton_to_its_own_ranking():
+    """explore() ranks (B_r, B_c) tiles; the Triton kernel's knobs are configurations, ranked
+    by explore_triton (what `iosim explore --kernel triton-fa2` runs): asked for the one, the
+    other is named, not a tile ranking silently made with the default configuration."""
+    from iosim.errors import ProblemError
+    from iosim.studies.explore import explore
+    with pytest.raises(ProblemError, match="explore_triton"):
+        explore(load_profile("h200"), "fa2", Problem(seq_len=1024, head_dim=64), kernel="triton-fa2", objective="time")

@@ -201,6 +201,10 @@ def _validate(name: str, mine: bool, s: _Settings, block_q, block_kv) -> None:
     require_choice("grid", s.grid, GRIDS)
     if s.kernel is not None:
         require_choice("kernel", s.kernel, KERNELS)
+        if s.kernel == "triton-fa2":
+            raise ProblemError("kernel='triton-fa2' ranks the Triton kernel's (BLOCK_M, BLOCK_N, num_warps, num_stages) "
+                               "configurations, not tiles: use iosim.studies.explore.triton_configs.explore_triton"
+                               "(hw, problem), as `iosim explore --kernel triton-fa2` does", field="kernel")
         if mine:
             raise ProblemError(f"kernel={s.kernel!r} runs the real kernel's own launches, not {name} (a schedule of "
                                "your own): drop it", field="kernel")
