@@ -32,15 +32,8 @@
 
 # %%
 import pathlib
-import subprocess
-import sys
 
-
-def iosim(*args):
-    """`iosim ARGS`, as typed in a terminal (with this notebook's Python): prints what it prints, returns its exit code."""
-    done = subprocess.run([sys.executable, "-m", "iosim", *args], capture_output=True, text=True)
-    print(done.stdout + done.stderr, end="")
-    return done.returncode
+from iosim.grading.notebook import iosim     # `iosim ARGS` as typed in a terminal; returns its exit code
 
 
 PACK = pathlib.Path("choose-blocks")
@@ -66,36 +59,20 @@ print(STARTER.read_text())
 # %% [markdown]
 # ## 2. Your blocks, counted
 #
-# `try_blocks` loads your file afresh, asks `choose_blocks` for each case of the README,
-# and runs the built-in `fa2` schedule with those blocks: its HBM bytes beside those of the
-# paper's blocks, and the tiles against shared memory and the registers (the grader's
-# capacity check: Q_i, K_j, V_j in shared memory, S_ij and the fp32 O_i accumulator in
-# registers without spilling). The toy case first:
+# `try_blocks` (`iosim.grading.notebook.try_blocks`) loads your file afresh, asks
+# `choose_blocks` for each case of the README, and runs the built-in `fa2` schedule with
+# those blocks: its HBM bytes beside those of the paper's blocks, and the tiles against
+# shared memory and the registers (the grader's capacity check: Q_i, K_j, V_j in shared
+# memory, S_ij and the fp32 O_i accumulator in registers without spilling). The toy case
+# first:
 
 # %%
-import importlib.util
-
-from iosim import Problem, simulate
-
-
-def load(path):
-    """The Python file at ``path`` as a fresh module (re-read every time)."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from iosim import Problem
+from iosim.grading import notebook
 
 
 def try_blocks(hw, problem):
-    block_q, block_kv = load(STARTER).choose_blocks(hw, problem)
-    yours = simulate(hw, "fa2", problem, blocks=(block_q, block_kv))
-    paper = simulate(hw, "fa2", problem)
-    print(f"{hw}, N={problem.seq_len_q}, d={problem.head_dim}: your blocks {block_q} × {block_kv} move "
-          f"{yours.hbm.total_bytes:,} B; the paper's {paper.blocks.block_q} × {paper.blocks.block_kv} "
-          f"{paper.hbm.total_bytes:,} B ({yours.hbm.total_bytes / paper.hbm.total_bytes:.2f}×)")
-    for label, level in (("shared memory", yours.sram), ("registers", yours.registers)):
-        fits = "fits" if level.peak_bytes <= level.capacity_bytes else "DOES NOT FIT"
-        print(f"  {label}: peak {level.peak_bytes:,} of {level.capacity_bytes:,} B, {fits}")
+    notebook.try_blocks(STARTER, hw, problem)
 
 
 try_blocks("toy", Problem(seq_len=1024, head_dim=32))

@@ -31,15 +31,8 @@
 
 # %%
 import pathlib
-import subprocess
-import sys
 
-
-def iosim(*args):
-    """`iosim ARGS`, as typed in a terminal (with this notebook's Python): prints what it prints, returns its exit code."""
-    done = subprocess.run([sys.executable, "-m", "iosim", *args], capture_output=True, text=True)
-    print(done.stdout + done.stderr, end="")
-    return done.returncode
+from iosim.grading.notebook import iosim     # `iosim ARGS` as typed in a terminal; returns its exit code
 
 
 PACK = pathlib.Path("fa1-forward")
@@ -67,52 +60,20 @@ print(STARTER.read_text())
 # %% [markdown]
 # ## 2. Run it on the toy GPU
 #
-# `run_locally` loads your file afresh, runs `fa1_forward` in numeric mode on random
-# inputs with the registers enforced as the grader does (a tile that does not fit stops
-# the run with a `CapacityError` naming it), and prints how far its O is from the float64
-# reference and its HBM bytes beside the built-in `fa1`'s, tensor by tensor. The toy GPU
-# has 8 KiB of shared memory: at d = 32 Algorithm 1's rule gives the blocks
-# B_r × B_c = 32 × 32.
+# `run_locally` (`iosim.grading.notebook.try_schedule`) loads your file afresh, runs
+# `fa1_forward` in numeric mode on random inputs with the registers enforced as the grader
+# does (a tile that does not fit stops the run with a `CapacityError` naming it), and
+# prints how far its O is from the float64 reference and its HBM bytes beside the built-in
+# `fa1`'s, tensor by tensor. The toy GPU has 8 KiB of shared memory: at d = 32 Algorithm
+# 1's rule gives the blocks B_r × B_c = 32 × 32.
 
 # %%
-import importlib.util
-
-import numpy as np
-
-from iosim import Options, Problem, random_inputs, reference_attention, simulate
-
-
-def load(path):
-    """The Python file at ``path`` as a fresh module (re-read every time)."""
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from iosim import Problem
+from iosim.grading.notebook import try_schedule
 
 
 def run_locally(problem, seed=0):
-    student = load(STARTER)
-    inputs = random_inputs(problem, seed=seed)
-    yours = simulate("toy", student.fa1_forward, problem, mode="numeric", inputs=inputs,
-                     options=Options(enforce_registers=True))
-    builtin = simulate("toy", "fa1", problem)
-    print(f"N_q={problem.seq_len_q} N_kv={problem.seq_len_kv} d={problem.head_dim} causal={problem.causal}: "
-          f"blocks {yours.blocks.block_q} × {yours.blocks.block_kv}")
-    reference = reference_attention(inputs["Q"], inputs["K"], inputs["V"], causal=problem.causal)
-    if "O" in yours.outputs:
-        print(f"O differs from the reference by {np.abs(yours.outputs['O'] - reference).max():.1e} "
-              "(the grader allows 1e-9, and compares ℓ and m too)")
-    else:
-        print("O is never written to HBM")
-    print(f"{'tensor':8}{'direction':>10}{'yours (B)':>12}{'fa1 (B)':>12}")
-    for name in [*builtin.tensors, *(n for n in yours.tensors if n not in builtin.tensors)]:
-        for direction in ("read", "write"):
-            mine, theirs = (getattr(run.tensors[name], f"{direction}_bytes") if name in run.tensors else 0
-                            for run in (yours, builtin))
-            if mine or theirs:
-                print(f"{name:8}{direction:>10}{mine:>12,}{theirs:>12,}{'' if mine == theirs else '   differs'}")
-    print(f"on chip: shared memory {yours.sram.peak_bytes:,} of {yours.sram.capacity_bytes:,} B, "
-          f"registers {yours.registers.peak_bytes:,} of {yours.registers.capacity_bytes:,} B")
+    try_schedule(STARTER, "fa1_forward", "fa1", problem, seed=seed)
 
 
 run_locally(Problem(seq_len=128, head_dim=32))
