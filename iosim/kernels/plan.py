@@ -37,7 +37,7 @@ from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, kernel_tile
-from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile
+from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile, unlaunchable
 
 KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2", "cudnn")
 
@@ -113,14 +113,11 @@ def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:
                            "(no GQA, no --seq-len-q/--seq-len-kv)", field="kernel")
     cfg = TritonConfig.parse(DEFAULT_CONFIG if config is None else config)
     tile = triton_tile(cfg, problem.head_dim, problem.dtype, profile)
-    limit = profile.scratchpad.per_block_bytes
-    if limit is not None and tile.shared_bytes > limit:
-        raise ProblemError(f"triton config {cfg.label()}: needs {tile.shared_bytes:,} B of shared memory (the Q tile and "
-                           f"{cfg.num_stages} stage(s) of K and V tiles) > {limit:,} B per block on {profile.name}: "
-                           "Triton cannot launch it", field="kernel_config")
-    if cfg.num_warps * 32 > 1024:
-        raise ProblemError(f"triton config {cfg.label()}: {cfg.num_warps * 32} threads per block > 1,024",
-                           field="kernel_config")
+    reasons = unlaunchable(cfg, tile, profile)
+    if reasons:
+        raise ProblemError(f"triton config {cfg.label()}: needs {tile.shared_bytes:,} B of shared memory (the Q tile "
+                           f"and {cfg.num_stages} stage(s) of K and V tiles) and {cfg.num_warps * 32} threads; on "
+                           f"{profile.name}: {'; '.join(reasons)}: Triton cannot launch it", field="kernel_config")
     return KernelLaunch("forward", "fa2", problem, tile, {})
 
 

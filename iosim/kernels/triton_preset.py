@@ -233,19 +233,27 @@ def infeasible_reason(config: TritonConfig, head_dim: int, dtype: str, profile) 
         tile = triton_tile(config, head_dim, dtype, profile)
     except NoKernelTile as exc:
         return str(exc)
+    reasons = unlaunchable(config, tile, profile)
+    if tile.spills:
+        reasons.insert(1 if reasons[:1] and reasons[0].startswith("shared") else 0,
+                       f"registers: about {registers_per_thread(config, head_dim, tile.mma)} per thread > "
+                       f"{MAX_REGISTERS} (would spill)")
+    return "; ".join(reasons)
+
+
+def unlaunchable(config: TritonConfig, tile: TritonTile, profile) -> list[str]:
+    """Why Triton cannot launch ``config`` at all on ``profile`` (its shared memory, its
+    threads); [] when it can."""
     limit = profile.scratchpad.per_block_bytes
     reasons = []
     if limit is not None and tile.shared_bytes > limit:
         reasons.append(f"shared memory: needs {tile.shared_bytes:,} B > {limit:,} B per block")
-    if tile.spills:
-        reasons.append(f"registers: about {registers_per_thread(config, head_dim, tile.mma)} per thread > "
-                       f"{MAX_REGISTERS} (would spill)")
     if config.num_warps * 32 > 1024:
         reasons.append(f"{config.num_warps * 32} threads per block > 1,024")
-    return "; ".join(reasons)
+    return reasons
 
 
 __all__ = ["TritonConfig", "TritonTile", "search_space", "mma_version", "warp_grid", "pv_warp_grid", "computed_rows",
            "pv_rows", "converts_p",
-           "shared_bytes", "registers_per_thread", "triton_tile", "infeasible_reason", "DEFAULT_CONFIG",
+           "shared_bytes", "registers_per_thread", "triton_tile", "infeasible_reason", "unlaunchable", "DEFAULT_CONFIG",
            "BLOCK_M_VALUES", "BLOCK_N_VALUES", "NUM_WARPS_VALUES", "NUM_STAGES_VALUES"]
