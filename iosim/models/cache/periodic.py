@@ -19,6 +19,11 @@ stream of :mod:`.stream`), one run of about h₀ + 3P heads gives both steps: th
 where heads h₀, h₀ + P and h₀ + 2P start (:func:`_marked`), half the heads of three runs. The agreement of two steps is checked, not proven to last;
 tests/invariants/test_l2_heads.py compares the extension with playing every head over
 FA1, FA2 (both passes), GQA, causal masks, unequal lengths and split-KV.
+
+:func:`copies` needs no check: when every CTA has the same length, the P heads' CTAs fill
+whole waves (P × n is a multiple of ``slots``), so the request stream of k·P + r heads is
+k copies of P heads' stream, then r heads' stream, each naming heads of its own; with
+the LRU played from stack distances (:mod:`.stack`) that gives every counter exactly.
 """
 
 from __future__ import annotations
@@ -94,3 +99,24 @@ def _extend(base: tuple, step: tuple, times: int) -> tuple[CacheStats, dict]:
     def plus(stats, delta):
         return CacheStats(*(getattr(stats, f) + times * d for f, d in zip(_FIELDS, delta)))
     return plus(base[0], step[0]), {name: plus(base[1][name], step[1][name]) for name in base[1]}
+
+
+def copies(full, times: int, rest, capacity_bytes: int) -> CacheStats:
+    """The stats of ``times`` copies of a stream, each with keys of its own, followed by
+    ``rest`` (:class:`~.stack.Played` each, from a cold cache): exact for an LRU. A request
+    hits when the distinct bytes since its key's last request fit, and those all lie in its
+    copy, so every copy counts what it counts alone, except for the dirty keys it leaves
+    cached (``tail_*``): the copies after it bring their distinct bytes, which evict a
+    tail key once its need plus those bytes pass the capacity."""
+    out = CacheStats(**{f: times * getattr(full.stats, f) + getattr(rest.stats, f) for f in _FIELDS})
+    out.dirty_bytes_left = rest.stats.dirty_bytes_left
+    tails = int(full.tail_size.sum())
+    for c in range(times - 1, -1, -1):                       # the last copies first
+        later = (times - 1 - c) * full.distinct_bytes + rest.distinct_bytes
+        if later >= capacity_bytes:                          # this copy's tail and every earlier one's
+            out.dram_write_bytes += (c + 1) * tails
+            break
+        evicted = full.tail_need + later > capacity_bytes
+        out.dram_write_bytes += int(full.tail_size[evicted].sum())
+        out.dirty_bytes_left += int(full.tail_size[~evicted].sum())
+    return out

@@ -28,9 +28,10 @@ import dataclasses
 from dataclasses import dataclass
 
 from .lru import CacheStats, LRUCache
-from .periodic import all_heads
+from .periodic import all_heads, copies, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
-from .stream import play, stream
+from . import stack
+from .stream import add_repeats, play, stream
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -120,20 +121,22 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     stats, outer = {}, {}
     for kernel, prog in head_programs(requests, chunk_rows).items():
         slots = concurrency.get(kernel, 1)
+        if method == "stream" and not outer_levels:
+            stats[kernel] = _by_copies(prog, heads_total, slots, kv_of_q, leads_group, group_size, capacity_bytes)
+            if stats[kernel] is not None:
+                continue
         if method == "stream":
-            def feed(cache, heads, prog=prog, slots=slots):
-                play(cache, stream(prog, heads, slots, kv_of_q, leads_group))
-
             def play_marked(heads, marks, prog=prog, slots=slots):
                 s = stream(prog, heads, slots, kv_of_q, leads_group, marks)
                 return _play_in_parts(s, capacity_bytes, outer_levels)
-        else:
-            def feed(cache, heads, prog=prog, slots=slots):
-                _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group)
-            play_marked = None
 
-        def play_heads(heads: int, feed=feed) -> tuple:
-            return _play(lambda cache: feed(cache, heads), capacity_bytes, outer_levels)
+            def play_heads(heads: int, play_marked=play_marked) -> tuple:
+                return play_marked(heads, ())[0]
+        else:
+            def play_heads(heads: int, prog=prog, slots=slots) -> tuple:
+                return _play(lambda cache: _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group),
+                             capacity_bytes, outer_levels)
+            play_marked = None
 
         stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.cta_class),
                                           group=group_size, footprint_bytes=lambda prog=prog: prog.footprint,
@@ -171,9 +174,52 @@ def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, d
     return _report(cache, chain)
 
 
+def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, group: int,
+               capacity_bytes: int) -> CacheStats | None:
+    """Every head from two streams, exactly (:func:`~.periodic.copies`): P heads, played
+    once for the ⌊heads / P⌋ copies of the launch pattern, and the remaining heads; None
+    where that does not hold (CTAs of unequal lengths, heads that do not repeat every P,
+    fewer than two copies, keys :mod:`.stack` cannot play)."""
+    p = period(slots, len(prog.cta_class), group)
+    times, rest = divmod(heads, p)
+    lengths = prog.lengths
+    if times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
+        return None
+    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group), capacity_bytes) for h in (p, rest)]
+    if None in played:
+        return None
+    return copies(played[0], times, played[1], capacity_bytes)
+
+
+def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
+    """Whether heads c·P + h name the K/V heads of h shifted past those of the copies
+    before, and lead their groups as h does (checked for the second and the last copy)."""
+    kv = [kv_of_q(h) for h in range(p)]
+    for c in {1, times - 1}:
+        shift = kv_of_q(c * p) - kv[0]
+        if shift <= max(kv) - kv[0] or any(kv_of_q(c * p + h) != kv[h] + shift or
+                                           leads_group(c * p + h) != leads_group(h) for h in range(p)):
+            return False
+    return True
+
+
+def _stacked(s, capacity_bytes: int):
+    """The stream ``s`` played at once (:func:`.stack.play`), its repeats counted as hits;
+    None where that is not exact."""
+    got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts)
+    if got is not None:
+        for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
+            add_repeats(stats, s, 0, stop)
+    return got
+
+
 def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple) -> tuple:
     """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
-    stats at each of ``s.cuts``]); the dirty bytes left are the end's only."""
+    stats at each of ``s.cuts``]); the dirty bytes left are the end's only. One cache
+    with no level behind it is played at once (:mod:`.stack`) where that is exact."""
+    got = None if outer_levels else _stacked(s, capacity_bytes)
+    if got is not None:
+        return (got.stats, {}), [(m, {}) for m in got.marks]
     cache, chain = _caches(capacity_bytes, outer_levels)
     marks, done = [], 0
     for cut in s.cuts:

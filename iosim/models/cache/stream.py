@@ -28,6 +28,7 @@ robin replay.
 
 from __future__ import annotations
 
+import functools
 import heapq
 from dataclasses import dataclass
 
@@ -55,15 +56,42 @@ def schedule(lengths: np.ndarray, slots: int) -> tuple[np.ndarray, np.ndarray]:
 class Stream:
     """The requests the cache sees, in order, and where given heads' first CTAs start."""
 
-    keys: list          # (head, hi, lo) per request
-    sizes: list
-    writes: list
+    key_parts: np.ndarray   # (head, hi, lo) per request: a request's chunk, as 3 columns
+    size: np.ndarray
+    write: np.ndarray
     #: per request: how many later members of its cohort make it in the same round (hits,
     #: not played; 0 for a CTA's own requests)
     repeats: np.ndarray
     #: per head asked for (``marks``): the index of the first request at or after the round
     #: its first CTA starts
     cuts: list
+
+    @functools.cached_property
+    def keys(self) -> list:
+        """(head, hi, lo) per request, as the LRU of :mod:`.lru` takes them."""
+        return list(map(tuple, self.key_parts.tolist()))
+
+    @functools.cached_property
+    def sizes(self) -> list:
+        return self.size.tolist()
+
+    @functools.cached_property
+    def writes(self) -> list:
+        return self.write.tolist()
+
+    def key_ids(self) -> np.ndarray:
+        """Per request, an integer naming its chunk (equal for equal chunks)."""
+        if not len(self.size):
+            return np.zeros(0, np.int64)
+        k = self.key_parts
+        low, span = k.min(axis=0), k.max(axis=0) - k.min(axis=0) + 1
+        if int(span[0]) * int(span[1]) * int(span[2]) < 1 << 62:          # one int64 per chunk
+            return ((k[:, 0] - low[0]) * span[1] + (k[:, 1] - low[1])) * span[2] + (k[:, 2] - low[2])
+        order = np.lexsort(k.T[::-1])
+        new = np.concatenate([[True], (k[order][1:] != k[order][:-1]).any(axis=1)])
+        ids = np.empty(len(order), np.int64)
+        ids[order] = np.cumsum(new) - 1
+        return ids
 
 
 def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
@@ -92,8 +120,8 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
     order = np.lexsort((slot_of, rounds))
     order = order[head_key[order] >= 0]
     cuts = np.searchsorted(rounds[order], [int(start[m * n]) for m in marks]).tolist()
-    keys = list(zip(head_key[order].tolist(), hi[order].tolist(), lo[order].tolist()))
-    return Stream(keys, size[order].tolist(), write[order].tolist(), rep[order], cuts)
+    return Stream(np.stack([head_key[order], hi[order], lo[order]], axis=1), size[order], write[order],
+                  rep[order], cuts)
 
 
 def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
@@ -109,15 +137,20 @@ def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
 def play(cache: LRUCache, s: Stream, start: int = 0, stop: int | None = None) -> None:
     """Requests ``start``..``stop`` of ``s`` through ``cache``; the repeats among them count
     as hits that do not change what the cache holds."""
-    stop = len(s.keys) if stop is None else stop
-    rep = s.repeats[start:stop]
-    if rep.any():
-        sizes, writes = np.asarray(s.sizes[start:stop], np.int64), np.asarray(s.writes[start:stop], bool)
-        extra = rep * sizes
-        cache.stats.read_bytes += int(extra[~writes].sum())
-        cache.stats.read_hit_bytes += int(extra[~writes].sum())
-        cache.stats.write_bytes += int(extra[writes].sum())
+    stop = len(s.size) if stop is None else stop
+    add_repeats(cache.stats, s, start, stop)
     cache.play(s.keys[start:stop], s.sizes[start:stop], s.writes[start:stop])
 
 
-__all__ = ["Stream", "schedule", "stream", "play"]
+def add_repeats(stats, s: Stream, start: int = 0, stop: int | None = None) -> None:
+    """Count the repeats of requests ``start``..``stop`` of ``s`` into ``stats``: hits (or
+    writes) that do not change what the cache holds."""
+    rep = s.repeats[start:stop]
+    if rep.any():
+        extra, writes = rep * s.size[start:stop], s.write[start:stop] > 0
+        stats.read_bytes += int(extra[~writes].sum())
+        stats.read_hit_bytes += int(extra[~writes].sum())
+        stats.write_bytes += int(extra[writes].sum())
+
+
+__all__ = ["Stream", "schedule", "stream", "play", "add_repeats"]
