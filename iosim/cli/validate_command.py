@@ -18,7 +18,8 @@ bytes and time are printed beside the ``flash-attn-2`` preset's prediction (L2 m
 kernel time model on), with issue 6's targets: forward loads exact, backward within 5 %,
 DRAM reads within 10 %, time within 25 % for N ≥ 2,048 (:mod:`iosim.gpu.sdpa`).
 ``--vendor cudnn`` does the same for PyTorch's cuDNN fused attention and the ``cudnn`` preset
-(:mod:`iosim.cli.validate_cudnn`).
+(:mod:`iosim.cli.validate_cudnn`), ``--vendor triton`` for iosim's own Triton FA2 forward and
+the ``triton-fa2`` preset (:mod:`iosim.cli.validate_triton`).
 
 Exit status: 0 when every count is equal and every output within tolerance (with
 ``--vendor``: when every load count meets its target), 1 otherwise, 2 for a usage problem
@@ -62,10 +63,13 @@ def register(subparsers) -> None:
                    help="timed launches; the median is reported (default 20, at most 10,000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the N(0,1) inputs (default 0)")
     p.add_argument("--format", choices=["table", "json"], default="table")
-    p.add_argument("--vendor", choices=["torch-sdpa", "cudnn"],
+    p.add_argument("--vendor", choices=["torch-sdpa", "cudnn", "triton"],
                    help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
                         "against the flash-attn-2 preset (torch-sdpa), or PyTorch's cuDNN SDPA against the cudnn "
-                        "preset (cudnn: Hopper, d <= 128); fp16 or bf16, GQA/MQA, unequal lengths; forward+backward")
+                        "preset (cudnn: Hopper, d <= 128); fp16 or bf16, GQA/MQA, unequal lengths; forward+backward. "
+                        "triton: iosim's own Triton FA2 forward against the triton-fa2 preset (MHA, N_q = N_kv)")
+    p.add_argument("--kernel-config", metavar="BM,BN,W,S",
+                   help="--vendor triton: BLOCK_M,BLOCK_N,num_warps,num_stages (default 128,64,4,3)")
     p.set_defaults(run=run)
 
 
@@ -124,6 +128,8 @@ def _tensor_order(name: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kernel_config is not None and args.vendor != "triton":
+        raise ProblemError("--kernel-config is for --vendor triton", field="kernel_config")
     if args.vendor:
         return run_vendor(args)
     from ..gpu import require
@@ -219,11 +225,15 @@ def format_table(report: dict) -> str:
 
 def run_vendor(args: argparse.Namespace) -> int:
     """``--vendor torch-sdpa``: PyTorch's flash kernels under ncu, beside the preset
-    (``--vendor cudnn``: :mod:`iosim.cli.validate_cudnn`)."""
+    (``--vendor cudnn``: :mod:`iosim.cli.validate_cudnn`; ``triton``: :mod:`iosim.cli.validate_triton`)."""
     if args.vendor == "cudnn":
         from . import validate_cudnn
 
         return validate_cudnn.run(args)
+    if args.vendor == "triton":
+        from . import validate_triton
+
+        return validate_triton.run(args)
     from ..gpu import sdpa
 
     problem = problem_from_args(args)
