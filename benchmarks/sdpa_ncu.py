@@ -100,6 +100,20 @@ GRIDS = {
         (1, 8192, 8, 32, 8, False, "fp16"), (1, 65536, 2, 32, 32, False, "bf16"),
         (1, 2048, 64, 16, 16, False, "fp16"), (16, 4096, 4, 16, 2, False, "fp16"),
     )),
+    # session 7: shapes fixed before measuring, unlike every committed grid (head dims 48 and 112,
+    # ragged and unequal lengths, GQA, decode with long keys, many small heads, bf16), to test the
+    # preset where nobody tuned it
+    "fresh": dict(head_dims=(48, 64, 112, 128, 256), configs={
+        48: ((1536, 1536, 3, 5, 5, False, "fp16"), (3000, 3000, 1, 6, 2, True, "bf16"),
+             (1, 5000, 4, 8, 8, False, "fp16"), (333, 1200, 2, 4, 4, False, "bf16")),
+        64: ((12288, 12288, 1, 6, 6, True, "fp16"), (96, 96, 64, 16, 16, False, "fp16"),
+             (1, 1000, 128, 8, 8, False, "bf16")),
+        112: ((2000, 2000, 2, 12, 4, True, "fp16"), (640, 2560, 3, 8, 8, False, "bf16"),
+              (1, 3333, 6, 16, 16, False, "fp16")),
+        128: ((7000, 7000, 1, 8, 8, True, "bf16"), (2048, 6144, 2, 16, 4, False, "fp16"),
+              (1, 16384, 1, 32, 8, False, "fp16")),
+        256: ((1280, 1280, 2, 10, 10, True, "bf16"), (3072, 3072, 1, 4, 2, False, "fp16")),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
 }

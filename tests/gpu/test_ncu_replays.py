@@ -105,6 +105,27 @@ def test_gqa_mqa_long_causal_and_decode_equal_pytorch_sdpa(compare_module):
             assert ok["loads_l1tex"], row
 
 
+def test_fresh_shapes_equal_pytorch_sdpa(compare_module):
+    """Shapes fixed before measuring and unlike every earlier grid (session 7,
+    docs/validation/2026-12-01-sdpa-fresh.md): head dims 48 and 112 beside 64, 128, 256, ragged
+    and unequal lengths, GQA, decode with long keys, 64 × 16 small heads, bf16; 15
+    configurations, 65 launches. Every store and atomic is exact, and every load by one of the
+    two load metrics but 3 of the 4 main backward launches at N_q = 1 (0.17–0.20 % above iosim
+    by l1tex, as in the earlier grids; the fourth, d = 48, is exact by the SASS bytes)."""
+    rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-fresh"))
+    assert len(rows) == 65
+    inexact = 0
+    for row in rows:
+        ok = compare_module.agreement(row)
+        assert ok["stores"] and ok["atomics"], row
+        if ok["loads_sass"] or ok["loads_l1tex"]:
+            continue
+        inexact += 1
+        assert row["kernel"] == "dq_dk_dv" and row.get("seq_len_q", row["seq_len"]) == 1, row
+        assert abs(row["predicted"]["loads"] / row["measured"]["l1tex_ld"] - 1) <= 0.002, row
+    assert inexact == 3
+
+
 def _measured_rows():
     profile = load_profile("h200")
     for cfg, problem, group in raw_configs(SDPA):
