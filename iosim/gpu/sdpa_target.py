@@ -110,15 +110,22 @@ def run_in_ranges(cfg: dict) -> None:
     run(cfg, region=lambda: profiled_range(torch))
 
 
-def main(argv: list[str]) -> int:
+def parsed_argument(argv: list[str], name: str, parse):
+    """``parse`` of a target's one JSON argument, or None after a one-line error on stderr
+    (``name``: the target module's, for the message)."""
     if len(argv) != 1:
-        print("sdpa_target: error: give one config as JSON (python -m iosim.gpu.sdpa_target '{...}')",
-              file=sys.stderr)
-        return 2
+        print(f"{name}: error: give the config as JSON (python -m iosim.gpu.{name} '{{...}}')", file=sys.stderr)
+        return None
     try:
-        cfg = parse_config(argv[0])
+        return parse(argv[0])
     except IosimError as exc:
-        print(f"sdpa_target: error: {exc}", file=sys.stderr)
+        print(f"{name}: error: {exc}", file=sys.stderr)
+        return None
+
+
+def main(argv: list[str]) -> int:
+    cfg = parsed_argument(argv, "sdpa_target", parse_config)
+    if cfg is None:
         return 2
     import torch
 

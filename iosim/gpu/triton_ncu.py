@@ -70,8 +70,7 @@ def launches_of(log: str, count: int) -> list[list[dict]]:
     from .cudnn import split_by_marker
 
     groups, _ = split_by_marker(read_launches(log))
-    specs = range(count)
-    if len(groups) != len(specs):
+    if len(groups) != count:
         raise IosimError(f"ncu measured {len(groups)} marker launches for {count} configurations")
     return groups
 

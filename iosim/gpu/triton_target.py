@@ -16,7 +16,7 @@ import json
 import sys
 
 from ..errors import IosimError
-from .sdpa_target import DTYPES, marker, profiled_range
+from .sdpa_target import DTYPES, marker, parsed_argument, profiled_range
 
 REQUIRED = ("seq_len", "head_dim", "batch", "heads", "causal", "block_m", "block_n", "num_warps", "num_stages")
 
@@ -59,14 +59,8 @@ def run(cfg: dict) -> None:
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("triton_target: error: give the config(s) as JSON (python -m iosim.gpu.triton_target '{...}')",
-              file=sys.stderr)
-        return 2
-    try:
-        configs = parse_configs(argv[0])
-    except IosimError as exc:
-        print(f"triton_target: error: {exc}", file=sys.stderr)
+    configs = parsed_argument(argv, "triton_target", parse_configs)
+    if configs is None:
         return 2
     for cfg in configs:
         run(cfg)

@@ -113,8 +113,10 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     resident CTAs (:func:`occupancy`); ``outer_levels``: (name, capacity) of further
     caches between this one and DRAM, nearest first (each an LRU fed by the misses and
     dirty evictions of the one in front); ``group_size``: query heads per K/V head. The
-    heads are played as :func:`~.periodic.all_heads` says: every one, or, for many heads,
-    enough of them to extend the totals exactly. ``method``: ``"stream"`` plays the
+    stream of a kernel whose CTAs have one length, with no cache behind this one, is
+    played as copies of P heads (:func:`_by_copies`); otherwise the heads are played as
+    :func:`~.periodic.all_heads` says: every one, or, for many heads, enough of them to
+    extend the totals exactly. ``method``: ``"stream"`` plays the
     cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
     (the reference it is checked against).
     """
