@@ -49,81 +49,63 @@ def test_predictions_equal_pytorch_sdpa_on_h200(compare_module, folder, configs,
 def test_rounded_buffers_equal_pytorch_sdpa_on_unseen_shapes(compare_module):
     """Head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
     (1,000, 2,500): every store and atomic of every launch is exact (softmax_d and dQaccum
-    are buffers of whole blocks of rows, dQaccum's rows of the rounded head size), and the
-    loads of the dot_do_o, convert_dq and combine kernels, and of the main backward kernel
-    at d = 40 and at every head dim with N = 1,000 (softmax_d read unpredicated; the 192
-    kernel's L and D loaded by kNWarps / AtomLayoutMSdP = 2 warps). What is still off is
-    listed in docs/validation/2026-12-01-sdpa-unseen.md: the main backward kernel's loads at
-    N = 2,500 for d = 80 to 192 (within 1.01 %) and the forward's at d = 40 (a head dim below
-    the kernel's 64)."""
+    are buffers of whole blocks of rows, dQaccum's rows of the rounded head size), and every
+    load but the forward's at d = 40 (a head dim below the kernel's 64; docs/validation/
+    2026-12-01-sdpa-unseen.md, 2026-12-01-headdim-probe.md): the main backward kernel's at
+    N = 2,500 by the L1 tag stage once its L reads are counted in whole sectors
+    (iosim.gpu.sectors: 8-row requests, heads 2,500 values apart)."""
     rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-unseen"))
     assert len(rows) == 180
+    inexact = []
     for row in rows:
         ok = compare_module.agreement(row)
         assert ok["stores"] and ok["atomics"], row
         if row["kernel"] in ("dot_do_o", "convert_dq", "combine"):
             assert ok["loads_sass"], row
-        elif row["kernel"] == "dq_dk_dv":
-            assert abs(row["predicted"]["loads"] / row["measured"]["loads"] - 1) <= 0.011, row
-            if row["head_dim"] == 40 or row["seq_len"] == 1000:
-                assert ok["loads_sass"] or ok["loads_l1tex"], row
-        elif row["head_dim"] != 40:
-            assert ok["loads_sass"] or ok["loads_l1tex"], row
+        elif not (ok["loads_sass"] or ok["loads_l1tex"]):
+            inexact.append((row["kernel"], row["head_dim"]))
+    assert inexact and all(k in ("main", "splitkv") and d == 40 for k, d in inexact), inexact
 
 
 def test_unequal_lengths_decode_and_bf16_equal_pytorch_sdpa(compare_module):
-    """(N_q, N_kv) both ways, decode (N_q = 1, 7), bf16: every store and atomic of the 248
-    launches, and every load but the main backward kernel's at N_q ≤ 7 (within 0.2 % by
-    l1tex; docs/validation/2026-12-01-sdpa-unequal.md)."""
+    """(N_q, N_kv) both ways, decode (N_q = 1, 7), bf16: every store, atomic and load of the
+    248 launches (the main backward kernel's at N_q ≤ 7 by the L1 tag stage, its L reads in
+    whole sectors: iosim.gpu.sectors; docs/validation/2026-12-01-sdpa-unequal.md)."""
     rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-unequal"))
     assert len(rows) == 248
     for row in rows:
         ok = compare_module.agreement(row)
-        assert ok["stores"] and ok["atomics"], row
-        if row["kernel"] == "dq_dk_dv" and row.get("seq_len_q", row["seq_len"]) <= 7:
-            assert abs(row["predicted"]["loads"] / row["measured"]["l1tex_ld"] - 1) <= 0.002, row
-        else:
-            assert ok["loads_sass"] or ok["loads_l1tex"], row
+        assert ok["stores"] and ok["atomics"] and (ok["loads_sass"] or ok["loads_l1tex"]), row
+    decode = [r for r in rows if r["kernel"] == "dq_dk_dv" and r.get("seq_len_q", r["seq_len"]) <= 7]
+    assert decode and all(r["predicted"]["l1tex_loads"] > r["predicted"]["loads"] for r in decode)
 
 
 def test_gqa_mqa_long_causal_and_decode_equal_pytorch_sdpa(compare_module):
     """A grid nobody tuned for (docs/validation/2026-12-01-sdpa-gqa-long.md): GQA and MQA through
     PyTorch's enable_gqa, causal runs to N = 65,536, decode with and without splits, B × H =
-    1,024, bf16; d = 64, 128; 26 configurations, 110 launches. Every store and atomic is
-    exact, and every load but the main backward kernel's at N_q = 1 (0.17 % low by l1tex,
-    as in the unequal-lengths grid)."""
+    1,024, bf16; d = 64, 128; 26 configurations, 110 launches. Every store, atomic and load is
+    exact (the combine kernel's loads by the instructions' bytes, the rest by the L1 tag
+    stage; at N_q = 1 with L's reads in whole sectors)."""
     rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-gqa-long"))
     assert len(rows) == 110
     for row in rows:
         ok = compare_module.agreement(row)
         assert ok["stores"] and ok["atomics"], row
-        if row["kernel"] == "dq_dk_dv" and row.get("seq_len_q", row["seq_len"]) == 1:
-            assert abs(row["predicted"]["loads"] / row["measured"]["l1tex_ld"] - 1) <= 0.002, row
-        elif row["kernel"] == "combine":
-            assert ok["loads_sass"], row
-        else:
-            assert ok["loads_l1tex"], row
+        assert ok["loads_sass"] if row["kernel"] == "combine" else ok["loads_l1tex"], row
 
 
 def test_fresh_shapes_equal_pytorch_sdpa(compare_module):
     """Shapes fixed before measuring and unlike every earlier grid (session 7,
     docs/validation/2026-12-01-sdpa-fresh.md): head dims 48 and 112 beside 64, 128, 256, ragged
     and unequal lengths, GQA, decode with long keys, 64 × 16 small heads, bf16; 15
-    configurations, 65 launches. Every store and atomic is exact, and every load by one of the
-    two load metrics but 3 of the 4 main backward launches at N_q = 1 (0.17–0.20 % above iosim
-    by l1tex, as in the earlier grids; the fourth, d = 48, is exact by the SASS bytes)."""
+    configurations, 65 launches. Every store, atomic and load is exact (loads by one of the
+    two metrics; the main backward's at N_q = 1 by the tag stage with L's reads in whole
+    sectors)."""
     rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-fresh"))
     assert len(rows) == 65
-    inexact = 0
     for row in rows:
         ok = compare_module.agreement(row)
-        assert ok["stores"] and ok["atomics"], row
-        if ok["loads_sass"] or ok["loads_l1tex"]:
-            continue
-        inexact += 1
-        assert row["kernel"] == "dq_dk_dv" and row.get("seq_len_q", row["seq_len"]) == 1, row
-        assert abs(row["predicted"]["loads"] / row["measured"]["l1tex_ld"] - 1) <= 0.002, row
-    assert inexact == 3
+        assert ok["stores"] and ok["atomics"] and (ok["loads_sass"] or ok["loads_l1tex"]), row
 
 
 def _measured_rows():

@@ -1,0 +1,43 @@
+"""iosim.gpu.sectors: the bytes the L1 tag stage counts beyond iosim's loads when the main
+backward kernel reads L (fp32, N_q values a head) in 8-row requests, whole 32-byte sectors
+each — hand-counted cases, and the committed decode launches it makes exact."""
+
+import pytest
+
+from iosim import Problem
+from iosim.gpu.sectors import sectors, stats_excess, visits
+
+
+def test_sectors_touched():
+    assert [sectors(0, 32), sectors(0, 33), sectors(28, 8), sectors(4, 4), sectors(16, 0)] == [1, 2, 2, 1, 0]
+
+
+def test_one_value_a_head_counts_a_sector():
+    """N_q = 1: each head's one value (4 B) is a whole sector (32 B): 28 B more per head, per
+    key block and loading warp."""
+    p = Problem(seq_len_q=1, seq_len_kv=256, head_dim=64, heads=8)
+    assert stats_excess(p, 64, 64, 1) == 8 * 28 * 4                      # 4 key blocks
+    assert stats_excess(p, 64, 64, 2) == 2 * 8 * 28 * 4                  # two warps load each row
+
+
+def test_seven_values_a_head_by_hand():
+    """N_q = 7: head h's 28 bytes start at 28h; over 8 heads two fit one sector (+4 B) and six
+    straddle two (+36 B): 224 B."""
+    assert stats_excess(Problem(seq_len_q=7, seq_len_kv=64, head_dim=64, heads=8), 64, 64, 1) == 2 * 4 + 6 * 36
+
+
+@pytest.mark.parametrize("n_q", [8, 16, 1000, 4096])
+def test_lengths_that_are_multiples_of_eight_add_nothing(n_q):
+    assert stats_excess(Problem(seq_len_q=n_q, seq_len_kv=512, head_dim=64, batch=3, heads=5), 64, 128, 4) == 0
+
+
+def test_heads_beyond_eight_repeat_the_first_eight():
+    p = lambda h: Problem(seq_len_q=2500, seq_len_kv=2500, head_dim=80, heads=h)  # noqa: E731
+    assert stats_excess(p(16), 64, 128, 4) == 2 * stats_excess(p(8), 64, 128, 4)
+    assert stats_excess(p(10), 64, 128, 4) == stats_excess(p(8), 64, 128, 4) + stats_excess(p(2), 64, 128, 4)
+
+
+def test_causal_visits_bottom_right():
+    assert visits(Problem(seq_len=256, head_dim=64, causal=True), 64, 64) == [1, 2, 3, 4]
+    assert visits(Problem(seq_len_q=64, seq_len_kv=256, head_dim=64, causal=True), 64, 64) == [4]
+    assert visits(Problem(seq_len=256, head_dim=64), 64, 128) == [2, 2, 2, 2]
