@@ -114,6 +114,13 @@ GRIDS = {
               (1, 16384, 1, 32, 8, False, "fp16")),
         256: ((1280, 1280, 2, 10, 10, True, "bf16"), (3072, 3072, 1, 4, 2, False, "fp16")),
     }),
+    # session 7: query lengths that are no multiple of 8, chosen after iosim.gpu.sectors was
+    # derived and before measuring, to test its rule for the main backward's L reads
+    "sectors": dict(head_dims=(64, 128), configs=(
+        (13, 2048, 2, 8, 8, False, "fp16"), (100, 100, 3, 6, 6, True, "bf16"),
+        (1234, 1234, 1, 12, 4, False, "fp16"), (3001, 3001, 1, 5, 5, True, "fp16"),
+        (2500, 2500, 1, 3, 3, False, "bf16"),
+    )),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
 }

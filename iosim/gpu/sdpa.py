@@ -173,6 +173,18 @@ def l1tex_excess(problem, profile) -> int:
     return stats_excess(problem, tile.block_q, tile.block_kv, tile.stats_loads or 1)
 
 
+def combine_lse_tail(problem, profile) -> int:
+    """Bytes the split-KV combine kernel stores past L's real rows, once per launch: it walks
+    the B·H·N_q rows of every head as one sequence, kBlockM at a time (4 rows at a kernel head
+    dim that is a multiple of 128, 8 at a multiple of 64, else 16), and writes L for every row
+    of its last block (PyTorch's LSE is padded: no row check). The per-head count cannot place
+    a block that spans heads, so the comparison adds it (measured: docs/validation/
+    2026-12-01-sdpa-sectors.md)."""
+    head_dim = kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
+    block = 4 if head_dim % 128 == 0 else 8 if head_dim % 64 == 0 else 16
+    return 4 * (-(problem.batch * problem.heads * problem.seq_len_q) % block)
+
+
 def within(p, m, tol):
     """Whether the prediction ``p`` is within ``tol`` (relative) of the measurement ``m``; None
     where there is no prediction or nothing was measured."""
@@ -203,6 +215,8 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
                              f"(preset launches: {', '.join(result.kernels)})")
         pred, meas = predicted(result, kernel), measured_classes(launch["metrics"])
         pred["l1tex_loads"] = pred["loads"] + (l1tex_excess(problem, profile) if kernel == "dq_dk_dv" else 0)
+        if kernel == "combine":
+            pred["stores"] += combine_lse_tail(problem, profile)
         passes = "forward" if kernel in forward else "backward"
         rows.append({"kernel": kernel, "pass": passes, "grid": launch["grid"], "predicted": pred, "measured": meas,
                      "within_target": checks(problem, kernel, pred, meas, passes)})

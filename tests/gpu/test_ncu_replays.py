@@ -108,6 +108,23 @@ def test_fresh_shapes_equal_pytorch_sdpa(compare_module):
         assert ok["stores"] and ok["atomics"] and (ok["loads_sass"] or ok["loads_l1tex"]), row
 
 
+def test_sector_rule_predicted_before_measuring(compare_module):
+    """Query lengths that are no multiple of 8 (13, 100, 1,234, 3,001, 2,500), chosen after the
+    sector rule for L's reads was derived and before they were measured
+    (docs/validation/2026-12-01-sdpa-sectors.md): every main backward launch's tag-stage
+    loads equal iosim's loads plus the rule's excess, which is not zero on any of them; every
+    other load, store and atomic is exact (the combine kernel's stores with its last block's
+    L rows, iosim.gpu.sdpa.combine_lse_tail)."""
+    rows = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-sectors"))
+    assert len(rows) == 44
+    backward = [r for r in rows if r["kernel"] == "dq_dk_dv"]
+    assert len(backward) == 10 and all(r["predicted"]["l1tex_loads"] > r["predicted"]["loads"] for r in backward)
+    for row in rows:
+        ok = compare_module.agreement(row)
+        assert ok["stores"] and ok["atomics"] and (ok["loads_sass"] or ok["loads_l1tex"]), row
+    assert any(r["kernel"] == "combine" and r["predicted"]["stores"] % 64 for r in rows)    # the tail, 16 B
+
+
 def _measured_rows():
     profile = load_profile("h200")
     for cfg, problem, group in raw_configs(SDPA):

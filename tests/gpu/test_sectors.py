@@ -5,6 +5,8 @@ each — hand-counted cases, and the committed decode launches it makes exact.""
 import pytest
 
 from iosim import Problem
+from iosim import load_profile
+from iosim.gpu.sdpa import combine_lse_tail
 from iosim.gpu.sectors import sectors, stats_excess, visits
 
 
@@ -41,3 +43,10 @@ def test_causal_visits_bottom_right():
     assert visits(Problem(seq_len=256, head_dim=64, causal=True), 64, 64) == [1, 2, 3, 4]
     assert visits(Problem(seq_len_q=64, seq_len_kv=256, head_dim=64, causal=True), 64, 64) == [4]
     assert visits(Problem(seq_len=256, head_dim=64), 64, 128) == [2, 2, 2, 2]
+
+
+@pytest.mark.parametrize("d,rows,tail", [(64, 7500, 16), (128, 7500, 0), (64, 7504, 0), (96, 7500, 16), (32, 7501, 12),
+                                         (256, 7501, 12)])
+def test_combine_writes_its_last_blocks_rows(d, rows, tail):
+    """kBlockM over the flattened rows: 8 at kernel head dim 64, 4 at 128 and 256, 16 at 32 and 96."""
+    assert combine_lse_tail(Problem(seq_len_q=rows, seq_len_kv=4096, head_dim=d), load_profile("h200")) == tail
