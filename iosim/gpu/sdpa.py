@@ -192,9 +192,13 @@ def within(p, m, tol):
 
 
 def checks(problem, kernel: str, pred: dict, meas: dict, passes: str) -> dict:
-    """Each of issue 6's targets for one launch: True, False, or None where it does not apply."""
-    loads_ok = pred["loads"] == meas["loads"] if passes == "forward" else within(pred["loads"], meas["loads"],
-                                                                                 TARGETS["loads_backward"])
+    """Each of issue 6's targets for one launch: True, False, or None where it does not apply.
+    Loads meet theirs when the L1 tag stage equals iosim's (in whole sectors where they
+    differ), or by the instructions' bytes: exact forward, within 5 % backward (the
+    instructions' ``cp.async`` bytes can fall a little short: docs/gpu.md)."""
+    tag_exact = meas.get("l1tex_ld") is not None and pred.get("l1tex_loads", pred["loads"]) == meas["l1tex_ld"]
+    loads_ok = tag_exact or (pred["loads"] == meas["loads"] if passes == "forward" else
+                             within(pred["loads"], meas["loads"], TARGETS["loads_backward"]))
     time_ok = within(pred.get("time_s"), meas["time_s"], TARGETS["time"]) \
         if problem.seq_len_q >= TARGETS["time_min_seq_len"] else None
     return {"loads": loads_ok, "dram_read": within(pred.get("dram_read"), meas["dram_read"], TARGETS["dram_read"]),

@@ -125,6 +125,19 @@ def test_sector_rule_predicted_before_measuring(compare_module):
     assert any(r["kernel"] == "combine" and r["predicted"]["stores"] % 64 for r in rows)    # the tail, 16 B
 
 
+def test_vendor_loads_target_by_either_metric(compare_module):
+    """`--vendor torch-sdpa`'s loads target: met by the tag stage (whole sectors) or by the
+    instructions' bytes. On the fresh grid the forward's cp.async bytes fall short on some
+    launches where the tag stage is exact; those meet it. Only the d = 40 forward (unseen grid)
+    misses it."""
+    fresh = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-fresh"))
+    short = [r for r in fresh if r["pass"] == "forward" and r["predicted"]["loads"] != r["measured"]["loads"]]
+    assert short and all(r["within_target"]["loads"] for r in fresh)
+    unseen = compare_module.compare(str(VALIDATION / "2026-12-01-sdpa-unseen"))
+    assert {(r["kernel"], r["head_dim"]) for r in unseen if not r["within_target"]["loads"]} == {("main", 40),
+                                                                                                 ("splitkv", 40)}
+
+
 def _measured_rows():
     profile = load_profile("h200")
     for cfg, problem, group in raw_configs(SDPA):
