@@ -61,10 +61,11 @@ def label(kernel_name: str) -> str:
 def require_torch(vendor: str = "torch-sdpa") -> None:
     """Raise DependencyError unless PyTorch with a CUDA device is importable (``vendor``: the
     ``--vendor`` named in the message)."""
+    what = "iosim's Triton kernel through PyTorch" if vendor == "triton" else "PyTorch's kernels"
     try:
         import torch
     except Exception as exc:  # noqa: BLE001 - ImportError, or a torch that cannot load CUDA
-        raise DependencyError(f"--vendor {vendor} runs PyTorch's kernels, and PyTorch is not importable ({exc}); "
+        raise DependencyError(f"--vendor {vendor} runs {what}, and PyTorch is not importable ({exc}); "
                               "install a CUDA build of torch on a machine with an NVIDIA GPU") from None
     if not torch.cuda.is_available():
         raise DependencyError(f"--vendor {vendor} needs a CUDA GPU, and PyTorch sees none")
