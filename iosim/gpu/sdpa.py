@@ -178,9 +178,11 @@ def combine_lse_tail(problem, profile) -> int:
     """Bytes the split-KV combine kernel stores past L's real rows, once per launch: it walks
     the B·H·N_q rows of every head as one sequence, kBlockM at a time (4 rows at a kernel head
     dim that is a multiple of 128, 8 at a multiple of 64, else 16), and writes L for every row
-    of its last block (PyTorch's LSE is padded: no row check). The per-head count cannot place
-    a block that spans heads, so the comparison adds it (measured: docs/validation/
-    2026-12-01-sdpa-sectors.md)."""
+    of its last block (PyTorch's LSE is padded: no row check). flash-attn's
+    flash_fwd_launch_template.h sets that kBlockM and the grid ⌈B·H·N_q / kBlockM⌉; its
+    combine kernel writes ``gLSE`` for every row below kBlockM unless the LSE is unpadded.
+    The per-head count cannot place a block that spans heads, so the comparison adds it
+    (measured: docs/validation/2026-12-01-sdpa-sectors.md)."""
     head_dim = kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
     block = 4 if head_dim % 128 == 0 else 8 if head_dim % 64 == 0 else 16
     return 4 * (-(problem.batch * problem.heads * problem.seq_len_q) % block)
