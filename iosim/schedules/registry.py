@@ -7,6 +7,7 @@ function with that signature, passed to :func:`iosim.simulate` in place of a nam
 
 from __future__ import annotations
 
+import functools
 import inspect
 from dataclasses import dataclass
 from typing import Callable
@@ -59,11 +60,17 @@ def get_algorithm(name: str) -> Algorithm:
     return SCHEDULES[name]
 
 
+@functools.lru_cache(maxsize=None)
+def parameters(step: Callable) -> tuple[str, ...]:
+    """The names of a built-in pass's parameters (read once: every simulate call asks)."""
+    return tuple(inspect.signature(step).parameters)
+
+
 def options_for(name: str, passes: str, options: dict | None) -> dict:
     """The part of ``options`` that the ``passes`` of algorithm ``name`` take."""
     algorithm = get_algorithm(name)
     steps = [getattr(algorithm, p) for p in passes.split("+") if getattr(algorithm, p) is not None]
-    accepted = set().union(*(inspect.signature(s).parameters for s in steps))
+    accepted = set().union(*(parameters(s) for s in steps))
     return {k: v for k, v in (options or {}).items() if k in accepted}
 
 
@@ -81,7 +88,7 @@ def get_schedule(name: str, passes: str = "forward") -> Callable:
     if None in steps:
         raise ScheduleError(f"{name} has no backward pass; run passes='forward'", field="passes")
 
-    params = [set(inspect.signature(s).parameters) for s in steps]
+    params = [set(parameters(s)) for s in steps]
     accepted = set().union(*params) - {"ctx"}
 
     def run(ctx, **options):

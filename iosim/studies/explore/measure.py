@@ -31,7 +31,7 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 
 from ...hardware import HardwareProfile
-from ...run import Options, Setup, prepare, simulate
+from ...run import Options, Setup, prepare
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
 from ..schedule_files import resolve_schedule
@@ -73,12 +73,17 @@ def count_tile(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int 
     ``blocks`` (same warps, threads and registers) — for the kernel's own tile exactly
     what ``simulate(..., options=Options(kernel=...))`` runs.
     """
+    return run_launches(tile_setup(blocks, cache=cache, sram_bytes=sram_bytes), "count", None)
+
+
+def tile_setup(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int | None = UNLIMITED_BYTES) -> Setup:
+    """The setup :func:`count_tile` runs for one tile (``prepare``, or the preset's launches
+    with the tile)."""
     w = _WORKER
     options = dataclasses.replace(w["options"], cache=cache, sram_bytes=sram_bytes)
     if options.kernel is None:
-        return simulate(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
-                        options=options)
-    return run_launches(kernel_setup(w["base"], blocks, options), "count", None)
+        return prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks, options=options)
+    return kernel_setup(w["base"], blocks, options)
 
 
 def kernel_setup(base: Setup, blocks: tuple[int, int], options: Options) -> Setup:
@@ -97,11 +102,12 @@ def measure(blocks: tuple[int, int]) -> tuple:
     """The first count of one tile, as plain numbers: (B_r, B_c, shared memory need,
     registers, HBM read, HBM write, time min, time max, bound, tile steps per head,
     kernel model used)."""
-    r = count_tile(blocks)
+    setup = tile_setup(blocks)
+    r = run_launches(setup, "count", None)
     lo, exact = time_bounds(r, _WORKER["profile"]) if _WORKER["cache"] else (r.time.predicted_s, True)
     hi = r.time.predicted_s
     return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
-            hi if exact else min(lo, hi), hi, r.time.bound, steps_per_head(blocks), bool(r.kernel_times))
+            hi if exact else min(lo, hi), hi, r.time.bound, setup.steps_per_head, bool(r.kernel_times))
 
 
 def shared_memory_need(blocks: tuple[int, int]) -> int:
@@ -160,11 +166,7 @@ def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
 
 def steps_per_head(blocks: tuple[int, int]) -> int:
     """Tile steps per head, T_r × T_c over the launches (what the L2 model replays)."""
-    w = _WORKER
-    if w["base"] is not None:
-        return kernel_setup(w["base"], blocks, w["options"]).steps_per_head
-    return prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks,
-                   options=dataclasses.replace(w["options"], sram_bytes=UNLIMITED_BYTES)).steps_per_head
+    return tile_setup(blocks).steps_per_head
 
 
 __all__ = ["init_worker", "kernel_base", "count_tile", "measure", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
