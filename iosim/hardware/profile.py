@@ -31,6 +31,7 @@ COMPUTE_KEYS = ("tensor_fp16", "tensor_bf16", "tensor_fp8", "tensor_tf32", "fp32
 #: benchmarks/microbench_rates.py, for the kernel time model) and the kind of unit each takes.
 MEASURED_KEYS = {
     "mma_sync_fp16": "flops",   # mma.sync.m16n8k16, fp16 in, fp32 accumulate
+    "wgmma_fp16": "flops",      # Hopper's wgmma, sustained (a large cuBLAS GEMM: benchmarks/gemm_rate.py)
     "shared_memory": "bandwidth",  # ldmatrix reads of shared memory
     "exp": "ops",               # ex2.approx.f32
     "fp32": "flops",            # fp32 FMA

@@ -62,6 +62,8 @@ class KernelRates:
     #: (an empty launch plus one dependent DRAM round trip, measured), where measured
     dram_write_bytes: float = 0.0
     read_write_s: float = 0.0
+    #: Hopper's wgmma, sustained (measured: a large cuBLAS GEMM); 0 where not measured
+    wgmma_flops: float = 0.0
 
     @classmethod
     def from_profile(cls, profile, dtype: str) -> "KernelRates":
@@ -86,9 +88,10 @@ class KernelRates:
         launch = m["launch"].value if use_measured and "launch" in m else 0.0
         floor = m["read_write_floor"].value if use_measured and "read_write_floor" in m else launch
         write = m["dram_write"].value if use_measured and "dram_write" in m else pick["dram_read"]
+        wgmma = m["wgmma_fp16"].value if use_measured and "wgmma_fp16" in m else 0.0
         return cls(pick["mma_sync_fp16"], pick["shared_memory"], pick["exp"], pick["fp32"], pick["l2_read"],
                    pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks",
-                   write, floor)
+                   write, floor, wgmma)
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,9 @@ configurations (docs/triton.md, "The time model"):
   the rows the instruction computes (:func:`iosim.kernels.triton_preset.computed_rows`; a
   masked ragged tile costs a whole tile), the shared-memory operand bytes, the exps and the
   other fp32 work, each at the SM's share of its rate, summed (``c``). The tensor-core rate
-  is the measured ``mma.sync`` rate for MMA v2 and the vendor peak for wgmma (MMA v3; no
-  wgmma rate is measured). Operand bytes by the warp layout: wgmma reads Q and, once per
+  is the measured ``mma.sync`` rate for MMA v2 and, for wgmma (MMA v3), the profile's
+  measured sustained wgmma rate (a large cuBLAS GEMM, benchmarks/gemm_rate.py), else the
+  vendor peak. Operand bytes by the warp layout: wgmma reads Q and, once per
   warpgroup, K and V from shared memory, P from registers; mma.sync keeps Q in registers
   and every warp row reads K and V (``ldmatrix``); warps along the keys pass P through
   shared memory to the warps that need whole rows of it.
@@ -64,7 +65,7 @@ def step_seconds(tile, rates: KernelRates, profile, dtype: str, elementwise: flo
     if tile.mma == 3:
         pv = tile.pv_rows or rows
         flops = 2 * rows * bn * d + 2 * pv * bn * d
-        mma_rate = profile.tensor_flops_per_s(dtype) or rates.mma_flops
+        mma_rate = rates.wgmma_flops or profile.tensor_flops_per_s(dtype) or rates.mma_flops
         # each 64-row wgmma reads its A (Q) and the whole B (K, then V) from shared memory; P is a
         # register operand, passed through shared memory when the two dots' warp grids differ
         operand = rows * d + (rows // 64) * bn * d + (pv // 64) * bn * d + (2 * pv * bn if tile.p_convert else 0)
