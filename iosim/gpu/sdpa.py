@@ -24,7 +24,7 @@ from ..kernels.tile_tables import kernel_tile
 from ..workload.problem import Problem
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
-from .sectors import stats_excess
+from .sectors import forward_excess, stats_excess
 
 #: ncu's kernel name -> iosim's kernel label in the flash-attn-2 preset
 KERNEL_LABELS = {
@@ -167,11 +167,19 @@ def predicted(result, kernel: str) -> dict:
     return out
 
 
-def l1tex_excess(problem, profile) -> int:
-    """What the L1 tag stage counts beyond iosim's loads in the main backward kernel: its L
-    reads in whole sectors (:func:`iosim.gpu.sectors.stats_excess`, with the preset's tile)."""
-    tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
-    return stats_excess(problem, tile.block_q, tile.block_kv, tile.stats_loads or 1)
+def l1tex_excess(problem, profile, kernel: str = "dq_dk_dv", result=None) -> int:
+    """What the L1 tag stage counts beyond iosim's loads in one of the preset's kernels
+    (:mod:`iosim.gpu.sectors`): the main backward kernel's L reads in whole sectors; the
+    forward kernels' Q, K, V rows read by ``cp.async`` where a row is no whole number of
+    sectors (``result``: the preset's run, for the forward launch's tile and splits)."""
+    if kernel == "dq_dk_dv":
+        tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
+        return stats_excess(problem, tile.block_q, tile.block_kv, tile.stats_loads or 1)
+    if kernel not in ("main", "splitkv") or result is None:
+        return 0
+    launch = result.options["launches"][0]
+    head_dim = kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
+    return forward_excess(problem, launch["block_q"], launch["block_kv"], head_dim, launch.get("num_splits", 1))
 
 
 def combine_lse_tail(problem, profile) -> int:
@@ -221,7 +229,7 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
             raise IosimError(f"PyTorch launched {launch['name']!r}, which the flash-attn-2 preset does not predict "
                              f"(preset launches: {', '.join(result.kernels)})")
         pred, meas = predicted(result, kernel), measured_classes(launch["metrics"])
-        pred["l1tex_loads"] = pred["loads"] + (l1tex_excess(problem, profile) if kernel == "dq_dk_dv" else 0)
+        pred["l1tex_loads"] = pred["loads"] + l1tex_excess(problem, profile, kernel, result)
         if kernel == "combine":
             pred["stores"] += combine_lse_tail(problem, profile)
         passes = "forward" if kernel in forward else "backward"

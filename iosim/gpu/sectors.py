@@ -17,11 +17,23 @@ sectors. :func:`stats_excess` sums this over every head and visited (key, query)
 pair. Measured on an H200: with it, the tag stage equals iosim on every main backward
 launch of the committed grids but those at d = 40 (docs/validation/2026-12-01-sdpa-fresh.md):
 N_q = 1 and 7, and N = 2,500 at d = 80 to 192, which were 0.2 % and 1 % off before.
+
+The forward kernels read Q, K and V by 16-byte ``cp.async`` chunks, 8 threads a row in the
+64 kernel. For those, a microbenchmark measured how the tag stage counts one row
+(benchmarks/sector_probe.py: an 80-byte row at each 16-byte offset of a 128-byte line): its
+sectors, plus one when it starts 16 bytes into a sector and crosses a line
+(:func:`copy_row_bytes`). :func:`forward_excess` sums that over every row read — Q once per
+non-empty split, K and V once per visiting query block and query head — and makes every
+forward launch at d = 40 exact, and the probe's d = 56 launch (1.25× by the tag stage), which
+the rule was not derived from. Kernels with 4 threads a row (the 32 and 96 kernels: d = 72
+measured 1.22×) are not covered.
 """
 
 from __future__ import annotations
 
 import math
+
+import numpy as np
 
 SECTOR = 32
 L_WIDTH = 4          # fp32
@@ -67,3 +79,43 @@ def stats_excess(problem, block_q: int, block_kv: int, stats_loads: int) -> int:
     period = [per_head(h) for h in range(min(8, heads))]
     full, rest = divmod(heads, 8)
     return stats_loads * (full * sum(period) + sum(period[:rest]))
+
+
+#: the flash-attn 2 forward's gmem copy reads a row of Q, K or V in 16-byte ``cp.async``
+#: chunks, 8 threads a row, when the kernel's head dim is 64 (one 64-column slab a row)
+COPY_BYTES, THREADS_PER_ROW, LINE = 16, 8, 128
+
+
+def copy_row_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
+    """What the tag stage counts for one row of ``nbytes`` read by 16-byte ``cp.async`` chunks
+    from each of ``starts``: its sectors, plus one where the row starts 16 bytes into a sector
+    and crosses a 128-byte line (measured on an H200, benchmarks/sector_probe.py: a single
+    80-byte row at every 16-byte offset of a line, 8 of 8 cases)."""
+    first, last = starts // SECTOR, (starts + nbytes - 1) // SECTOR
+    bonus = (starts % SECTOR == COPY_BYTES) & (starts % LINE + nbytes > LINE)
+    return SECTOR * (last - first + 1 + bonus)
+
+
+def forward_excess(problem, block_q: int, block_kv: int, kernel_head_dim: int, num_splits: int = 1) -> int:
+    """Bytes the tag stage counts beyond iosim's Q, K and V reads in the forward kernel (or its
+    split-KV kernel with ``num_splits``), over every head; 0 where it is not established: the
+    rule of :func:`copy_row_bytes` was measured for rows of one 64-column slab (the 64 kernel),
+    and rows whose bytes are a multiple of 32 start on sectors. Each Q row is read once per
+    non-empty split of its query block; each K and V row once per query head of its group per
+    query block that visits its key block."""
+    row = 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
+    if kernel_head_dim != 64 or not row or row % SECTOR == 0:
+        return 0
+    n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
+    seen = visits(problem, block_q, block_kv)                    # key blocks each query block visits
+    t_kv = math.ceil(n_kv / block_kv)
+    per_split = math.ceil(t_kv / num_splits)
+    q_mult = np.repeat([max(1, min(num_splits, math.ceil(v / per_split))) if v else 0 for v in seen], block_q)[:n_q]
+    kv_mult = np.repeat([sum(v > j for v in seen) for j in range(t_kv)], block_kv)[:n_kv]
+    kv_mult = kv_mult * problem.group_size
+    def extra(rows: int, heads: int, mult: np.ndarray) -> int:
+        r = np.arange(rows)
+        period = [int(((copy_row_bytes((h * rows + r) * row, row) - row) * mult).sum()) for h in range(min(8, heads))]
+        full, rest = divmod(heads, 8)        # head h starts h·rows·row bytes in: the same mod 128 every 8 heads
+        return full * sum(period) + sum(period[:rest])
+    return extra(n_q, problem.batch * problem.heads, q_mult) + 2 * extra(n_kv, problem.batch * problem.kv_heads, kv_mult)

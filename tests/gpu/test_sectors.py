@@ -2,12 +2,13 @@
 backward kernel reads L (fp32, N_q values a head) in 8-row requests, whole 32-byte sectors
 each — hand-counted cases, and the committed decode launches it makes exact."""
 
+import numpy as np
 import pytest
 
 from iosim import Problem
 from iosim import load_profile
 from iosim.gpu.sdpa import combine_lse_tail
-from iosim.gpu.sectors import sectors, stats_excess, visits
+from iosim.gpu.sectors import copy_row_bytes, forward_excess, sectors, stats_excess, visits
 
 
 def test_sectors_touched():
@@ -50,3 +51,47 @@ def test_causal_visits_bottom_right():
 def test_combine_writes_its_last_blocks_rows(d, rows, tail):
     """kBlockM over the flattened rows: 8 at kernel head dim 64, 4 at 128 and 256, 16 at 32 and 96."""
     assert combine_lse_tail(Problem(seq_len_q=rows, seq_len_kv=4096, head_dim=d), load_profile("h200")) == tail
+
+
+#: benchmarks/sector_probe.py on the H200 (docs/validation/2026-12-01-sector-probe/): one
+#: 80-byte row read by 16-byte cp.async chunks, at each 16-byte offset of a 128-byte line
+#: (offset of the row's start → sectors the tag stage counted)
+ONE_ROW = {0: 3, 16: 3, 32: 3, 48: 3, 64: 3, 80: 4, 96: 3, 112: 4}
+
+
+@pytest.mark.parametrize("start,counted", sorted(ONE_ROW.items()))
+def test_copy_row_bytes_as_measured(start, counted):
+    for line in (0, 128, 4096):
+        assert copy_row_bytes(np.array([line + start]), 80)[0] == 32 * counted
+
+
+def test_the_single_row_probe_is_the_table():
+    """The committed probe's single-row launches, read back: they are ONE_ROW."""
+    import json
+    import pathlib
+
+    from iosim.gpu.ncu import read_launches
+    raw = pathlib.Path(__file__).resolve().parents[2] / "docs" / "validation" / "2026-12-01-sector-probe"
+    cases = json.loads((raw / "cases.json").read_text())["one_row"]
+    launches = [x for x in read_launches((raw / "probe.csv").read_text()) if "one_row" in x["name"]]
+    assert len(launches) == len(cases["offsets_bytes"]) * len(cases["active_rows"])
+    it = iter(launches)
+    for offset in cases["offsets_bytes"]:
+        for row in cases["active_rows"]:
+            sectors_counted = next(it)["metrics"]["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"]
+            assert sectors_counted == ONE_ROW[(offset + 80 * row) % 128]
+
+
+def test_forward_excess_only_where_established():
+    p = Problem(seq_len=1000, head_dim=48, batch=2, heads=8)
+    assert forward_excess(p, 128, 128, 64) == 0                                  # 96-byte rows: whole sectors
+    assert forward_excess(Problem(seq_len=1000, head_dim=72, heads=4), 128, 64, 96) == 0   # 4 threads a row: not measured
+    assert forward_excess(Problem(seq_len=1000, head_dim=40, batch=2, heads=8), 128, 128, 64) > 0
+
+
+def test_forward_excess_reproduces_the_probe_at_d56():
+    """d = 56 was not used to derive the rule: the probe's forward launch (N = 1,000, B×H = 2×8,
+    the 64 kernel's 128 × 128 tiles) measured 38,080,000 bytes at the tag stage."""
+    p = Problem(seq_len=1000, head_dim=56, batch=2, heads=8)
+    requested = (1000 * 8 + 2 * 1000 * 8 * 8) * 2 * 56 * 2     # Q once, K and V by 8 query blocks, 16 heads
+    assert requested + forward_excess(p, 128, 128, 64) == 38_080_000
