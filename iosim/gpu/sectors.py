@@ -40,50 +40,48 @@ L_WIDTH = 4          # fp32
 #: rows of L one warp's load instruction reads: in the MMA accumulator layout each group of
 #: 4 lanes holds one row, so an instruction covers 8 consecutive rows
 ROWS_PER_REQUEST = 8
+#: the flash-attn 2 forward's gmem copy reads a row of Q, K or V in 16-byte ``cp.async``
+#: chunks, 8 threads a row, when the kernel's head dim is 64 (one 64-column slab a row)
+COPY_BYTES, LINE = 16, 128
+#: a head's first byte, mod a sector or a line, repeats every this many heads here (fp32 rows
+#: of L; fp16 rows of 16 bytes times an odd number)
+HEAD_PERIOD = 8
 
 
-def sectors(start: int, nbytes: int) -> int:
-    """32-byte sectors that the bytes [start, start + nbytes) touch."""
-    return 0 if nbytes <= 0 else (start + nbytes - 1) // SECTOR - start // SECTOR + 1
+def sectors(start, nbytes):
+    """32-byte sectors that the bytes [start, start + nbytes) touch (ints or arrays)."""
+    return ((start + nbytes - 1) // SECTOR - start // SECTOR + 1) * (nbytes > 0)
 
 
 def visits(problem, block_q: int, block_kv: int) -> list[int]:
     """Per query block i, how many key blocks' thread blocks visit it (all of them; causal:
     those with a visible key, the mask aligned bottom-right as flash-attn aligns it)."""
     n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
-    t_kv = math.ceil(n_kv / block_kv)
-    out = []
-    for i in range(math.ceil(n_q / block_q)):
-        if not problem.causal:
-            out.append(t_kv)
-            continue
-        last_key = min((i + 1) * block_q, n_q) - 1 + (n_kv - n_q)     # the block's last row sees keys ≤ this
-        out.append(max(0, min(t_kv, last_key // block_kv + 1)))
-    return out
+    t_kv, i = math.ceil(n_kv / block_kv), np.arange(math.ceil(n_q / block_q))
+    if not problem.causal:
+        return [t_kv] * len(i)
+    last_key = np.minimum((i + 1) * block_q, n_q) - 1 + (n_kv - n_q)    # the block's last row sees keys ≤ this
+    return np.clip(last_key // block_kv + 1, 0, t_kv).tolist()
+
+
+def _over_heads(heads: int, per_head) -> int:
+    """Σ ``per_head(h)`` over ``heads`` heads, for a quantity that repeats every HEAD_PERIOD."""
+    period = [per_head(h) for h in range(min(HEAD_PERIOD, heads))]
+    full, rest = divmod(heads, HEAD_PERIOD)
+    return full * sum(period) + sum(period[:rest])
 
 
 def stats_excess(problem, block_q: int, block_kv: int, stats_loads: int) -> int:
     """Bytes the tag stage counts beyond iosim's L loads in the main backward kernel, over
-    every head (see the module's docstring). The alignment of head h repeats every 8 heads
-    (sectors hold 8 values), so 8 heads are summed and scaled."""
-    heads, n_q = problem.batch * problem.heads, problem.seq_len_q
-    seen = visits(problem, block_q, block_kv)
+    every head (see the module's docstring); ``block_q`` a multiple of 8 rows, as the kernels'."""
+    n_q = problem.seq_len_q
+    first = np.arange(0, n_q, ROWS_PER_REQUEST)                     # each request's first row
+    rows = np.minimum(ROWS_PER_REQUEST, n_q - first)
+    weight = np.asarray(visits(problem, block_q, block_kv))[first // block_q]
     def per_head(h: int) -> int:
-        extra = 0
-        for i, count in enumerate(seen):
-            rows = min(block_q, n_q - i * block_q)
-            for k in range(0, rows, ROWS_PER_REQUEST):
-                start, r = L_WIDTH * (h * n_q + i * block_q + k), min(ROWS_PER_REQUEST, rows - k)
-                extra += count * (SECTOR * sectors(start, r * L_WIDTH) - r * L_WIDTH)
-        return extra
-    period = [per_head(h) for h in range(min(8, heads))]
-    full, rest = divmod(heads, 8)
-    return stats_loads * (full * sum(period) + sum(period[:rest]))
-
-
-#: the flash-attn 2 forward's gmem copy reads a row of Q, K or V in 16-byte ``cp.async``
-#: chunks, 8 threads a row, when the kernel's head dim is 64 (one 64-column slab a row)
-COPY_BYTES, THREADS_PER_ROW, LINE = 16, 8, 128
+        start = L_WIDTH * (h * n_q + first)
+        return int((weight * (SECTOR * sectors(start, rows * L_WIDTH) - rows * L_WIDTH)).sum())
+    return stats_loads * _over_heads(problem.batch * problem.heads, per_head)
 
 
 def copy_row_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
@@ -91,9 +89,8 @@ def copy_row_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
     from each of ``starts``: its sectors, plus one where the row starts 16 bytes into a sector
     and crosses a 128-byte line (measured on an H200, benchmarks/sector_probe.py: a single
     80-byte row at every 16-byte offset of a line, 8 of 8 cases)."""
-    first, last = starts // SECTOR, (starts + nbytes - 1) // SECTOR
     bonus = (starts % SECTOR == COPY_BYTES) & (starts % LINE + nbytes > LINE)
-    return SECTOR * (last - first + 1 + bonus)
+    return SECTOR * (sectors(starts, nbytes) + bonus)
 
 
 def forward_excess(problem, block_q: int, block_kv: int, kernel_head_dim: int, num_splits: int = 1) -> int:
@@ -107,15 +104,14 @@ def forward_excess(problem, block_q: int, block_kv: int, kernel_head_dim: int, n
     if kernel_head_dim != 64 or not row or row % SECTOR == 0:
         return 0
     n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
-    seen = visits(problem, block_q, block_kv)                    # key blocks each query block visits
+    seen = np.asarray(visits(problem, block_q, block_kv))         # key blocks each query block visits
     t_kv = math.ceil(n_kv / block_kv)
     per_split = math.ceil(t_kv / num_splits)
-    q_mult = np.repeat([max(1, min(num_splits, math.ceil(v / per_split))) if v else 0 for v in seen], block_q)[:n_q]
-    kv_mult = np.repeat([sum(v > j for v in seen) for j in range(t_kv)], block_kv)[:n_kv]
-    kv_mult = kv_mult * problem.group_size
+    splits = np.where(seen > 0, np.clip(-(-seen // per_split), 1, num_splits), 0)
+    visiting = len(seen) - np.searchsorted(np.sort(seen), np.arange(t_kv), side="right")   # query blocks a key block has
+    q_mult = np.repeat(splits, block_q)[:n_q]
+    kv_mult = np.repeat(visiting, block_kv)[:n_kv] * problem.group_size
     def extra(rows: int, heads: int, mult: np.ndarray) -> int:
         r = np.arange(rows)
-        period = [int(((copy_row_bytes((h * rows + r) * row, row) - row) * mult).sum()) for h in range(min(8, heads))]
-        full, rest = divmod(heads, 8)        # head h starts h·rows·row bytes in: the same mod 128 every 8 heads
-        return full * sum(period) + sum(period[:rest])
+        return _over_heads(heads, lambda h: int(((copy_row_bytes((h * rows + r) * row, row) - row) * mult).sum()))
     return extra(n_q, problem.batch * problem.heads, q_mult) + 2 * extra(n_kv, problem.batch * problem.kv_heads, kv_mult)
