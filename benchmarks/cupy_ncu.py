@@ -13,20 +13,18 @@ iosim's predictions runs anywhere: benchmarks/cupy_compare.py DIR.
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from sdpa_ncu import available_metrics, run_ncu  # noqa: E402
+from ncu_self_profile import self_profile  # noqa: E402
 
 from iosim.gpu.sdpa import METRICS  # noqa: E402
 
 from iosim.gpu.cupy_kernels import launches, make_config  # noqa: E402
-from iosim.gpu.ncu import KERNEL_REGEX, find_ncu  # noqa: E402
+from iosim.gpu.ncu import KERNEL_REGEX  # noqa: E402
 
 HEADS_TOTAL = 16
 
@@ -55,26 +53,12 @@ def run_target() -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--target", action="store_true")
-    parser.add_argument("--out")
-    parser.add_argument("--budget-s", type=float, default=300.0)
-    args = parser.parse_args()
-    if args.target:
-        run_target()
-        return
-    ncu = find_ncu()
-    metrics = available_metrics(ncu, METRICS)
-    os.makedirs(args.out, exist_ok=True)
     configs = []
     for spec in grid():
         cfg = make_config(**spec)
         configs.append({**spec, "impl": cfg.impl, "kernels": [ln.name for ln in launches(cfg)]})
-    json.dump({"metrics": metrics, "grid": configs}, open(os.path.join(args.out, "cupy_configs.json"), "w"), indent=1)
-    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    text = run_ncu(ncu, KERNEL_REGEX, metrics, [__file__, "--target"], os.path.join(args.out, "cupy.csv"),
-                   timeout=args.budget_s, env=env)
-    print(f"{text.count(chr(10))} lines", flush=True)
+    self_profile(__file__, __doc__, run_target, KERNEL_REGEX, list(METRICS), "cupy.csv", "cupy_configs.json",
+                 {"grid": configs}, budget_s=300.0)
 
 
 if __name__ == "__main__":

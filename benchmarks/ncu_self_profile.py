@@ -1,5 +1,5 @@
 """The driver of a one-file Nsight Compute measurement (device machine only), shared by
-benchmarks/l2_sweep_ncu.py and benchmarks/l2_partitions_ncu.py: the script runs itself
+benchmarks/l2_sweep_ncu.py, l2_partitions_ncu.py and cupy_ncu.py: the script runs itself
 under ncu in ``--target`` mode."""
 
 from __future__ import annotations
