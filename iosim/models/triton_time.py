@@ -129,10 +129,12 @@ def _round(tile, per: dict, w: float, resident: int) -> float:
     return max(resident * busiest / _use(tile, resident), chain / g + w)
 
 
-def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple[float, dict, int]:
+def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
+                    rates: KernelRates | None = None) -> tuple[float, dict, int]:
     """(the busiest SM's compute time, its split by unit, blocks per SM) of one launch;
-    ``works``: the per-head :class:`~iosim.engine.ledger.CtaWork` list."""
-    rates = KernelRates.from_profile(profile, dtype)
+    ``works``: the per-head :class:`~iosim.engine.ledger.CtaWork` list; ``rates``: the
+    profile's, where the caller has them."""
+    rates = rates or KernelRates.from_profile(profile, dtype)
     k = blocks_per_sm(tile, profile)
     blocks = []   # (steps, step seconds by unit, wait per step, prologue) per distinct block, with its count
     for work in works:
@@ -155,7 +157,7 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list) -> tuple
     else:
         runs = [((p + n * _round(tile, per, w, k)) / k, count) for n, per, w, p, count in blocks]
         alone = max(p + n * _round(tile, per, w, 1) for n, per, w, p, _ in blocks)
-        busiest = max(busiest_sm(runs * heads, rates.sm_count), alone)
+        busiest = max(busiest_sm(runs, rates.sm_count, heads), alone)
     work_by_unit = {u: sum(b[0] * b[1][u] * b[4] for b in blocks) for u in blocks[0][1]}
     whole = sum(work_by_unit.values()) or 1.0
     return busiest, {u: busiest * v / whole for u, v in work_by_unit.items()}, k
@@ -169,7 +171,7 @@ def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) 
     for kernel, (reads, writes) in requested.items():
         per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
-        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works)
+        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works, rates)
         per.update(split)
         out[kernel] = combine(per, compute, split)
     return out
