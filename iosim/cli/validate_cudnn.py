@@ -50,13 +50,14 @@ def report_of(problem, profile, launches: list[dict], cache: bool = True) -> dic
             **body, "ok": ok}
 
 
-def _ratio(predicted, measured) -> str:
+def ratio_cell(predicted, measured) -> str:
+    """measured ÷ predicted as a report shows it ("exact" when equal; "-" without both)."""
     if predicted is None or not measured or not predicted:
         return "exact" if predicted == measured else "-"
     return "exact" if predicted == measured else f"{measured / predicted:.5f}"
 
 
-def _bytes(value) -> str:
+def bytes_cell(value) -> str:
     return "-" if value is None else f"{value:,}"
 
 
@@ -65,12 +66,12 @@ def _launch_lines(r: dict) -> list[str]:
     for i, c in enumerate(r["checks"]):
         mark = "" if c["ok"] else " *"
         lines.append(f"{r['kernel'] if i == 0 else '':<18} {c['quantity']:<18} {c['metric'].split('.')[0]:<54} "
-                     f"{c['predicted']:>15,} {c['measured']:>15,} {_ratio(c['predicted'], c['measured']):>8}{mark}")
+                     f"{c['predicted']:>15,} {c['measured']:>15,} {ratio_cell(c['predicted'], c['measured']):>8}{mark}")
     pr, me = r["predicted"], r["measured"]
     dram_mark = " *" if r["within_target"]["dram_read"] is False else ""
     for what, key, mark in (("read", "dram_read", dram_mark), ("write", "dram_write", "")):
         lines.append(f"{'':<18} {'DRAM ' + what:<18} {f'dram__bytes_{what} (iosim: L2 model)':<54} "
-                     f"{_bytes(pr[key]):>15} {me[key]:>15,} {_ratio(pr[key], me[key]):>8}{mark}")
+                     f"{bytes_cell(pr[key]):>15} {me[key]:>15,} {ratio_cell(pr[key], me[key]):>8}{mark}")
     ms = f"{me['time_s'] * 1e3:.4g} ms"
     lines.append(f"{'':<18} {'time':<18} {'gpu__time_duration':<54} {'-':>15} {ms:>15}")
     return lines

@@ -18,6 +18,7 @@ from ..errors import DependencyError, IosimError, ProblemError
 from ..kernels.triton_preset import DEFAULT_CONFIG, HEAD_DIMS, TritonConfig
 from ..run.setup import resolve_profile
 from .arguments import problem_from_args
+from .validate_cudnn import bytes_cell, ratio_cell
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,16 +77,14 @@ def format_table(report: dict) -> str:
              "(* = outside its target: loads and stores exact; DRAM read within 10 %, marked only)", "", head,
              "-" * len(head)]
     for c in r["checks"]:
-        ratio = "exact" if c["ok"] else f"{c['measured'] / c['predicted']:.5f}" if c["predicted"] else "-"
         lines.append(f"{c['quantity']:<10} {c['metric'].split('.')[0]:<50} {c['predicted']:>15,} "
-                     f"{c['measured']:>15,} {ratio:>9}{'' if c['ok'] else ' *'}")
+                     f"{c['measured']:>15,} {ratio_cell(c['predicted'], c['measured']):>9}{'' if c['ok'] else ' *'}")
     pr, me = r["predicted"], r["measured"]
     dram = pr["dram_read"]
-    shown = "-" if dram is None else f"{dram:,}"
     ratio = "-" if not dram else f"{me['dram_read'] / dram:.3f}"
     mark = " *" if r["within_target"]["dram_read"] is False else ""
-    lines.append(f"{'DRAM read':<10} {'dram__bytes_read (iosim: L2 model)':<50} {shown:>15} {me['dram_read']:>15,} "
-                 f"{ratio:>9}{mark}")
+    lines.append(f"{'DRAM read':<10} {'dram__bytes_read (iosim: L2 model)':<50} {bytes_cell(dram):>15} "
+                 f"{me['dram_read']:>15,} {ratio:>9}{mark}")
     lines += [f"{'time':<10} {'gpu__time_duration (iosim: ' + pr['time_model'] + ')':<50} "
               f"{pr['time_s'] * 1e6:>12.1f} µs {me['time_s'] * 1e6:>12.1f} µs",
               "", "loads and stores exact" if report["ok"] else "MISMATCH in the loads or stores: see above"]
