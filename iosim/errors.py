@@ -20,6 +20,18 @@ class IosimError(Exception):
         super().__init__(*args)
         self.field = field
 
+    def __reduce__(self):
+        """Pickled as its message and attributes (a sweep's worker process raises it, the
+        parent re-raises it), whatever arguments the subclass's constructor takes."""
+        return _rebuild, (type(self), self.args, self.__dict__)
+
+
+def _rebuild(cls: type, args: tuple, state: dict) -> "IosimError":
+    exc = Exception.__new__(cls)
+    exc.args = args
+    exc.__dict__.update(state)
+    return exc
+
 
 class ProfileError(IosimError):
     """A hardware profile could not be found, parsed or validated.

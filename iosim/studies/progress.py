@@ -82,6 +82,7 @@ def progress_map(
     fn: Callable, items: Sequence, *, label: str = "", jobs: int | None = None,
     initializer: Callable | None = None, initargs: tuple = (), stream: TextIO | None = None,
     progress: bool | None = None, cost: Sequence[float] | None = None, executor: Executor | None = None,
+    min_items_per_job: int | None = None,
 ) -> list:
     """``[fn(x) for x in items]``, chunked by cost, on an executor, with a progress bar.
 
@@ -89,13 +90,15 @@ def progress_map(
     ``initializer(*initargs)`` runs before each chunk, wherever it runs, so large shared
     objects (a hardware profile) travel once per chunk instead of once per item.
     ``executor``: default local processes (``jobs``), or in this process when the sweep is
-    too small to pay for them. ``progress``: True/False forces the bar on or off; None
-    draws it on a terminal only.
+    too small to pay for them (fewer than ``min_items_per_job`` items a worker, by default
+    :data:`MIN_ITEMS_PER_JOB`).
+    ``progress``: True/False forces the bar on or off; None draws it on a terminal only.
     """
     items = list(items)
     if executor is None:
         jobs = default_jobs() if jobs is None else max(1, jobs)
-        jobs = min(jobs, max(1, len(items) // MIN_ITEMS_PER_JOB))
+        per_job = MIN_ITEMS_PER_JOB if min_items_per_job is None else max(1, min_items_per_job)
+        jobs = min(jobs, max(1, len(items) // per_job))
         executor = InlineExecutor() if jobs == 1 else LocalExecutor(jobs)
     parts = 1 if isinstance(executor, InlineExecutor) else max(1, 8 * getattr(executor, "jobs", 8))
     chunks = cost_chunks(len(items), cost, parts)

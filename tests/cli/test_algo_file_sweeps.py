@@ -208,7 +208,7 @@ def test_explore_runs_a_schedule_file_as_fa2(capsys, mine):
 
 def test_explore_runs_a_schedule_file_in_worker_processes(capsys, mine, forked):
     code, data = run_json(capsys, EXPLORE + ["--algo", f"fa2,{mine}", "--jobs", "2"])
-    assert code == 0 and forked == [2, 2]                 # one sweep per algorithm, both on processes
+    assert code == 0 and forked == [2]     # one sweep of (point, algorithm) items, each whole in a worker
     assert_explore_equal(data, mine)
 
 

@@ -69,3 +69,15 @@ def test_a_malformed_scheduler_address_is_refused_before_connecting(address):
     pytest.importorskip("distributed", reason="the Dask executor needs dask.distributed")
     with pytest.raises(ProblemError, match="is not a Dask scheduler address"):
         make_executor("dask", scheduler=address)
+
+
+def test_every_iosim_error_crosses_a_process_boundary_whole():
+    """A sweep's worker raises; the parent re-raises what it unpickles: same type, message, fields."""
+    import pickle
+
+    from iosim.errors import CapacityError, ProfileError
+
+    for exc in (ProblemError("bad N", field="seq_len"), CapacityError("too big", "choose smaller blocks", ("B_r=64",)),
+                ProfileError("x.yaml", ["no levels"])):
+        back = pickle.loads(pickle.dumps(exc))
+        assert type(back) is type(exc) and str(back) == str(exc) and back.__dict__ == exc.__dict__

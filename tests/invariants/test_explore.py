@@ -15,7 +15,7 @@ import pytest
 from iosim import Options, CapacityError, Problem, load_profile, simulate
 from iosim.cli.main import main
 from iosim.errors import ProblemError
-from iosim.studies.explore import default_grid, explore
+from iosim.studies.explore import default_grid, explore, explore_points
 from iosim.kernels.tile_tables import NoKernelTile, gpu_info, kernel_tile
 
 import closed_forms as cf
@@ -176,6 +176,33 @@ def test_the_counts_run_on_any_executor():
         dask = explore("toy", "fa2", Problem(seq_len=512, head_dim=32),
                        executor=make_executor("dask", scheduler=cluster.scheduler_address), **kw)
     assert dask.to_dict() == local
+
+
+def test_points_spread_over_workers_give_the_same_results():
+    from iosim.studies.executors import LocalExecutor, make_executor
+
+    points = [Problem(seq_len=512, head_dim=32), Problem(seq_len=384, head_dim=16, causal=True)]
+    kw = dict(objective="time", block_q=[16, 32, 48], block_kv=[16, 32], progress=False)
+    here = [r.to_dict() for r in explore_points("toy", ["fa2", "fa1"], points, jobs=1, **kw)]
+    assert [(r["problem"]["seq_len_q"], r["algorithm"]) for r in here] == [(512, "fa2"), (512, "fa1"),
+                                                                           (384, "fa2"), (384, "fa1")]
+    spread = explore_points("toy", ["fa2", "fa1"], points, executor=LocalExecutor(2), **kw)
+    assert [r.to_dict() for r in spread] == here
+    distributed = pytest.importorskip("distributed", reason="the Dask executor needs dask.distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        dask = explore_points("toy", ["fa2", "fa1"], points,
+                              executor=make_executor("dask", scheduler=cluster.scheduler_address), **kw)
+    assert [r.to_dict() for r in dask] == here
+
+
+def test_a_point_that_fails_in_a_worker_raises_its_error_here():
+    from iosim.studies.executors import LocalExecutor
+
+    points = [Problem(seq_len=512, head_dim=32), Problem(seq_len=512, head_dim=2048)]
+    with pytest.raises(ProblemError, match="even 16×16 tiles") as err:
+        explore_points("toy", ["fa2"], points, executor=LocalExecutor(2), progress=False)
+    assert err.value.field is None or isinstance(err.value.field, str)
 
 
 # -- CLI ----------------------------------------------------------------------------------

@@ -28,7 +28,8 @@ blocks only matter when its matrix products are tiled, so explore runs it with
 """
 
 from .candidate import OBJECTIVES, OBJECTIVE_ALIASES, Candidate, canonical_objective
-from .exploration import ExploreResult, describe_model, explore, explore_points
+from .exploration import ExploreResult, describe_model, explore
+from .points import explore_points
 from .tile_grid import GRIDS, default_grid
 from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, PRACTICAL_RULE, Ranking
 

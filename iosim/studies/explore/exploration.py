@@ -27,6 +27,8 @@ from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 
 #: schedule options explore runs each algorithm with
 EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
+#: a tile's first count takes 1-3 ms: a worker process pays for itself from about this many
+TILES_PER_JOB = 100
 #: the most tile steps per head a replay (a count with the L2 model) may take: a tile with
 #: more keeps the bounds of its first count
 REPLAY_STEPS = AUTO_CACHE_STEPS
@@ -160,8 +162,12 @@ def explore(
     measure.init_worker(*worker_args)
     limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
     keys = list(sources)
-    raw = progress_map(measure.measure, keys, label=f"iosim explore {name}", jobs=s.jobs,
-                       initializer=measure.init_worker, initargs=worker_args, progress=progress, executor=executor)
+    known = {k: measure.measured(k) for k in keys if measure.measured(k) is not None}   # counted by the grid's search
+    todo = [k for k in keys if k not in known]
+    known.update(zip(todo, progress_map(measure.measure, todo, label=f"iosim explore {name}", jobs=s.jobs,
+                                        initializer=measure.init_worker, initargs=worker_args, progress=progress,
+                                        executor=executor, min_items_per_job=TILES_PER_JOB)))
+    raw = [known[k] for k in keys]
     measure.init_worker(*worker_args)
     cands = {k: _candidate(r, profile, sources[k], use_cache) for k, r in zip(keys, raw)}
     _check_candidates(name, cands, profile, allow_spill)
@@ -171,14 +177,6 @@ def explore(
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking, model, use_cache, kernel, passes)
-
-
-def explore_points(hw, algorithms: Sequence[str | Callable], problems: Sequence[Problem],
-                   **kwargs) -> list[ExploreResult]:
-    """:func:`explore` at every problem (a point: N, d, heads, …) for every algorithm,
-    problem-major: a best per point."""
-    profile = resolve_profile(hw)
-    return [explore(profile, algo, p, **kwargs) for p in problems for algo in algorithms]
 
 
 def _algorithm(algorithm) -> tuple:
@@ -352,4 +350,4 @@ def _needs_replay(c: Candidate, objective: str) -> bool:
             and not (c.exact("time") and (objective != "dram" or c.exact("dram"))))
 
 
-__all__ = ["explore", "explore_points", "ExploreResult", "describe_model", "EXPLORE_OPTIONS"]
+__all__ = ["explore", "ExploreResult", "describe_model", "EXPLORE_OPTIONS"]

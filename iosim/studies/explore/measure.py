@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import multiprocessing
+import threading
 from concurrent.futures import ProcessPoolExecutor
 
 from ...hardware import HardwareProfile
@@ -43,7 +44,16 @@ COMPUTE_STEPS = ("tensor cores", "shared memory", "exp", "fp32")
 #: exactness needs the DRAM's time strictly below the rest (rounding of sums)
 _MARGIN = 1e-9
 
-_WORKER: dict = {}
+_LOCAL = threading.local()
+
+
+def _worker() -> dict:
+    """This thread's state for the counts (a Dask worker may run several tasks at once, one
+    per thread; a process's tasks run in its main thread)."""
+    state = getattr(_LOCAL, "state", None)
+    if state is None:
+        state = _LOCAL.state = {}
+    return state
 
 
 def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: str, option_kwargs: dict,
@@ -53,16 +63,16 @@ def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: s
     ``algorithm``: a built-in name, a function, or a
     :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded here (in the worker)."""
     options = Options(**option_kwargs)
-    _WORKER.update(profile=profile, algorithm=resolve_schedule(algorithm), problem=problem, passes=passes,
-                   options=options, cache=cache, base=None)
+    _worker().update(profile=profile, algorithm=resolve_schedule(algorithm), problem=problem, passes=passes,
+                   options=options, cache=cache, base=None, measured={})
     if options.kernel is not None:
-        _WORKER["base"] = prepare(profile, algorithm, problem, passes=passes,
+        _worker()["base"] = prepare(profile, algorithm, problem, passes=passes,
                                   options=dataclasses.replace(options, cache=False, sram_bytes=None))
 
 
 def kernel_base() -> Setup | None:
     """The real-kernel preset's setup (its own tiles), or None without a preset."""
-    return _WORKER["base"]
+    return _worker()["base"]
 
 
 def count_tile(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int | None = UNLIMITED_BYTES):
@@ -79,7 +89,7 @@ def count_tile(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int 
 def tile_setup(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int | None = UNLIMITED_BYTES) -> Setup:
     """The setup :func:`count_tile` runs for one tile (``prepare``, or the preset's launches
     with the tile)."""
-    w = _WORKER
+    w = _worker()
     options = dataclasses.replace(w["options"], cache=cache, sram_bytes=sram_bytes)
     if options.kernel is None:
         return prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks, options=options)
@@ -101,10 +111,25 @@ def kernel_setup(base: Setup, blocks: tuple[int, int], options: Options) -> Setu
 def measure(blocks: tuple[int, int]) -> tuple:
     """The first count of one tile, as plain numbers: (B_r, B_c, shared memory need,
     registers, HBM read, HBM write, time min, time max, bound, tile steps per head,
-    kernel model used)."""
+    kernel model used). Counted once per worker setup: the grid's search for the tiles
+    that fit asks for the same counts the ranking then reads (:func:`measured`)."""
+    memo = _worker()["measured"]
+    known = memo.get(blocks)
+    if known is None:
+        known = memo[blocks] = _measure(blocks)
+    return known
+
+
+def measured(blocks: tuple[int, int]) -> tuple | None:
+    """What :func:`measure` gave for ``blocks`` since the last :func:`init_worker`, or None."""
+    return _worker()["measured"].get(blocks)
+
+
+def _measure(blocks: tuple[int, int]) -> tuple:
     setup = tile_setup(blocks)
     r = run_launches(setup, "count", None)
-    lo, exact = time_bounds(r, _WORKER["profile"]) if _WORKER["cache"] else (r.time.predicted_s, True)
+    w = _worker()
+    lo, exact = time_bounds(r, w["profile"]) if w["cache"] else (r.time.predicted_s, True)
     hi = r.time.predicted_s
     return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
             hi if exact else min(lo, hi), hi, r.time.bound, setup.steps_per_head, bool(r.kernel_times))
@@ -112,13 +137,13 @@ def measure(blocks: tuple[int, int]) -> tuple:
 
 def shared_memory_need(blocks: tuple[int, int]) -> int:
     """Peak shared-memory bytes of one tile (for the grid's bisection)."""
-    return count_tile(blocks).sram.peak_bytes
+    return measure(blocks)[2]
 
 
 def fits(blocks: tuple[int, int], sram_bytes: int, register_bytes: int | None) -> bool:
     """Whether one tile fits the shared memory, and the register file when one is given."""
-    r = count_tile(blocks)
-    return r.sram.peak_bytes <= sram_bytes and (register_bytes is None or r.registers.peak_bytes <= register_bytes)
+    need = measure(blocks)
+    return need[2] <= sram_bytes and (register_bytes is None or need[3] <= register_bytes)
 
 
 def replay(blocks: tuple[int, int]) -> tuple:
@@ -169,5 +194,5 @@ def steps_per_head(blocks: tuple[int, int]) -> int:
     return tile_setup(blocks).steps_per_head
 
 
-__all__ = ["init_worker", "kernel_base", "count_tile", "measure", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
+__all__ = ["init_worker", "kernel_base", "count_tile", "measure", "measured", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
            "UNLIMITED_BYTES"]
