@@ -72,6 +72,7 @@ class Context(BlockLoops):
         self.current_scope: Scope = residency.current
         self.level_names = level_names
         self._path_links = path_links or (lambda a, b: [])
+        self._links: dict[str, list] = {}   # on-chip level -> its links to HBM (_link_keys)
         self._padded = tiles == "padded"
         self._count_init = count_init
         self._grouped = mode == "count"
@@ -253,9 +254,16 @@ class Context(BlockLoops):
         level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
         nbytes = elements * spec.width(self.problem) * self.weight
         links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes
-        for link in self._path_links(self.level_names["dram"], self.level_names[level]):
-            links[tuple(sorted((link.a, link.b)))] += nbytes
+        for key in self._link_keys(level):
+            links[key] += nbytes
         return level, dtype
+
+    def _link_keys(self, level: str) -> list[tuple[str, str]]:
+        """The links between HBM and on-chip ``level``, as the ledger keys them (sorted pairs)."""
+        if level not in self._links:
+            path = self._path_links(self.level_names["dram"], self.level_names[level])
+            self._links[level] = [tuple(sorted((link.a, link.b))) for link in path]
+        return self._links[level]
 
     def init(self, tensor: str, value: float, force_count: bool = False) -> None:
         """"Initialize ``tensor`` = value in HBM": counted only with ``count_init`` (C5),
@@ -354,13 +362,14 @@ class Context(BlockLoops):
 
     # -- accounting hooks used by tiles -------------------------------------------------
     def count_ops(self, kind: str, n: int) -> None:
-        self.ledger.add_ops(kind, n * self.weight)
+        weight = self.current_scope.weight
+        self.ledger.add_ops(kind, n * weight)
         work = self._cta_work
         if work is not None:
             if work.affine:
                 work.add("ops", kind, n, self.current_scope.per_member)
             else:
-                work.ops[kind] += n * self._per_cta_weight()
+                work.ops[kind] += n * (weight // work.count)    # _per_cta_weight
 
     def _per_cta_weight(self) -> int:
         """Trip count of the current body inside one thread block (exact: the block's own
@@ -369,7 +378,8 @@ class Context(BlockLoops):
 
     def note_temporary(self, tile: Tile) -> None:
         """A tile operation computed the temporary ``tile`` (see :meth:`ResidencyTracker.temporary`)."""
-        self.residency.temporary(tile, tile.size)
+        if self.residency.temporaries is not None:   # only where temporaries are charged
+            self.residency.temporary(tile, tile.size)
 
     def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
         """FLOPs of a product, plus the bytes its scratchpad operands are read with."""

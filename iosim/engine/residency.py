@@ -124,17 +124,22 @@ class Allocation:
     where it was made, and, once released, how (its scope ended, or a new tile took its
     name's place)."""
 
-    __slots__ = ("name", "level", "nbytes", "description", "scope", "how", "made_in", "alive",
+    __slots__ = ("name", "level", "nbytes", "elements", "dtype", "scope", "how", "made_in", "alive",
                  "overwritten_by", "overwritten_in")
     confines = False
 
-    def __init__(self, name: str, level: str, nbytes: int, description: str, scope: Scope, how: str,
+    def __init__(self, name: str, level: str, nbytes: int, elements: int, dtype: str, scope: Scope, how: str,
                  made_in: Scope):
-        self.name, self.level, self.nbytes, self.description = name, level, nbytes, description
+        self.name, self.level, self.nbytes, self.elements, self.dtype = name, level, nbytes, elements, dtype
         self.scope, self.how, self.made_in = scope, how, made_in
         self.alive = True
         self.overwritten_by: tuple | None = None
         self.overwritten_in: Scope | None = None
+
+    @property
+    def description(self) -> str:
+        """``elements × dtype``, as a listing of resident tiles shows it."""
+        return f"{self.elements} × {self.dtype}"
 
     def misuse(self, tile, use: str, current: Scope) -> str:
         """The message for a tile of this (released) allocation used again."""
@@ -238,14 +243,16 @@ class ResidencyTracker:
                 break
         else:
             scope = current
-        entry = Allocation(name, level_role, nbytes, f"{elements} × {dtype}", scope, how, current)
+        entry = Allocation(name, level_role, nbytes, elements, dtype, scope, how, current)
         scope.entries[name] = entry  # an existing name keeps its place in the listing
         use = self.use[level_role]
         use.current += nbytes
         if use.current > use.peak:
             use.peak = use.current
             use.peak_tiles = self._listing(level_role)
-        self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
+            self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
+        elif use.transient:   # below the peak, only live temporaries can overflow it
+            self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
         return entry
 
     def _check(self, level_role: str, what: str, advice: str) -> None:

@@ -48,6 +48,18 @@ def _shape_of(x: "Tile | float") -> tuple[int, ...]:
     return x.shape if isinstance(x, Tile) else ()
 
 
+def _broadcast(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...] | None:
+    """NumPy's broadcast of two shapes, or None where they do not combine."""
+    n = max(len(sa), len(sb))
+    sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
+    out = []
+    for x, y in zip(sa, sb):
+        if x != y and x != 1 and y != 1:
+            return None
+        out.append(y if x == 1 else x)
+    return tuple(out)
+
+
 def _data_of(x: "Tile | float"):
     return x.data if isinstance(x, Tile) else x
 
@@ -108,13 +120,12 @@ class Tile:
             raise ScheduleError(f"tile {use} {type(other).__name__}: an operand is a tile or a number")
         a, b = (other, self) if reverse else (self, other)
         sa, sb = _shape_of(a), _shape_of(b)
-        try:
-            shape = sa if sa == sb else np.broadcast_shapes(sa, sb)
-        except ValueError:
+        shape = sa if sa == sb or not sb else sb if not sa else _broadcast(sa, sb)
+        if shape is None:
             raise ScheduleError(f"tile {use}: shapes {sa} and {sb} do not combine (a per-row vector "
-                                "meets a matrix as v.col())") from None
+                                "meets a matrix as v.col())")
         out = self._new(shape, None)
-        self.ctx.count_ops("elementwise", out.size)
+        self.ctx.count_ops("elementwise", shape_size(shape))
         if self.data is not None:
             # Data carries a leading heads axis; per-row vectors meet matrices through
             # col() (shape (BH, r, 1)), so the per-head broadcast above also holds here.
