@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import IosimError
+from .coresidency import coresident_factor
 
 
 class NoKernelTile(IosimError):
@@ -291,6 +292,9 @@ class KernelTile:
     gpu: str             # e.g. "h100-sxm (sm90)"
     atoms: tuple[int, int | None, int | None] | None = None  # backward: warp grids of its products (see Rule)
     registers: int | None = None  # per thread, as compiled (Table.registers_per_thread)
+    #: (blocks an SM, step factor) measured for this kernel tile (:mod:`.coresidency`), or None.
+    #: Kept when a study swaps the tile's blocks (explore): the only measurement there is
+    coresident: tuple[int, float] | None = None
 
     @property
     def stats_loads(self) -> int | None:
@@ -340,7 +344,8 @@ def kernel_tile(
         if rule.head_dim == k_head_dim and predicate(gpu, features):
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
                               f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
-                              rule.atoms, table.registers_per_thread)
+                              rule.atoms, table.registers_per_thread,
+                              coresident_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim))
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 

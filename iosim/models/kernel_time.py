@@ -22,6 +22,9 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
 * **Thread blocks over SMs.** Blocks are taken in launch order (all of head 0's first)
   by the SM with the least work so far; the kernel's compute time is the busiest SM's.
   So a causal kernel's long last query blocks, or a grid smaller than the GPU, show up.
+  Where an SM holds two blocks at once their steps overlap on its units: a kernel tile
+  with a measured factor r (:mod:`iosim.kernels.coresidency`, the H200's flash-attn 2
+  forward) takes 2·r of a step's time for the pair (:func:`busiest_sm_shared`).
 * **Memory overlaps compute** (``cp.async`` prefetches the next tile): the kernel takes
   the longest of compute, L2 traffic (every requested byte ÷ the L2's rate) and DRAM
   traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
@@ -34,6 +37,7 @@ is fitted to the kernels being predicted.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 from dataclasses import dataclass
@@ -108,6 +112,9 @@ class WarpLayout:
     #: the head dim the kernel is compiled for (kHeadDim: d rounded up to a kernel size, e.g.
     #: 64 for d = 40); its products run at that width, the extra columns zero. 0: d itself
     kernel_head_dim: int = 0
+    #: (blocks an SM, step factor) measured for the kernel's tile (:mod:`iosim.kernels.coresidency`):
+    #: how the SM's units overlap the steps of blocks that share it; None: the serial sum
+    coresident: tuple[int, float] | None = None
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: a side of d (N or K; d is never a
@@ -195,6 +202,44 @@ def busiest_sm(durations, sm_count: int, heads: int = 1) -> float:
     return max(loads)
 
 
+def busiest_sm_shared(durations, sm_count: int, heads: int, coresident: tuple[int, float] | None) -> float:
+    """:func:`busiest_sm` where the SM's units overlap the steps of the blocks it holds.
+
+    ``coresident`` = (1, r): each block's warps share the sub-partitions, every block takes
+    r × its time. (2, r): two blocks an SM; while two run, the pair takes 2·r × one's time.
+    Blocks go in launch order to the least-loaded of 2 × SMs slots (the first wave fills
+    one slot of every SM, then the second), each taking 2·r × its time; an SM whose slots
+    end at f₁ ≤ f₂ ran its last (f₂ − f₁) alone, at the lone rate: f₁ + (f₂ − f₁)/(2r).
+    Equal blocks take the closed form; above :data:`MAX_SCHEDULED_BLOCKS` the average bound.
+    """
+    if coresident is None:
+        return busiest_sm(durations, sm_count, heads)
+    blocks, r = coresident
+    if blocks == 1:
+        return busiest_sm([(t * r, c) for t, c in durations], sm_count, heads)
+    per_head = sum(c for _, c in durations)
+    total_blocks = per_head * heads
+    if total_blocks == 0:
+        return 0.0
+    distinct = {t for t, _ in durations}
+    if len(distinct) == 1:
+        t = durations[0][0]
+        pairs, rest = divmod(total_blocks, 2 * sm_count)
+        return 2 * r * t * (pairs + 1) if rest > sm_count else 2 * r * t * pairs + (t if rest else 0.0)
+    if total_blocks > MAX_SCHEDULED_BLOCKS:
+        return max(sum(t * c for t, c in durations) * heads * r / sm_count, max(distinct))
+    slots = [(0.0, i) for i in range(2 * sm_count)]     # slot i: SM i % S, its (i // S)-th
+    for _ in range(heads):
+        for t, c in durations:
+            for _ in range(c):
+                load, i = slots[0]
+                heapq.heapreplace(slots, (load + 2 * r * t, i))
+    ends = [0.0] * (2 * sm_count)
+    for load, i in slots:
+        ends[i] = load
+    return max(min(a, b) + abs(a - b) / (2 * r) for a, b in zip(ends[:sm_count], ends[sm_count:]))
+
+
 def _same_work_runs(works) -> list[tuple]:
     """(work, count) runs of consecutive thread blocks that do the same work. Counting mode
     groups identical blocks into one record and trace mode records them one by one; merged
@@ -225,18 +270,31 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
     for kernel, (reads, writes) in requested.items():
         per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
-        compute = 0.0
+        compute, shared = 0.0, None
         if works and kernel in layouts:
             works = _same_work_runs(works)
             steps = [block_seconds(w, layouts[kernel], rates, width) for w, _ in works]
             runs = [(sum(s.values()), n) for s, (_, n) in zip(steps, works)]  # one head, launch order
-            compute = busiest_sm(runs, rates.sm_count, heads)
+            shared = layouts[kernel].coresident if rates.source == "measured" else None   # measured on the H200
+            if shared and shared[0] == 2 and sum(n for _, n in runs) * heads <= rates.sm_count:
+                shared = None   # a block an SM at most: nothing shares it
+            compute = busiest_sm_shared(runs, rates.sm_count, heads, shared)
             totals = {k: sum(s[k] * n for s, (_, n) in zip(steps, works)) for k in steps[0]}
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
-        out[kernel] = combine(per, compute, ("tensor cores", "shared memory", "exp", "fp32"))
+        out[kernel] = _noted(combine(per, compute, ("tensor cores", "shared memory", "exp", "fp32")), shared)
     return out
+
+
+def _noted(prediction: TimePrediction, shared: tuple[int, float] | None) -> TimePrediction:
+    """A compute bound says how the SM's blocks were overlapped (``shared``), where they were."""
+    if shared is None or not prediction.bound.startswith("compute ("):
+        return prediction
+    blocks, r = shared
+    how = "two blocks an SM" if blocks == 2 else "two warps a sub-partition"
+    return dataclasses.replace(prediction, bound=prediction.bound.replace(
+        "compute (", f"compute, {how} at {r:.2f} a step (", 1))
 
 
 def memory_seconds(rates: KernelRates, reads: int, writes: int, dram_rw: tuple) -> dict:
@@ -268,4 +326,4 @@ def combine(per: dict, compute: float, units) -> TimePrediction:
     return TimePrediction(floor + max(compute, memory), bound, per)
 
 
-__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "combine", "memory_seconds", "predict"]
+__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "busiest_sm_shared", "combine", "memory_seconds", "predict"]

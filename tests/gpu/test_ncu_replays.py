@@ -157,6 +157,16 @@ def test_main_backward_kernel_time_within_25_percent_of_ncu():
     assert seen == 24
 
 
+def test_main_forward_kernel_time_with_two_blocks_an_sm():
+    """Regression guard: the main forward launches with N >= 2,048 (24), timed with the
+    measured overlap of two blocks an SM (iosim.kernels.coresidency): 0.74–1.19×, median
+    |error| 8 % (the serial sum gave 0.74–1.40×, median 19 %)."""
+    ratios = [row["predicted"]["time_s"] / row["measured"]["time_s"]
+              for _, rows in _measured_rows() for row in rows if row["kernel"] == "main"]
+    assert len(ratios) == 24 and all(0.70 <= r <= 1.25 for r in ratios), ratios
+    assert sorted(abs(r - 1) for r in ratios)[len(ratios) // 2] <= 0.10
+
+
 def test_vendor_report_from_committed_measurements():
     """The --vendor table and its target checks, on one committed config (no GPU needed)."""
     from iosim.cli.validate_command import format_vendor_table

@@ -148,7 +148,8 @@ def test_per_launch_time_model():
     r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
     times = r.kernel_times
     assert set(times) == {"main", "dot_do_o", "dq_dk_dv", "convert_dq"}
-    assert times["main"].bound.startswith("compute (tensor cores")   # K/V mostly from the L2
+    # K/V mostly from the L2; 256 blocks of 4 warps, two an SM (docs/validation/2026-12-01-overlap.md)
+    assert times["main"].bound.startswith("compute, two blocks an SM at 0.73 a step (tensor cores")
     # dot_do_o reads dO and O (16 MiB, from DRAM) and zeroes dQaccum (16 MiB of writes that
     # stay in the L2): the L2's traffic, 32 MiB at 7.79 TB/s, outlasts DRAM's 16 MiB at 4.41;
     # a kernel that reads, then writes, takes at least the measured read-then-write floor

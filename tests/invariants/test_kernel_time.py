@@ -134,3 +134,77 @@ def test_backward_rules_match_the_kernels_the_h200_ran():
     for d, traits in measured.items():
         tile = kernel_tile("fa2", d, h200, direction="bwd")
         assert traits == {(tile.block_q, tile.block_kv, tile.warps, tile.warp_grids)}, d
+
+
+# -- two blocks an SM (iosim.kernels.coresidency) -------------------------------------------
+def _sm_times(durations, sms, r):
+    """An exact event simulation of SMs holding two blocks each: blocks enter, in launch
+    order, the first free slot (one slot of every SM, then the second); a block alone on
+    its SM progresses at rate 1, two together at 1 / (2r) each. The busiest SM's time."""
+    queue = [t for t, c in durations for _ in range(c)]
+    left = [[None, None] for _ in range(sms)]           # remaining lone-seconds of each slot's block
+    clock, busiest = 0.0, [0.0] * sms
+    while queue or any(x is not None for s in left for x in s):
+        for j in (0, 1):
+            for s in range(sms):
+                if left[s][j] is None and queue:
+                    left[s][j] = queue.pop(0)
+        rates = [1 / (2 * r) if None not in s else 1.0 for s in left]
+        step = min(x / rates[i] for i, s in enumerate(left) for x in s if x is not None)
+        clock += step
+        for i, s in enumerate(left):
+            for j in (0, 1):
+                if s[j] is not None:
+                    s[j] -= step * rates[i]
+                    if s[j] <= 1e-12:
+                        s[j], busiest[i] = None, clock
+    return max(busiest)
+
+
+@pytest.mark.parametrize("blocks", [1, 5, 8, 9, 13, 16, 17, 24, 31])
+def test_two_blocks_an_sm_equal_blocks_match_an_event_simulation(blocks):
+    from iosim.models.kernel_time import busiest_sm_shared
+
+    for r in (0.5, 0.73, 1.0):
+        assert busiest_sm_shared([(2.0, blocks)], 4, 1, (2, r)) == pytest.approx(_sm_times([(2.0, blocks)], 4, r))
+
+
+def test_two_blocks_an_sm_unequal_blocks_heap():
+    from iosim.models.kernel_time import busiest_sm_shared
+
+    # causal-like: blocks of growing length; the slot heap against the event simulation
+    runs = [(float(t), 1) for t in range(1, 13)]
+    got = busiest_sm_shared(runs, 3, 2, (2, 0.75))
+    assert got == pytest.approx(_sm_times(runs * 2, 3, 0.75), rel=0.15)
+    # never faster than the longest block alone, never slower than the serial sum
+    assert 12.0 <= got <= busiest_sm(runs, 3, 2)
+    # r = 1: two blocks together take as long as one after the other; equal blocks: the serial sum
+    assert busiest_sm_shared([(3.0, 10)], 4, 3, (2, 1.0)) == busiest_sm([(3.0, 10)], 4, 3)
+    # one block an SM at most: nothing shares an SM
+    assert busiest_sm_shared([(3.0, 4)], 4, 1, (2, 0.7)) == 3.0
+    # the 8-warp kernel: every block at r of its time
+    assert busiest_sm_shared(runs, 3, 2, (1, 0.9)) == pytest.approx(0.9 * busiest_sm(runs, 3, 2))
+
+
+def test_every_h200_forward_tile_has_its_measured_factor():
+    from iosim.kernels.coresidency import FACTORS, KERNEL
+    from iosim.kernels.tile_tables import kernel_tile
+
+    p = load_profile("h200")
+    for d in (32, 40, 64, 96, 128, 160, 192, 256):
+        for causal in (False, True):
+            t = kernel_tile("fa2", d, p, causal=causal)
+            assert t.kernel == KERNEL and (t.block_q, t.block_kv, t.warps, t.kernel_head_dim) in FACTORS, d
+
+
+def test_the_forward_says_when_blocks_share_an_sm():
+    p = load_profile("h200")
+    big = simulate(p, "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
+                   options=Options(kernel="flash-attn-2"))
+    small = simulate(p, "fa2", Problem(seq_len=4096, head_dim=128, heads=4), options=Options(kernel="flash-attn-2"))
+    assert "two blocks an SM at 0.73 a step" in big.kernel_times["main"].bound
+    assert "two blocks" not in small.kernel_times["main"].bound     # 128 blocks: one an SM
+    # the same on a profile with vendor peaks only: not measured there, the serial sum
+    h100 = simulate(load_profile("h100-sxm"), "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
+                    options=Options(kernel="flash-attn-2"))
+    assert "two blocks" not in h100.kernel_times["main"].bound
