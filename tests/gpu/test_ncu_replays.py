@@ -167,6 +167,25 @@ def test_main_forward_kernel_time_with_two_blocks_an_sm():
     assert sorted(abs(r - 1) for r in ratios)[len(ratios) // 2] <= 0.10
 
 
+def test_overlap_check_replays(compare_module):
+    """The prospective run of session 8 (docs/validation/2026-12-01-overlap-check.md): the
+    predictions written before measuring are what iosim computes; every load exact; the
+    main kernels' times as reported there."""
+    import json
+
+    raw = VALIDATION / "2026-12-01-overlap-check"
+    rows = compare_module.compare(str(raw), cache=True)       # as the predictions were made
+    written = json.loads((raw / "predictions.json").read_text())["rows"]
+    before = {(r["config"]["seq_len"], r["config"]["head_dim"], r["config"]["heads"], k): v["predicted_s"]
+              for r in written for k, v in r["kernel_times"].items()}
+    assert len(rows) == 52 and all(r["within_target"]["loads"] for r in rows)
+    assert all(before[(r["seq_len"], r["head_dim"], r["heads"], r["kernel"])] == r["predicted"]["time_s"]
+               for r in rows)
+    main = {k: [r["predicted"]["time_s"] / r["measured"]["time_s"] for r in rows if r["kernel"] == k]
+            for k in ("main", "dq_dk_dv")}
+    assert all(0.80 <= x <= 1.30 for x in main["main"]) and all(0.95 <= x <= 1.20 for x in main["dq_dk_dv"])
+
+
 def test_vendor_report_from_committed_measurements():
     """The --vendor table and its target checks, on one committed config (no GPU needed)."""
     from iosim.cli.validate_command import format_vendor_table
