@@ -73,12 +73,13 @@ def test_no_cache_is_the_roofline_without_l2():
         assert c.predicted_s == simulate("h100-sxm", "fa2", problem, blocks=(c.block_q, c.block_kv)).time.predicted_s
 
 
-def test_kernel_time_model_for_the_kernels_own_tile():
+@pytest.mark.parametrize("hw", ["h100-sxm", "h200"])   # the h200's measured rates: two blocks an SM overlap
+def test_kernel_time_model_for_the_kernels_own_tile(hw):
     """--kernel: the kernel's own tile has exactly `simulate --kernel`'s time; other tiles
     are its launches with their tile (rows in multiples of 16 × warps)."""
     problem = Problem(seq_len=4096, head_dim=128, heads=16)
-    res = explore("h100-sxm", "fa2", problem, objective="time", kernel="flash-attn-2", block_kv=[64, 128], jobs=1)
-    sim = simulate("h100-sxm", "fa2", problem, options=Options(kernel="flash-attn-2", cache=True))
+    res = explore(hw, "fa2", problem, objective="time", kernel="flash-attn-2", block_kv=[64, 128], jobs=1)
+    sim = simulate(hw, "fa2", problem, options=Options(kernel="flash-attn-2", cache=True))
     assert res.time_model == "flash-attn-2's kernel time model with the L2 model"
     assert (res.kernel.block_q, res.kernel.block_kv) == (sim.blocks.block_q, sim.blocks.block_kv)
     assert res.kernel.predicted_s == sim.time.predicted_s
