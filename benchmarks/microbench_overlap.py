@@ -38,23 +38,29 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cupy as cp  # noqa: E402
 
-from microbench_rates import timed  # noqa: E402
+from microbench_rates import PTX_HELPERS, timed  # noqa: E402
 
-SOURCE = r"""
-#define SMEM_WINDOW 32768
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
-}
-__device__ __forceinline__ void mma16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
-                 "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+SOURCE = PTX_HELPERS + r"""
 __device__ __forceinline__ float ex2(float x) { float y; asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
 __device__ __forceinline__ unsigned pack(float a, float b) {
     unsigned r; asm("cvt.rn.f16x2.f32 %0, %2, %1;" : "=r"(r) : "f"(a), "f"(b)); return r;
+}
+
+// One 16-wide slice of the reduction: per 16 columns of B, one ldmatrix.x4, then the
+// mma.syncs of every A fragment (as flash-attn 2's CUTLASS gemm runs it).
+template <int M, int N>
+__device__ __forceinline__ void b_pass(float (&acc)[M][N / 8][4], const unsigned (&a)[M][4], unsigned base,
+                                       unsigned& slot, unsigned lane) {
+    #pragma unroll
+    for (int n = 0; n < N / 16; ++n) {
+        unsigned b[4];
+        ldsm_x4(b, base + ((slot++ & 63u) << 9) + lane * 16);
+        #pragma unroll
+        for (int m = 0; m < M; ++m) {
+            mma16816(acc[m][2 * n], a[m], b[0], b[1]);
+            mma16816(acc[m][2 * n + 1], a[m], b[2], b[3]);
+        }
+    }
 }
 
 // MW x N1 x K1: S = Q K^T per warp; MW x N2 x N1: O += P V per warp.
@@ -84,16 +90,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) fa_step(float* out, int iters) 
                 unsigned a[M][4];
                 #pragma unroll
                 for (int m = 0; m < M; ++m) ldsm_x4(a[m], base + ((slot++ & 63u) << 9) + lane * 16);
-                #pragma unroll
-                for (int n = 0; n < N1 / 16; ++n) {
-                    unsigned b[4];
-                    ldsm_x4(b, base + ((slot++ & 63u) << 9) + lane * 16);
-                    #pragma unroll
-                    for (int m = 0; m < M; ++m) {
-                        mma16816(s[m][2 * n], a[m], b[0], b[1]);
-                        mma16816(s[m][2 * n + 1], a[m], b[2], b[3]);
-                    }
-                }
+                b_pass<M, N1>(s, a, base, slot, lane);
             }
         }
         if (SOFT) {
@@ -136,16 +133,7 @@ __global__ void __launch_bounds__(32 * WARPS, 1) fa_step(float* out, int iters) 
                     a[m][2] = pack(s[m][2 * k + 1][0], s[m][2 * k + 1][1]);
                     a[m][3] = pack(s[m][2 * k + 1][2], s[m][2 * k + 1][3]);
                 }
-                #pragma unroll
-                for (int n = 0; n < N2 / 16; ++n) {
-                    unsigned b[4];
-                    ldsm_x4(b, base + ((slot++ & 63u) << 9) + lane * 16);
-                    #pragma unroll
-                    for (int m = 0; m < M; ++m) {
-                        mma16816(acc_o[m][2 * n], a[m], b[0], b[1]);
-                        mma16816(acc_o[m][2 * n + 1], a[m], b[2], b[3]);
-                    }
-                }
+                b_pass<M, N2>(acc_o, a, base, slot, lane);
             }
         } else {
             #pragma unroll

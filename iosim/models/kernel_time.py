@@ -185,11 +185,9 @@ def busiest_sm(durations, sm_count: int, heads: int = 1) -> float:
     head's work times ``heads``, ÷ SMs) and the longest block; else the heap walks the
     heads one after another, adding the same floats in the same order.
     """
-    per_head = sum(c for _, c in durations)
-    total_blocks = per_head * heads
+    total_blocks, distinct = _blocks(durations, heads)
     if total_blocks == 0:
         return 0.0
-    distinct = {t for t, _ in durations}
     if len(distinct) == 1:
         return math.ceil(total_blocks / sm_count) * durations[0][0]
     if total_blocks > MAX_SCHEDULED_BLOCKS:
@@ -200,6 +198,11 @@ def busiest_sm(durations, sm_count: int, heads: int = 1) -> float:
             for _ in range(c):
                 heapq.heapreplace(loads, loads[0] + t)
     return max(loads)
+
+
+def _blocks(durations, heads: int) -> tuple[int, set]:
+    """(thread blocks over the heads, their distinct durations)."""
+    return sum(c for _, c in durations) * heads, {t for t, _ in durations}
 
 
 def busiest_sm_shared(durations, sm_count: int, heads: int, coresident: tuple[int, float] | None) -> float:
@@ -217,11 +220,9 @@ def busiest_sm_shared(durations, sm_count: int, heads: int, coresident: tuple[in
     blocks, r = coresident
     if blocks == 1:
         return busiest_sm([(t * r, c) for t, c in durations], sm_count, heads)
-    per_head = sum(c for _, c in durations)
-    total_blocks = per_head * heads
+    total_blocks, distinct = _blocks(durations, heads)
     if total_blocks == 0:
         return 0.0
-    distinct = {t for t, _ in durations}
     if len(distinct) == 1:
         t = durations[0][0]
         pairs, rest = divmod(total_blocks, 2 * sm_count)
@@ -274,7 +275,9 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
         if works and kernel in layouts:
             works = _same_work_runs(works)
             steps = [block_seconds(w, layouts[kernel], rates, width) for w, _ in works]
-            runs = [(sum(s.values()), n) for s, (_, n) in zip(steps, works)]  # one head, launch order
+            # one head, launch order; fsum: correctly rounded, so equal blocks tie on every Python
+            # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
+            runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]
             shared = layouts[kernel].coresident if rates.source == "measured" else None   # measured on the H200
             if shared and shared[0] == 2 and sum(n for _, n in runs) * heads <= rates.sm_count:
                 shared = None   # a block an SM at most: nothing shares it

@@ -179,8 +179,12 @@ def test_overlap_check_replays(compare_module):
     before = {(r["config"]["seq_len"], r["config"]["head_dim"], r["config"]["heads"], k): v["predicted_s"]
               for r in written for k, v in r["kernel_times"].items()}
     assert len(rows) == 52 and all(r["within_target"]["loads"] for r in rows)
-    assert all(before[(r["seq_len"], r["head_dim"], r["heads"], r["kernel"])] == r["predicted"]["time_s"]
-               for r in rows)
+    # recomputed: equal but for three forward launches, 0.06-1.0 % apart, where equal blocks'
+    # durations now tie exactly (math.fsum; the file was written with 3.11's sum(), whose
+    # last-bit differences ordered the SMs' slots otherwise)
+    now = [r["predicted"]["time_s"] for r in rows]
+    then = [before[(r["seq_len"], r["head_dim"], r["heads"], r["kernel"])] for r in rows]
+    assert then == pytest.approx(now, rel=0.011) and sum(abs(a / b - 1) > 1e-9 for a, b in zip(then, now)) == 3
     main = {k: [r["predicted"]["time_s"] / r["measured"]["time_s"] for r in rows if r["kernel"] == k]
             for k in ("main", "dq_dk_dv")}
     assert all(0.80 <= x <= 1.30 for x in main["main"]) and all(0.95 <= x <= 1.20 for x in main["dq_dk_dv"])
