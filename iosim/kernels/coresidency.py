@@ -11,7 +11,8 @@ H200 (docs/validation/2026-12-01-overlap.md). Keyed by the kernel's tile as the 
 template compiles it: (B_r, B_c, warps, kHeadDim) ->
 
 * ``(2, r)``: 4-warp kernels, two resident an SM (255 registers a thread): while two run,
-  each block-step takes ``r`` × two lone steps' time ÷ 2, i.e. the pair takes 2·r steps;
+  the pair makes one step each in 2·r of a lone block's step time (r = 1: no overlap,
+  r = 0.5: each as fast as alone);
 * ``(1, r)``: the 8-warp kernel (one block an SM): its block-step takes ``r`` × the time of
   its two 4-warp halves run alone one after the other.
 
@@ -26,10 +27,9 @@ from __future__ import annotations
 
 #: the kernel these factors are for (KernelTile.kernel of the flash-attn 2 forward table)
 KERNEL = "flash-attn 2 forward (flash_fwd_kernel)"
-SOURCE = ("measured on an H200 by benchmarks/microbench_overlap.py, 2026-12-01 "
-          "(docs/validation/2026-12-01-overlap/overlap.json: step_c2_s / step_c1_s)")
 
-#: (B_r, B_c, warps, kHeadDim) -> (blocks an SM, step factor)
+#: (B_r, B_c, warps, kHeadDim) -> (blocks an SM, step factor); the factor is step_c2_s / step_c1_s of
+#: docs/validation/2026-12-01-overlap/overlap.json (the 8-warp kernel: its step_c1_s / 2 × its half's)
 FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (128, 128, 4, 32): (2, 0.763),     # 1.233 / 1.616 µs
     (128, 128, 4, 64): (2, 0.754),     # 1.988 / 2.636 µs
@@ -49,4 +49,4 @@ def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kern
     return FACTORS.get((block_q, block_kv, warps, kernel_head_dim))
 
 
-__all__ = ["coresident_factor", "FACTORS", "KERNEL", "SOURCE"]
+__all__ = ["coresident_factor", "FACTORS", "KERNEL"]

@@ -64,10 +64,10 @@ def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: s
     :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded here (in the worker)."""
     options = Options(**option_kwargs)
     _worker().update(profile=profile, algorithm=resolve_schedule(algorithm), problem=problem, passes=passes,
-                   options=options, cache=cache, base=None, measured={})
+                     options=options, cache=cache, base=None, measured={})
     if options.kernel is not None:
         _worker()["base"] = prepare(profile, algorithm, problem, passes=passes,
-                                  options=dataclasses.replace(options, cache=False, sram_bytes=None))
+                                    options=dataclasses.replace(options, cache=False, sram_bytes=None))
 
 
 def kernel_base() -> Setup | None:
