@@ -117,16 +117,43 @@ class WarpLayout:
     coresident: tuple[int, float] | None = None
 
     def padded(self, products: dict) -> dict:
-        """``products`` as the kernel computes them: a side of d (N or K; d is never a
-        product's M) at the kernel's head dim."""
-        d, kd = self.head_dim, self.kernel_head_dim
-        if not kd or kd == d:
+        """``products`` as the kernel computes them: its MMA tiles are static, so a side of d
+        (N or K; d is never a product's M) runs at the kernel's head dim, and, where the
+        layout knows the block (B_r, B_c), a ragged block's side at the whole block — the
+        last query block of N = 3,000, or the one row of a decode step, computes B_r rows."""
+        d, kd = self.head_dim, self.kernel_head_dim or self.head_dim
+        if kd == d and not (self.block_q and self.block_kv):
             return products
         out: dict = {}
         for (m, n, k, a, b), count in products.items():
-            key = (m, kd if n == d else n, kd if k == d else k, a, b)
+            key = (*self._whole(m, n, k, d, kd), a, b)
             out[key] = out.get(key, 0) + count
         return out
+
+    def _whole(self, m: int, n: int, k: int, d: int, kd: int) -> tuple[int, int, int]:
+        """(M, N, K) of one product at the tile the kernel computes. S and dP are (q, kv, d);
+        the forward's PV (q, d, kv); the backward's dV, dK (kv, d, q) and dQ (q, d, kv), told
+        apart by which side exceeds the other block (where neither does, the two have the
+        same FLOPs whichever is taken)."""
+        br, bc = self.block_q, self.block_kv
+        if not (br and bc):
+            return m, kd if n == d else n, kd if k == d else k
+        if k == d:
+            return br, bc, kd
+        if n != d:
+            return m, n, k      # no product of these kernels: leave it as counted
+        dq = self.atoms is None or m > bc or k > br or (m <= br and k <= bc and not (m <= bc and k <= br))
+        return (br, kd, bc) if dq else (bc, kd, br)
+
+    def fill_ratio(self, products: dict) -> float:
+        """How much more of the score tiles the kernel computes than its blocks hold: whole
+        B_r × B_c over the rows × columns counted, summed over the (q, kv, d) products. The
+        softmax's element-wise work runs on the whole tile in registers too."""
+        if not (self.block_q and self.block_kv):
+            return 1.0
+        s_products = [(m * n, c) for (m, n, k, _, _), c in products.items() if k == self.head_dim]
+        counted = sum(area * c for area, c in s_products)
+        return self.block_q * self.block_kv * sum(c for _, c in s_products) / counted if counted else 1.0
 
     @property
     def computed_in_registers(self) -> bool:
@@ -159,18 +186,22 @@ class WarpLayout:
 
 
 def block_seconds(work, layout: WarpLayout, rates: KernelRates, width: int) -> dict:
-    """One thread block's time on one SM, by step (seconds); the products at the kernel's
-    head dim (:meth:`WarpLayout.padded`)."""
+    """One thread block's time on one SM, by step (seconds); the products, and the softmax's
+    work with them, at the tiles the kernel computes (:meth:`WarpLayout.padded`)."""
     sm = rates.sm_count
     ops = work.ops
     products = layout.padded(work.products)
     flops = ops.get("matmul", 0) if products is work.products else \
         sum(2 * m * n * k * count for (m, n, k, _, _), count in products.items())
+    # the softmax on whole tiles, as the products: its exponentials are the score tile's; the
+    # forward's other element-wise work is on tiles of the query rows too (S, O, m, ℓ), the
+    # backward's partly on dK and dV, which a ragged query block does not pad
+    fill = layout.fill_ratio(work.products)
     return {
         "tensor cores": flops * sm / rates.mma_flops,
         "shared memory": layout.operand_bytes(products, width) * sm / rates.smem_bytes,
-        "exp": ops.get("exp", 0) * sm / rates.exp_ops,
-        "fp32": ops.get("elementwise", 0) * sm / rates.fp32_ops,
+        "exp": ops.get("exp", 0) * fill * sm / rates.exp_ops,
+        "fp32": ops.get("elementwise", 0) * (fill if layout.atoms is None else 1.0) * sm / rates.fp32_ops,
     }
 
 
@@ -254,6 +285,18 @@ def _same_work_runs(works) -> list[tuple]:
     return [(w, n) for w, n in runs]
 
 
+def _unit_totals(steps: list[dict], counts: list[int]) -> dict:
+    """Each unit's seconds over a head's blocks, summed per distinct block time in a fixed
+    order: the same floats whichever mode grouped the blocks (blocks that differ only in a
+    ragged side take a whole tile's time, and count mode may group them where trace mode
+    lists them one by one)."""
+    blocks: dict = {}
+    for step, n in zip(steps, counts):
+        key = tuple(sorted(step.items()))
+        blocks[key] = blocks.get(key, 0) + n
+    return {k: sum(dict(key)[k] * n for key, n in sorted(blocks.items())) for k in steps[0]}
+
+
 def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layouts: dict) -> dict:
     """Per kernel launch: a :class:`TimePrediction` from this model.
 
@@ -282,7 +325,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             if shared and shared[0] == 2 and sum(n for _, n in runs) * heads <= rates.sm_count:
                 shared = None   # a block an SM at most: nothing shares it
             compute = busiest_sm_shared(runs, rates.sm_count, heads, shared)
-            totals = {k: sum(s[k] * n for s, (_, n) in zip(steps, works)) for k in steps[0]}
+            totals = _unit_totals(steps, [n for _, n in works])
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole

@@ -159,8 +159,8 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)
         return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
     if launch.passes == "forward":
-        layout = WarpLayout(tile.warps, head_dim=p.head_dim, kernel_head_dim=tile.kernel_head_dim,
-                            coresident=getattr(tile, "coresident", None))
+        layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
+                            kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None))
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
                             tile.kernel_head_dim)

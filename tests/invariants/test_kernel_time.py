@@ -208,3 +208,21 @@ def test_the_forward_says_when_blocks_share_an_sm():
     h100 = simulate(load_profile("h100-sxm"), "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
                     options=Options(kernel="flash-attn-2"))
     assert "two blocks" not in h100.kernel_times["main"].bound
+
+
+def test_ragged_blocks_compute_whole_tiles():
+    """The kernels' MMA tiles are static: a ragged block's side, and d, run at the whole
+    tile (the one row of a decode step computes B_r rows)."""
+    fwd = WarpLayout(4, block_q=128, block_kv=64, head_dim=40, kernel_head_dim=64)
+    # S of a 56-row last query block; PV of a 24-row last key block
+    assert fwd.padded({(56, 64, 40, True, True): 3, (128, 40, 24, False, True): 2}) == {
+        (128, 64, 64, True, True): 3, (128, 64, 64, False, True): 2}
+    bwd = WarpLayout(8, (2, 4, 2), 64, 128, 128)
+    # a decode step (N_q = 1): S and dP (1 × 128 × d), dV and dK (128 × d × 1), dQ (1 × d × 128)
+    got = bwd.padded({(1, 128, 128, True, True): 2, (128, 128, 1, True, True): 2, (1, 128, 128, False, True): 1})
+    assert got == {(64, 128, 128, True, True): 2, (128, 128, 64, True, True): 2, (64, 128, 128, False, True): 1}
+    # dQ of a 40-row query block against a 100-row key block, and dK the other way round
+    assert bwd.padded({(40, 128, 100, True, True): 1, (100, 128, 40, True, True): 1}) == {
+        (64, 128, 128, True, True): 1, (128, 128, 64, True, True): 1}
+    # without the blocks (iosim's CuPy kernel): only d is padded
+    assert WarpLayout(4).padded({(56, 64, 40, True, True): 1}) == {(56, 64, 40, True, True): 1}
