@@ -178,8 +178,13 @@ def l1tex_excess(problem, profile, kernel: str = "dq_dk_dv", result=None) -> int
     if kernel not in ("main", "splitkv") or result is None:
         return 0
     launch = result.options["launches"][0]
-    head_dim = kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
-    return forward_excess(problem, launch["block_q"], launch["block_kv"], head_dim, launch.get("num_splits", 1))
+    return forward_excess(problem, launch["block_q"], launch["block_kv"], _kernel_head_dim(problem, profile),
+                          launch.get("num_splits", 1))
+
+
+def _kernel_head_dim(problem, profile) -> int:
+    """kHeadDim of the forward kernels: d rounded up to a compiled size."""
+    return kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
 
 
 def combine_lse_tail(problem, profile) -> int:
@@ -191,7 +196,7 @@ def combine_lse_tail(problem, profile) -> int:
     combine kernel writes ``gLSE`` for every row below kBlockM unless the LSE is unpadded.
     The per-head count cannot place a block that spans heads, so the comparison adds it
     (measured: docs/validation/2026-12-01-sdpa-sectors.md)."""
-    head_dim = kernel_tile("fa2", problem.head_dim, profile).kernel_head_dim or problem.head_dim
+    head_dim = _kernel_head_dim(problem, profile)
     block = 4 if head_dim % 128 == 0 else 8 if head_dim % 64 == 0 else 16
     return 4 * (-(problem.batch * problem.heads * problem.seq_len_q) % block)
 

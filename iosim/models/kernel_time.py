@@ -142,8 +142,8 @@ class WarpLayout:
             return br, bc, kd
         if n != d:
             return m, n, k      # no product of these kernels: leave it as counted
-        dq = self.atoms is None or m > bc or k > br or (m <= br and k <= bc and not (m <= bc and k <= br))
-        return (br, kd, bc) if dq else (bc, kd, br)
+        dkv = self.atoms is not None and m <= bc and k <= br     # could be dV or dK: (kv, d, q)
+        return (bc, kd, br) if dkv else (br, kd, bc)
 
     def fill_ratio(self, products: dict) -> float:
         """How much more of the score tiles the kernel computes than its blocks hold: whole
@@ -322,7 +322,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
             runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]
             shared = layouts[kernel].coresident if rates.source == "measured" else None   # measured on the H200
-            if shared and shared[0] == 2 and sum(n for _, n in runs) * heads <= rates.sm_count:
+            if shared and shared[0] == 2 and _blocks(runs, heads)[0] <= rates.sm_count:
                 shared = None   # a block an SM at most: nothing shares it
             compute = busiest_sm_shared(runs, rates.sm_count, heads, shared)
             totals = _unit_totals(steps, [n for _, n in works])

@@ -162,8 +162,8 @@ def explore(
     measure.init_worker(*worker_args)
     limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
     keys = list(sources)
-    known = {k: measure.measured(k) for k in keys if measure.measured(k) is not None}   # counted by the grid's search
-    todo = [k for k in keys if k not in known]
+    known = {k: measure.measured(k) for k in keys}              # counted by the grid's search, or None
+    todo = [k for k, v in known.items() if v is None]
     known.update(zip(todo, progress_map(measure.measure, todo, label=f"iosim explore {name}", jobs=s.jobs,
                                         initializer=measure.init_worker, initargs=worker_args, progress=progress,
                                         executor=executor, min_items_per_job=TILES_PER_JOB)))
