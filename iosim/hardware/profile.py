@@ -37,6 +37,7 @@ MEASURED_KEYS = {
     "fp32": "flops",            # fp32 FMA
     "dram_read": "bandwidth",
     "dram_write": "bandwidth",
+    "copy": "bandwidth",        # a copy kernel's loads and stores together (16-byte accesses, full occupancy)
     "l2_read": "bandwidth",
     "launch": "time",           # an empty kernel's duration as Nsight Compute times it
     "read_write_floor": "time",  # a kernel that loads 2 KiB and stores it: launch + one DRAM round trip

@@ -4,10 +4,15 @@ The kernel time model adds a thread block's steps at the SM's share of each unit
 (:mod:`iosim.models.kernel_time`). That is right for one block an SM, and 1.2-1.4× too
 slow when two share it: their warps share each sub-partition's tensor core, special-
 function and fp32 units, and one block's phases fill the other's gaps. The factor is
-measured, not fitted: ``benchmarks/microbench_overlap.py`` runs flash-attn 2's forward
-step with each kernel's warp tile (``ldmatrix`` + ``mma.sync`` products, the online
-softmax, the two barriers; no global memory) with one and with two blocks an SM, on an
-H200 (docs/validation/2026-12-01-overlap.md). Keyed by the kernel's tile as the launch
+measured on the compiled kernels, not fitted to the predicted launches:
+``benchmarks/sdpa_block_cost.py`` times each forward kernel under Nsight Compute with one
+query block a head, 132 and 264 blocks (one and two an SM) and 2-128 key-block steps
+(docs/validation/2026-12-02-block-cost.md). Time is linear in the steps (residuals under
+3 µs), and the ratio of the two slopes is the factor, free of the launch's fixed costs:
+r = slope(264) / (2 · slope(132)). The first estimates came from an emulation of each
+kernel's step (``benchmarks/microbench_overlap.py``, docs/validation/2026-12-01-overlap.md);
+it was off by up to 0.15 (d = 96: 0.864 emulated, 0.715 measured), and its values remain
+only where the compiled kernel could not be measured this way. Keyed by the kernel's tile as the launch
 template compiles it: (B_r, B_c, warps, kHeadDim) ->
 
 * ``(2, r)``: 4-warp kernels, two resident an SM (255 registers a thread): while two run,
@@ -28,17 +33,21 @@ from __future__ import annotations
 #: the kernel these factors are for (KernelTile.kernel of the flash-attn 2 forward table)
 KERNEL = "flash-attn 2 forward (flash_fwd_kernel)"
 
-#: (B_r, B_c, warps, kHeadDim) -> (blocks an SM, step factor); the factor is step_c2_s / step_c1_s of
-#: docs/validation/2026-12-01-overlap/overlap.json (the 8-warp kernel: its step_c1_s / 2 × its half's)
+#: (B_r, B_c, warps, kHeadDim) -> (blocks an SM, step factor): slope(264) / 2·slope(132) of
+#: docs/validation/2026-12-02-block-cost/block_cost.json (µs per 1,024 keys), except where noted
 FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
-    (128, 128, 4, 32): (2, 0.763),     # 1.233 / 1.616 µs
-    (128, 128, 4, 64): (2, 0.754),     # 1.988 / 2.636 µs
-    (128, 64, 4, 64): (2, 0.894),      # dropout's tile: 0.791 / 0.884 µs
-    (128, 64, 4, 96): (2, 0.864),      # 1.119 / 1.295 µs
-    (128, 64, 4, 128): (2, 0.731),     # 1.691 / 2.313 µs
-    (64, 64, 4, 192): (2, 0.877),      # dropout's tile: 1.071 / 1.221 µs
-    (64, 64, 4, 256): (2, 0.793),      # 1.745 / 2.200 µs
-    (128, 64, 8, 192): (1, 0.926),     # 2.260 / (2 × 1.221) µs
+    (128, 128, 4, 32): (2, 0.668),     # 20.91 / (2 × 15.65)
+    (128, 128, 4, 64): (2, 0.798),     # 29.77 / (2 × 18.65)
+    (128, 64, 4, 64): (2, 0.894),      # dropout's tile, emulated (overlap.json): 0.791 / 0.884 µs
+    (128, 64, 4, 96): (2, 0.715),      # 38.93 / (2 × 27.22)
+    (128, 64, 4, 128): (2, 0.798),     # 49.99 / (2 × 31.34)
+    (64, 64, 4, 192): (2, 0.877),      # dropout's tile, emulated: 1.071 / 1.221 µs
+    # emulated (1.745 / 2.200 µs): with 66 heads of 2 blocks PyTorch picks the split-KV kernel,
+    # so the compiled kernel has no one-block-an-SM launch to measure
+    (64, 64, 4, 256): (2, 0.793),
+    # one block an SM: no lone baseline on the compiled kernel; the factor that makes the
+    # model's serial step (56.34 µs per 1,024 keys at r = 1) the measured one (40.83)
+    (128, 64, 8, 192): (1, 0.725),
 }
 
 

@@ -28,11 +28,14 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
 * **Memory overlaps compute** (``cp.async`` prefetches the next tile): the kernel takes
   the longest of compute, L2 traffic (every requested byte ÷ the L2's rate) and DRAM
   traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
-  launch floor (an empty kernel's duration).
+  launch floor (an empty kernel's duration). A forward launch adds its first wave's fill
+  and its last wave's drain (:mod:`.block_fill`); a kernel without matrix products moves
+  its requested bytes no faster than a measured copy kernel (:func:`memory_seconds`).
 
 Rates are the profile's ``measured`` block where present (benchmarks/microbench_rates.py
 measured them on an H200, each on a kernel of its own), else its vendor peaks. Nothing
-is fitted to the kernels being predicted.
+is fitted to the launches being predicted; one factor is calibrated on a controlled launch
+of its kernel (the 8-warp d = 192 forward's, :mod:`iosim.kernels.coresidency`).
 """
 
 from __future__ import annotations
@@ -43,8 +46,13 @@ import math
 from dataclasses import dataclass
 
 from ..dtypes import width as dtype_width
+from .block_fill import fill_drain_s
 from .roofline import TimePrediction
 
+#: the per-resource key of a forward launch's first-wave fill and last-wave drain (:mod:`.block_fill`)
+FILL = "fill and drain"
+#: the per-resource key of an element-wise kernel's loads and stores at the measured copy rate
+COPY = "loads and stores at the copy rate"
 #: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
 MAX_SCHEDULED_BLOCKS = 2_000_000
 
@@ -68,6 +76,8 @@ class KernelRates:
     read_write_s: float = 0.0
     #: Hopper's wgmma, sustained (measured: a large cuBLAS GEMM); 0 where not measured
     wgmma_flops: float = 0.0
+    #: loads and stores of a copy kernel, together (measured); 0 where not measured
+    copy_bytes: float = 0.0
 
     @classmethod
     def from_profile(cls, profile, dtype: str) -> "KernelRates":
@@ -93,9 +103,10 @@ class KernelRates:
         floor = m["read_write_floor"].value if use_measured and "read_write_floor" in m else launch
         write = m["dram_write"].value if use_measured and "dram_write" in m else pick["dram_read"]
         wgmma = m["wgmma_fp16"].value if use_measured and "wgmma_fp16" in m else 0.0
+        copy = m["copy"].value if use_measured and "copy" in m else 0.0
         return cls(pick["mma_sync_fp16"], pick["shared_memory"], pick["exp"], pick["fp32"], pick["l2_read"],
                    pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks",
-                   write, floor, wgmma)
+                   write, floor, wgmma, copy)
 
 
 @dataclass(frozen=True)
@@ -312,8 +323,9 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
     width = dtype_width(dtype)  # bytes per operand element (Q, K, V, P)
     out = {}
     for kernel, (reads, writes) in requested.items():
-        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
+        copying = not any(w.products for w in works)     # an element-wise kernel: loads into stores
+        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)), copying)
         compute, shared = 0.0, None
         if works and kernel in layouts:
             works = _same_work_runs(works)
@@ -329,6 +341,9 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
+            fill = fill_drain_s(works, heads, layouts[kernel], rates, width)
+            if fill:
+                per[FILL] = fill
         out[kernel] = _noted(combine(per, compute, ("tensor cores", "shared memory", "exp", "fp32")), shared)
     return out
 
@@ -343,30 +358,36 @@ def _noted(prediction: TimePrediction, shared: tuple[int, float] | None) -> Time
         "compute (", f"compute, {how} at {r:.2f} a step (", 1))
 
 
-def memory_seconds(rates: KernelRates, reads: int, writes: int, dram_rw: tuple) -> dict:
+def memory_seconds(rates: KernelRates, reads: int, writes: int, dram_rw: tuple, copying: bool = False) -> dict:
     """A launch's floor and memory times: {"launch", "L2" (where the profile has one),
-    "DRAM"}; ``dram_rw``: (read, written) bytes that reach DRAM. The floor is an empty
-    launch, or, for a kernel that reads and then writes, the smallest such kernel's
-    measured duration."""
+    "DRAM", and for a ``copying`` kernel :data:`COPY`}; ``dram_rw``: (read, written) bytes that
+    reach DRAM. The floor is an empty launch, or, for a kernel that reads and then writes,
+    the smallest such kernel's measured duration. A kernel whose threads load tiles and
+    store what they make of them (no matrix products: dot_do_o, convert_dq, the split-KV
+    combine) moves its requested bytes no faster than the measured copy kernel does, even
+    where the L2 keeps its writes (:data:`COPY`)."""
     floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
     per: dict[str, float] = {"launch": floor}
     if rates.l2_bytes:
         per["L2"] = (reads + writes) / rates.l2_bytes
     dram_r, dram_w = dram_rw
     per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
+    if copying and rates.copy_bytes and reads and writes:
+        per[COPY] = (reads + writes) / rates.copy_bytes
     return per
 
 
 def combine(per: dict, compute: float, units) -> TimePrediction:
-    """Memory overlaps compute: the floor plus the longer of ``compute`` (split over
-    ``units`` in ``per``) and the memory times in ``per``; what bounds it, in words."""
-    floor = per["launch"]
-    memory = max(per.get("L2", 0.0), per["DRAM"])
+    """Memory overlaps compute: the floor (and a forward launch's fill and drain) plus the
+    longer of ``compute`` (split over ``units`` in ``per``) and the memory times in ``per``;
+    what bounds it, in words."""
+    floor = per["launch"] + per.get(FILL, 0.0)
+    memory = max(per.get("L2", 0.0), per["DRAM"], per.get(COPY, 0.0))
     if compute >= memory and compute > 0:
         parts = sorted(((k, per[k]) for k in units), key=lambda kv: -kv[1])
         bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in parts) + ")"
     elif memory > floor:
-        bound = "L2" if per.get("L2", 0.0) >= per["DRAM"] else "DRAM"
+        bound = max(("L2", "DRAM", COPY), key=lambda k: per.get(k, 0.0))   # ties: the first
     else:
         bound = "launch"
     return TimePrediction(floor + max(compute, memory), bound, per)

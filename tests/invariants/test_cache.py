@@ -148,17 +148,21 @@ def test_per_launch_time_model():
     r = simulate(h200, "fa2", Problem(seq_len=4096, head_dim=128, heads=8), passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
     times = r.kernel_times
     assert set(times) == {"main", "dot_do_o", "dq_dk_dv", "convert_dq"}
-    # K/V mostly from the L2; 256 blocks of 4 warps, two an SM (docs/validation/2026-12-01-overlap.md)
-    assert times["main"].bound.startswith("compute, two blocks an SM at 0.73 a step (tensor cores")
+    # K/V mostly from the L2; 256 blocks of 4 warps, two an SM (docs/validation/2026-12-02-block-cost.md)
+    assert times["main"].bound.startswith("compute, two blocks an SM at 0.80 a step (tensor cores")
     # dot_do_o reads dO and O (16 MiB, from DRAM) and zeroes dQaccum (16 MiB of writes that
-    # stay in the L2): the L2's traffic, 32 MiB at 7.79 TB/s, outlasts DRAM's 16 MiB at 4.41;
+    # stay in the L2): the L2's traffic, 32 MiB at 7.79 TB/s, outlasts DRAM's 16 MiB at 4.41,
+    # and the copy rate (loads and stores together, 4.30 TB/s) outlasts both;
     # a kernel that reads, then writes, takes at least the measured read-then-write floor
-    assert times["dot_do_o"].bound == "L2"
+    per = times["dot_do_o"].per_resource_s
+    assert per["L2"] > per["DRAM"] and times["dot_do_o"].bound == "loads and stores at the copy rate"
     rates = KernelRates.from_profile(h200, "fp16")
     requested = sum(rd + wr for rd, wr in r.kernel_bytes("dot_do_o").values())
     assert rates.read_write_s == pytest.approx(2.18e-6) and rates.launch_s == pytest.approx(1.46e-6)
-    assert times["dot_do_o"].predicted_s == rates.read_write_s + requested / rates.l2_bytes
-    assert r.time.predicted_s == sum(t.predicted_s for t in times.values())
+    assert per["L2"] == requested / rates.l2_bytes
+    assert times["dot_do_o"].predicted_s == rates.read_write_s + requested / rates.copy_bytes
+    # the two launches' sums, added again: equal up to the order of float additions
+    assert r.time.predicted_s == pytest.approx(sum(t.predicted_s for t in times.values()), rel=1e-14)
 
 
 @pytest.mark.parametrize("hw,algorithm,problem,passes", [

@@ -32,6 +32,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 
 from ...hardware import HardwareProfile
+from ...models.kernel_time import FILL
 from ...run import Options, Setup, prepare
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
@@ -179,7 +180,7 @@ def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
         for t in result.kernel_times.values():
             per = t.per_resource_s
             rest = max(sum(per.get(k, 0.0) for k in COMPUTE_STEPS), per.get("L2", 0.0))
-            lo += per.get("launch", 0.0) + rest
+            lo += per.get("launch", 0.0) + per.get(FILL, 0.0) + rest
             exact = exact and per.get("DRAM", 0.0) < rest * (1 - _MARGIN)
         return (result.time.predicted_s, True) if exact else (lo * (1 - _MARGIN), False)
     per = result.time.per_resource_s

@@ -1,0 +1,127 @@
+"""What one flash-attn 2 forward block costs beyond its steps, measured on the real kernels.
+
+The kernel time model times a forward block as the sum of its key-block steps (products,
+operand reads, exponentials, element-wise work) and a launch as its busiest SM's blocks plus
+an empty launch. A block also waits before its first step (Q and the first K tile come from
+memory, nothing to overlap them with) and after its last (O is normalised, staged through
+shared memory and stored). This measures that per-block cost and the step time on the
+compiled kernels, without the model, under Nsight Compute (``gpu__time_duration``, the
+quantity the validation grids compare):
+
+* **slopes**: 128 query rows a head (one block; two at d = 256), 132 or 264 blocks (one or
+  two an SM), N_kv = 256·s for s = 1 … 32: t = a + b·steps. b is the step time (alone, or two
+  blocks sharing the SM); a − (an empty launch) is what a block costs besides its steps.
+* **tails**: N_q = B_r, N_kv = 4,096, H = 132 … 660 heads in steps of 66: how blocks past
+  the first two an SM are dispatched (docs/validation/2026-12-01-pair-factor.md found three
+  blocks an SM taking 2.5–3.0 lone times).
+* **causal**: the same one-block heads with N_q = N_kv (the diagonal's masked tiles).
+
+Run (device):  python3 benchmarks/sdpa_block_cost.py --out DIR      (ncu; writes DIR/block_cost.json)
+Target:        python3 benchmarks/sdpa_block_cost.py --target       (the launches, in order)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import subprocess
+import sys
+
+#: kHeadDim -> query rows a block (B_r) of the H200's forward kernel (docs/spec/kernels.md §2)
+BLOCK_Q = {32: 128, 64: 128, 96: 128, 128: 128, 192: 128, 256: 64}
+REPEATS = 3
+SMS = 132
+
+
+def configs() -> list[dict]:
+    """(study, d, heads, N_q, N_kv, causal) in launch order."""
+    out = []
+    for d, bq in BLOCK_Q.items():
+        for blocks in (SMS, 2 * SMS):   # 128 query rows a head: one block (two at d = 256, B_r = 64)
+            for s in (1, 2, 4, 8, 16, 32):
+                out.append({"study": "slopes", "d": d, "heads": blocks * bq // 128, "n_q": 128, "n_kv": 256 * s,
+                            "causal": False})
+    for d in (64, 128):
+        for heads in range(SMS, 5 * SMS + 1, SMS // 2):
+            out.append({"study": "tails", "d": d, "heads": heads, "n_q": BLOCK_Q[d], "n_kv": 4096, "causal": False})
+    for d, bq in BLOCK_Q.items():
+        for heads in (SMS, 2 * SMS):
+            for n in (bq, 4 * bq):
+                out.append({"study": "causal", "d": d, "heads": heads, "n_q": n, "n_kv": n, "causal": True})
+    return out
+
+
+def target() -> None:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    for cfg in configs():
+        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16)
+        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16)
+                for _ in range(2))
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            for _ in range(REPEATS):
+                F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
+        torch.cuda.synchronize()
+        del q, k, v
+
+
+def drive(out: str) -> None:
+    import torch
+
+    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", "regex:flash_fwd",
+           "--metrics", "gpu__time_duration.sum", sys.executable, os.path.abspath(__file__), "--target"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    os.makedirs(out, exist_ok=True)
+    open(os.path.join(out, "ncu.csv"), "w").write(res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else ""))
+    summarise(res.stdout, out, {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+                                "cuda": torch.version.cuda})
+
+
+def summarise(text: str, out: str, machine: dict) -> None:
+    """ncu's CSV -> DIR/block_cost.json (each configuration's durations, in launch order)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    launches = [(r["Kernel Name"], r["Grid Size"], float(r["Metric Value"].replace(",", "")) * 1e-9)
+                for r in csv.DictReader(io.StringIO("\n".join(lines))) if r["Metric Name"] == "gpu__time_duration.sum"]
+    rows, at = [], 0
+    for cfg in configs():   # REPEATS calls each; a call is one kernel, or split-KV's two (the combine second)
+        calls = []
+        while at < len(launches):
+            name, grid, t = launches[at]
+            kind = "combine" if "combine" in name else "splitkv" if "splitkv" in name else "main"
+            if kind == "combine" and calls:
+                calls[-1]["combine_s"] = t
+            elif len(calls) == REPEATS:
+                break
+            else:
+                calls.append({"kernel": kind, "grid": grid, "time_s": t})
+            at += 1
+        main = sorted(c["time_s"] for c in calls)
+        rows.append({**cfg, "calls": calls, "median_s": main[len(main) // 2] if main else None})
+    times = launches
+    with open(os.path.join(out, "block_cost.json"), "w") as f:
+        json.dump({**machine, "launches_expected": len(configs()) * REPEATS, "launches_measured": len(times), "rows": rows},
+                  f, indent=1)
+    print(f"{len(times)} of {len(configs()) * REPEATS} launches measured")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out")
+    ap.add_argument("--target", action="store_true")
+    ap.add_argument("--summarise", metavar="NCU_CSV", help="only write --out's block_cost.json from a saved ncu.csv")
+    args = ap.parse_args()
+    if args.target:
+        target()
+    elif args.summarise:
+        summarise(open(args.summarise).read(), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
+    else:
+        drive(args.out)
+
+
+if __name__ == "__main__":
+    main()

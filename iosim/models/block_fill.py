@@ -1,0 +1,63 @@
+"""What a forward launch of the flash-attn 2 kernels costs besides its blocks' steps.
+
+The kernel time model (:mod:`iosim.models.kernel_time`) times a block as the sum of its
+key-block steps, and overlaps the launch's memory traffic with them. Two stretches of a
+launch overlap with nothing (flash_fwd_kernel.h, ``compute_attn_1rowblock``):
+
+* **fill**: the first wave's blocks start together and wait for their first tiles: Q_i and
+  K_0 are copied before anything runs, and V_0's copy is issued only once K_0 has arrived
+  (``cp_async_wait`` then ``copy(V)``), so the first step waits for a second dependent round
+  trip. The first wave's Q tiles are distinct, each head's K_0 and V_0 come from DRAM once
+  (the launch starts with a cold L2, as Nsight Compute runs it) and reach every block
+  through the L2.
+* **drain**: the last wave's blocks end together and store their O_i (and LSE) tiles.
+
+So a launch takes, beyond the floor (an empty launch plus one dependent DRAM round trip:
+``read_write_floor``), one more round trip (``read_write_floor − launch``) plus the fill's
+bytes at the DRAM's (or the L2's) rate plus the drain's at the DRAM's write rate. Every
+number is the profile's measured rates and the tile; nothing is fitted.
+``benchmarks/sdpa_block_cost.py`` measured what it stands for on the H200: the intercept of
+time against key-block steps, 5.6–10 µs for 132 or 264 one-block heads, against the
+floor's 2.2 µs (docs/validation/2026-12-02-block-cost.md).
+"""
+
+from __future__ import annotations
+
+import math
+
+#: bytes of one LSE entry (fp32)
+LSE_BYTES = 4
+
+
+def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
+    """Seconds a forward launch spends filling its first wave and draining its last.
+
+    ``works``: one head's (CtaWork, count) runs; ``layout``: the forward kernel's
+    :class:`~iosim.models.kernel_time.WarpLayout` (its tile and head dim); 0 where the
+    profile's rates are not measured or the layout is not a forward kernel's."""
+    if layout.atoms is not None or not layout.block_q or rates.source != "measured" or not works:
+        return 0.0
+    tiles = _first_tiles(works[0][0], layout)
+    if tiles is None:
+        return 0.0   # no score tiles: not a forward attention kernel (the split-KV combine)
+    rows, cols = tiles
+    per_head = sum(n for _, n in works)
+    slots = rates.sm_count * (layout.coresident[0] if layout.coresident else 1)
+    wave = min(per_head * heads, slots)
+    d = layout.head_dim
+    q, kv = width * rows * d, 2 * width * cols * d
+    dram = wave * q + min(heads, math.ceil(wave / per_head)) * kv
+    fill = max(dram / rates.dram_bytes, wave * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
+    drain = wave * rows * (width * d + LSE_BYTES) / (rates.dram_write_bytes or rates.dram_bytes)
+    return (rates.read_write_s - rates.launch_s) + fill + drain
+
+
+def _first_tiles(work, layout) -> tuple[int, int] | None:
+    """(query rows, key rows) of a block's score tiles: the S product's M and N (the real
+    rows of a ragged or one-row block); None for a kernel without them."""
+    d = layout.head_dim
+    shapes = [(m, n) for (m, n, k, _, _) in work.products if k == d]
+    return max(shapes) if shapes else None
+
+
+__all__ = ["fill_drain_s"]

@@ -1,0 +1,69 @@
+"""A forward launch's first-wave fill and last-wave drain (iosim.models.block_fill)."""
+
+import pytest
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.models.kernel_time import FILL, KernelRates
+
+
+def _run(profile, passes="forward", **problem):
+    return simulate(load_profile(profile), "fa2", Problem(**problem), passes=passes,
+                    options=Options(kernel="flash-attn-2", cache=True))
+
+
+def test_fill_and_drain_from_the_first_and_last_waves_bytes():
+    # 264 one-block heads (d = 128: 128 × 64 tiles, two blocks an SM): one wave, every Q, K_0, V_0 distinct
+    r = _run("h200", seq_len=1024, seq_len_q=128, seq_len_kv=1024, head_dim=128, heads=264)
+    t = r.kernel_times["main"]
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    q, kv = 2 * 128 * 128, 2 * 2 * 64 * 128                       # bytes of Q_i; of K_0 and V_0
+    fill = max(264 * (q + kv) / rates.dram_bytes, 264 * (q + kv) / rates.l2_bytes)
+    drain = 264 * 128 * (2 * 128 + 4) / rates.dram_write_bytes    # O_i and its LSE
+    assert t.per_resource_s[FILL] == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12)
+    memory = max(t.per_resource_s["L2"], t.per_resource_s["DRAM"])
+    compute = sum(t.per_resource_s[k] for k in ("tensor cores", "shared memory", "exp", "fp32"))
+    assert t.predicted_s == pytest.approx(t.per_resource_s["launch"] + t.per_resource_s[FILL] + max(compute, memory))
+
+
+def test_fill_counts_a_heads_first_tiles_once_and_one_wave_of_blocks():
+    # 64 query blocks a head, 16 heads: the first wave is 264 blocks of 5 heads; K_0, V_0 from DRAM once a head
+    r = _run("h200", seq_len=8192, head_dim=128, heads=16)
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    q, kv = 2 * 128 * 128, 2 * 2 * 64 * 128
+    dram = 264 * q + 5 * kv
+    fill = max(dram / rates.dram_bytes, 264 * (q + kv) / rates.l2_bytes)
+    drain = 264 * 128 * (2 * 128 + 4) / rates.dram_write_bytes
+    got = r.kernel_times["main"].per_resource_s[FILL]
+    assert got == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12)
+
+
+def test_only_forward_attention_kernels_on_measured_profiles_fill():
+    r = _run("h200", seq_len=2048, head_dim=64, heads=8, passes="forward+backward")
+    assert FILL in r.kernel_times["main"].per_resource_s
+    for kernel in ("dot_do_o", "dq_dk_dv", "convert_dq"):
+        assert FILL not in r.kernel_times[kernel].per_resource_s, kernel
+    decode = _run("h200", seq_len=8192, seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8)
+    assert FILL in decode.kernel_times["splitkv"].per_resource_s        # one query row: its Q is one row
+    assert FILL not in decode.kernel_times["combine"].per_resource_s    # no score tiles
+    h100 = _run("h100-sxm", seq_len=2048, head_dim=64, heads=8)         # vendor peaks: no measured floor
+    assert FILL not in h100.kernel_times["main"].per_resource_s
+
+
+def test_element_wise_kernels_move_their_bytes_at_the_copy_rate():
+    """dot_do_o, convert_dq and the split-KV combine load tiles and store what they make of
+    them: at least their requested bytes at the measured copy kernel's rate, even where the
+    L2 keeps the writes; the kernels with matrix products are not bound by it."""
+    from iosim.models.kernel_time import COPY
+
+    r = _run("h200", seq_len=4096, head_dim=128, heads=16, passes="forward+backward")
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    assert rates.copy_bytes == pytest.approx(4.30e12)
+    for kernel in ("dot_do_o", "convert_dq"):
+        t = r.kernel_times[kernel]
+        requested = sum(rd + wr for rd, wr in r.kernel_bytes(kernel).values())
+        assert t.per_resource_s[COPY] == requested / rates.copy_bytes
+        assert t.bound == COPY and t.predicted_s == rates.read_write_s + requested / rates.copy_bytes
+    for kernel in ("main", "dq_dk_dv"):
+        assert COPY not in r.kernel_times[kernel].per_resource_s
+    h100 = _run("h100-sxm", seq_len=4096, head_dim=128, heads=16, passes="forward+backward")
+    assert COPY not in h100.kernel_times["dot_do_o"].per_resource_s     # no measured copy rate there
