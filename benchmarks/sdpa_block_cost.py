@@ -70,16 +70,22 @@ def target() -> None:
         del q, k, v
 
 
-def drive(out: str) -> None:
-    import torch
-
-    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", "regex:flash_fwd",
-           "--metrics", "gpu__time_duration.sum", sys.executable, os.path.abspath(__file__), "--target"]
+def run_ncu(kernel_regex: str, script: str, out: str) -> str:
+    """``ncu`` (clocks as found, ``gpu__time_duration``) over ``python3 SCRIPT --target`` for the
+    kernels matching ``kernel_regex``; the CSV is written to OUT/ncu.csv and returned."""
+    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", kernel_regex,
+           "--metrics", "gpu__time_duration.sum", sys.executable, os.path.abspath(script), "--target"]
     res = subprocess.run(cmd, capture_output=True, text=True)
     os.makedirs(out, exist_ok=True)
     open(os.path.join(out, "ncu.csv"), "w").write(res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else ""))
-    summarise(res.stdout, out, {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-                                "cuda": torch.version.cuda})
+    return res.stdout
+
+
+def drive(out: str) -> None:
+    import torch
+
+    summarise(run_ncu("regex:flash_fwd", __file__, out), out,
+              {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda})
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
@@ -109,11 +115,14 @@ def summarise(text: str, out: str, machine: dict) -> None:
     print(f"{len(times)} of {len(configs()) * REPEATS} launches measured")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def cli(doc: str, target, drive, summarise, json_name: str) -> None:
+    """The command line of these measurements: ``--target`` (the launches), ``--out DIR``
+    (ncu over them), ``--summarise NCU_CSV --out DIR`` (DIR/JSON_NAME from a saved CSV and
+    DIR/machine.json)."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out")
     ap.add_argument("--target", action="store_true")
-    ap.add_argument("--summarise", metavar="NCU_CSV", help="only write --out's block_cost.json from a saved ncu.csv")
+    ap.add_argument("--summarise", metavar="NCU_CSV", help=f"only write --out's {json_name} from a saved ncu.csv")
     args = ap.parse_args()
     if args.target:
         target()
@@ -121,6 +130,10 @@ def main() -> None:
         summarise(open(args.summarise).read(), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
     else:
         drive(args.out)
+
+
+def main() -> None:
+    cli(__doc__, target, drive, summarise, "block_cost.json")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""What a forward launch of the flash-attn 2 kernels costs besides its blocks' steps.
+"""What a launch of the flash-attn 2 kernels costs besides its blocks' steps.
 
 The kernel time model (:mod:`iosim.models.kernel_time`) times a block as the sum of its
 key-block steps, and overlaps the launch's memory traffic with them. Two stretches of a
@@ -11,6 +11,9 @@ launch overlap with nothing (flash_fwd_kernel.h, ``compute_attn_1rowblock``):
   (the launch starts with a cold L2, as Nsight Compute runs it) and reach every block
   through the L2.
 * **drain**: the last wave's blocks end together and store their O_i (and LSE) tiles.
+* **one block an SM** (the backward kernels: 8 warps of 255 registers; the 8-warp d = 192
+  forward): no co-resident block hides a block's first loads or last stores, so every
+  block waits for them (:func:`lone_block_s`), a step of its own in the block's time.
 
 So a launch takes, beyond the floor (an empty launch plus one dependent DRAM round trip:
 ``read_write_floor``), one more round trip (``read_write_floor − launch``) plus the fill's
@@ -27,6 +30,10 @@ import math
 
 #: bytes of one LSE entry (fp32)
 LSE_BYTES = 4
+#: the per-resource key of a forward launch's first-wave fill and last-wave drain
+FILL = "fill and drain"
+#: the per-resource key of a block's own wait for its first tiles and last stores (one block an SM)
+BLOCK_WAIT = "block fill and drain"
 
 
 def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
@@ -35,7 +42,8 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
     ``works``: one head's (CtaWork, count) runs; ``layout``: the forward kernel's
     :class:`~iosim.models.kernel_time.WarpLayout` (its tile and head dim); 0 where the
     profile's rates are not measured or the layout is not a forward kernel's."""
-    if layout.atoms is not None or not layout.block_q or rates.source != "measured" or not works:
+    if (layout.atoms is not None or not layout.block_q or rates.source != "measured" or not works
+            or layout.blocks_per_sm == 1):      # one block an SM: every block pays it (lone_block_s)
         return 0.0
     tiles = _first_tiles(works[0][0], layout)
     if tiles is None:
@@ -52,6 +60,31 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
     return (rates.read_write_s - rates.launch_s) + fill + drain
 
 
+def lone_block_s(work, layout, rates, width: int) -> float:
+    """Seconds a thread block waits beyond its steps where it holds its SM alone
+    (``layout.blocks_per_sm == 1``: the backward kernels, 8 warps of 255 registers, and the
+    8-warp d = 192 forward): nothing on the SM hides its first tiles' arrival or its last
+    stores, so every block, not only the first and last waves, pays them — its first
+    loads' round trip (the forward's V_0 a second one, after K_0), their bytes and its
+    stores' bytes at the SM's share of the DRAM rates (all SMs start and end blocks alike).
+    Forward: Q_i, K_0, V_0 in; O_i and its LSE out. Backward (one block a key block j):
+    Q_i, dO_i, K_j, V_j and the rows' L_i, D_i in; dK_j, dV_j out. 0 elsewhere."""
+    if layout.blocks_per_sm != 1 or rates.source != "measured":
+        return 0.0
+    tiles = _first_tiles(work, layout)
+    if tiles is None:
+        return 0.0
+    rows, cols = tiles
+    d = layout.head_dim
+    if layout.atoms is None:
+        first, last, waits = width * d * (rows + 2 * cols), rows * (width * d + LSE_BYTES), 2
+    else:
+        first, last, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 2 * width * d * cols, 1
+    sm = rates.sm_count
+    return (waits * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes
+            + last * sm / (rates.dram_write_bytes or rates.dram_bytes))
+
+
 def _first_tiles(work, layout) -> tuple[int, int] | None:
     """(query rows, key rows) of a block's score tiles: the S product's M and N (the real
     rows of a ragged or one-row block); None for a kernel without them."""
@@ -60,4 +93,4 @@ def _first_tiles(work, layout) -> tuple[int, int] | None:
     return max(shapes) if shapes else None
 
 
-__all__ = ["fill_drain_s"]
+__all__ = ["BLOCK_WAIT", "FILL", "fill_drain_s", "lone_block_s"]

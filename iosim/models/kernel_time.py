@@ -28,9 +28,8 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
 * **Memory overlaps compute** (``cp.async`` prefetches the next tile): the kernel takes
   the longest of compute, L2 traffic (every requested byte ÷ the L2's rate) and DRAM
   traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
-  launch floor (an empty kernel's duration). A forward launch adds its first wave's fill
-  and its last wave's drain (:mod:`.block_fill`); a kernel without matrix products moves
-  its requested bytes no faster than a measured copy kernel (:func:`memory_seconds`).
+  launch floor (an empty kernel's duration); blocks' fills and drains: :mod:`.block_fill`;
+  kernels without products: at most the measured copy rate (:func:`memory_seconds`).
 
 Rates are the profile's ``measured`` block where present (benchmarks/microbench_rates.py
 measured them on an H200, each on a kernel of its own), else its vendor peaks. Nothing
@@ -46,13 +45,12 @@ import math
 from dataclasses import dataclass
 
 from ..dtypes import width as dtype_width
-from .block_fill import fill_drain_s
+from .block_fill import BLOCK_WAIT, fill_drain_s, lone_block_s
+from .launch_time import COPY, FILL, combine, memory_seconds
 from .roofline import TimePrediction
 
-#: the per-resource key of a forward launch's first-wave fill and last-wave drain (:mod:`.block_fill`)
-FILL = "fill and drain"
-#: the per-resource key of an element-wise kernel's loads and stores at the measured copy rate
-COPY = "loads and stores at the copy rate"
+#: the steps of a thread block's time, as its per-resource keys
+COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT)
 #: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
 MAX_SCHEDULED_BLOCKS = 2_000_000
 
@@ -126,6 +124,8 @@ class WarpLayout:
     #: (blocks an SM, step factor) measured for the kernel's tile (:mod:`iosim.kernels.coresidency`):
     #: how the SM's units overlap the steps of blocks that share it; None: the serial sum
     coresident: tuple[int, float] | None = None
+    #: thread blocks an SM holds at once (occupancy); 0: not known
+    blocks_per_sm: int = 0
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: its MMA tiles are static, so a side of d
@@ -328,24 +328,37 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
         per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)), copying)
         compute, shared = 0.0, None
         if works and kernel in layouts:
-            works = _same_work_runs(works)
-            steps = [block_seconds(w, layouts[kernel], rates, width) for w, _ in works]
+            works, layout = _same_work_runs(works), layouts[kernel]
+            shared = layout.coresident if rates.source == "measured" else None   # measured on the H200
+            steps = [_block_steps(w, layout, rates, width, shared) for w, _ in works]
             # one head, launch order; fsum: correctly rounded, so equal blocks tie on every Python
             # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
             runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]
-            shared = layouts[kernel].coresident if rates.source == "measured" else None   # measured on the H200
-            if shared and shared[0] == 2 and _blocks(runs, heads)[0] <= rates.sm_count:
-                shared = None   # a block an SM at most: nothing shares it
-            compute = busiest_sm_shared(runs, rates.sm_count, heads, shared)
+            if shared and shared[0] == 2 and (_blocks(runs, heads)[0] <= rates.sm_count or layout.blocks_per_sm == 1):
+                shared = None   # a block an SM at most (or only one fits): nothing shares it
+            compute = busiest_sm_shared(runs, rates.sm_count, heads, shared if shared and shared[0] == 2 else None)
             totals = _unit_totals(steps, [n for _, n in works])
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
-            fill = fill_drain_s(works, heads, layouts[kernel], rates, width)
+            fill = fill_drain_s(works, heads, layout, rates, width)
             if fill:
                 per[FILL] = fill
-        out[kernel] = _noted(combine(per, compute, ("tensor cores", "shared memory", "exp", "fp32")), shared)
+        out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)
     return out
+
+
+def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:
+    """One block's time by step (seconds): the 8-warp kernel's steps at its measured factor
+    (``shared`` = (1, r): its two warps a sub-partition overlap), and where the block holds its
+    SM alone its own wait for its first tiles and last stores (:func:`.block_fill.lone_block_s`)."""
+    step = block_seconds(work, layout, rates, width)
+    if shared and shared[0] == 1:
+        step = {k: shared[1] * v for k, v in step.items()}
+    wait = lone_block_s(work, layout, rates, width)
+    if wait:
+        step[BLOCK_WAIT] = wait
+    return step
 
 
 def _noted(prediction: TimePrediction, shared: tuple[int, float] | None) -> TimePrediction:
@@ -358,39 +371,4 @@ def _noted(prediction: TimePrediction, shared: tuple[int, float] | None) -> Time
         "compute (", f"compute, {how} at {r:.2f} a step (", 1))
 
 
-def memory_seconds(rates: KernelRates, reads: int, writes: int, dram_rw: tuple, copying: bool = False) -> dict:
-    """A launch's floor and memory times: {"launch", "L2" (where the profile has one),
-    "DRAM", and for a ``copying`` kernel :data:`COPY`}; ``dram_rw``: (read, written) bytes that
-    reach DRAM. The floor is an empty launch, or, for a kernel that reads and then writes,
-    the smallest such kernel's measured duration. A kernel whose threads load tiles and
-    store what they make of them (no matrix products: dot_do_o, convert_dq, the split-KV
-    combine) moves its requested bytes no faster than the measured copy kernel does, even
-    where the L2 keeps its writes (:data:`COPY`)."""
-    floor = rates.read_write_s if reads and writes and rates.read_write_s else rates.launch_s
-    per: dict[str, float] = {"launch": floor}
-    if rates.l2_bytes:
-        per["L2"] = (reads + writes) / rates.l2_bytes
-    dram_r, dram_w = dram_rw
-    per["DRAM"] = dram_r / rates.dram_bytes + dram_w / (rates.dram_write_bytes or rates.dram_bytes)
-    if copying and rates.copy_bytes and reads and writes:
-        per[COPY] = (reads + writes) / rates.copy_bytes
-    return per
-
-
-def combine(per: dict, compute: float, units) -> TimePrediction:
-    """Memory overlaps compute: the floor (and a forward launch's fill and drain) plus the
-    longer of ``compute`` (split over ``units`` in ``per``) and the memory times in ``per``;
-    what bounds it, in words."""
-    floor = per["launch"] + per.get(FILL, 0.0)
-    memory = max(per.get("L2", 0.0), per["DRAM"], per.get(COPY, 0.0))
-    if compute >= memory and compute > 0:
-        parts = sorted(((k, per[k]) for k in units), key=lambda kv: -kv[1])
-        bound = "compute (" + ", ".join(f"{k} {v / compute:.0%}" for k, v in parts) + ")"
-    elif memory > floor:
-        bound = max(("L2", "DRAM", COPY), key=lambda k: per.get(k, 0.0))   # ties: the first
-    else:
-        bound = "launch"
-    return TimePrediction(floor + max(compute, memory), bound, per)
-
-
-__all__ = ["KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "busiest_sm_shared", "combine", "memory_seconds", "predict"]
+__all__ = ["COPY", "FILL", "BLOCK_WAIT", "KernelRates", "WarpLayout", "block_seconds", "busiest_sm", "busiest_sm_shared", "combine", "memory_seconds", "predict"]

@@ -134,18 +134,22 @@ def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> d
 def _cache_model(setup: Setup, launch: Launch, c: Counted):
     """Play every head's recorded accesses through the profile's L2 (and caches behind it)."""
     profile, p = setup.profile, launch.problem
-    regs = profile.registers
-    if isinstance(launch.tile, TritonTile):   # Triton's own footprint and registers
-        slots = profile.sm_count * triton_time.blocks_per_sm(launch.tile, profile)
-    else:
-        slots = occupancy(profile.sm_count, profile.scratchpad.capacity_bytes or 0, c.sram.peak_bytes,
-                          launch.threads_per_block, registers_per_thread=launch.registers_per_thread,
-                          register_file_bytes=regs.capacity_bytes if regs is not None else None)
+    slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     return replay(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                   kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
                   concurrency={k: slots for k in kernels}, outer_levels=outer, group_size=p.group_size)
+
+
+def _blocks_per_sm(profile, launch: Launch, sram_peak: int) -> int:
+    """Thread blocks of the launch one SM holds at once (its shared memory, threads, registers)."""
+    if isinstance(launch.tile, TritonTile):   # Triton's own footprint and registers
+        return triton_time.blocks_per_sm(launch.tile, profile)
+    regs = profile.registers
+    return occupancy(1, profile.scratchpad.capacity_bytes or 0, sram_peak, launch.threads_per_block,
+                     registers_per_thread=launch.registers_per_thread,
+                     register_file_bytes=regs.capacity_bytes if regs is not None else None)
 
 
 def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
@@ -158,12 +162,14 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         requested, dram, work = kernel_traffic(result)
         times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)
         return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
+    per_sm = _blocks_per_sm(setup.profile, launch, result.sram.peak_bytes)
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
-                            kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None))
+                            kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
+                            blocks_per_sm=per_sm)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
-                            tile.kernel_head_dim)
+                            tile.kernel_head_dim, blocks_per_sm=per_sm)
     else:
         return result  # warp layout unchecked for this tile: no model
     try:

@@ -67,3 +67,25 @@ def test_element_wise_kernels_move_their_bytes_at_the_copy_rate():
         assert COPY not in r.kernel_times[kernel].per_resource_s
     h100 = _run("h100-sxm", seq_len=4096, head_dim=128, heads=16, passes="forward+backward")
     assert COPY not in h100.kernel_times["dot_do_o"].per_resource_s     # no measured copy rate there
+
+
+def test_a_block_alone_on_its_sm_waits_for_its_own_first_tiles_and_last_stores():
+    """The backward kernels hold one block an SM (8 warps of 255 registers): every block
+    pays its first loads' round trip and bytes and its last stores' bytes at the SM's share
+    of the DRAM rates — a step of its own in the block's time, not a launch term."""
+    from iosim.models.kernel_time import BLOCK_WAIT
+
+    r = _run("h200", seq_len=4096, seq_len_q=1, seq_len_kv=4096, head_dim=128, heads=32, passes="forward+backward")
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    t = r.kernel_times["dq_dk_dv"]
+    assert FILL not in t.per_resource_s and BLOCK_WAIT in t.per_resource_s
+    # a key block of 128 rows, one query row: Q_i, dO_i (1 row), K_j, V_j (128 rows), L_i and D_i in; dK_j, dV_j out
+    first, last = 2 * 128 * 2 * (1 + 128) + 2 * 4 * 1, 2 * 2 * 128 * 128
+    sm = rates.sm_count
+    wait = (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    blocks = 32 * 4096 // 128                                    # one a key block of each head, one an SM at a time
+    assert t.per_resource_s[BLOCK_WAIT] == pytest.approx(wait * -(-blocks // sm), rel=1e-9)
+    # the 4-warp (split-KV) forward, two blocks an SM, has its launch's fill and drain instead
+    assert BLOCK_WAIT not in r.kernel_times["splitkv"].per_resource_s and FILL in r.kernel_times["splitkv"].per_resource_s
+    d192 = _run("h200", seq_len=2048, head_dim=192, heads=8)     # the 8-warp forward: one block an SM
+    assert BLOCK_WAIT in d192.kernel_times["main"].per_resource_s and FILL not in d192.kernel_times["main"].per_resource_s

@@ -32,7 +32,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 
 from ...hardware import HardwareProfile
-from ...models.kernel_time import FILL
+from ...models.kernel_time import COMPUTE, FILL
 from ...run import Options, Setup, prepare
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
@@ -41,7 +41,7 @@ from ..schedule_files import resolve_schedule
 #: shared memory given to the first count, so a tile that does not fit is still counted
 UNLIMITED_BYTES = 1 << 60
 #: the kernel time model's compute steps (iosim.models.kernel_time.block_seconds)
-COMPUTE_STEPS = ("tensor cores", "shared memory", "exp", "fp32")
+COMPUTE_STEPS = COMPUTE
 #: exactness needs the DRAM's time strictly below the rest (rounding of sums)
 _MARGIN = 1e-9
 

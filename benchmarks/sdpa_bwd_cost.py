@@ -1,0 +1,89 @@
+"""The flash-attn 2 backward kernels' step time and per-block cost, measured (device machine).
+
+The companion of benchmarks/sdpa_block_cost.py for the backward pass: the main backward
+kernel (``flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel``) runs one thread block per key
+block, alone on its SM (8 warps of 255 registers), walking the query blocks. With one key
+block a head (N_kv = B_c) and 132 heads, every SM holds one block, and the block makes one
+step per query block: time against N_q is a line whose slope is the step time (compare the
+model's, which sums the step's units at the SM's rates) and whose intercept is the launch
+and the block's own fill and drain. The element-wise kernels of the same calls
+(``dot_do_o``, ``convert_dq``) are recorded too. fp16, B = 1, not causal, ncu's
+``gpu__time_duration`` with its default cache control (as every committed grid).
+
+Run (device):  python3 benchmarks/sdpa_bwd_cost.py --out DIR      (ncu; writes DIR/bwd_cost.json)
+Target:        python3 benchmarks/sdpa_bwd_cost.py --target
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sdpa_block_cost import cli, run_ncu  # noqa: E402
+
+#: kHeadDim -> key rows a block (B_c) of the H200's backward kernel (docs/spec/kernels.md)
+BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
+HEADS = 132
+REPEATS = 3
+KERNELS = {"flash_bwd_dq_dk_dv": "dq_dk_dv", "dot_do_o": "dot_do_o", "convert_dq": "convert_dq"}
+
+
+def configs() -> list[dict]:
+    return [{"d": d, "heads": HEADS, "n_q": 128 * s, "n_kv": bc} for d, bc in BLOCK_KV.items()
+            for s in (1, 2, 4, 8, 16, 32)]
+
+
+def target() -> None:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    for cfg in configs():
+        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16, requires_grad=True)
+        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16,
+                            requires_grad=True) for _ in range(2))
+        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+            for _ in range(REPEATS):
+                out = F.scaled_dot_product_attention(q, k, v)
+                out.backward(torch.ones_like(out))
+        torch.cuda.synchronize()
+        del q, k, v, out
+
+
+def summarise(text: str, out: str, machine: dict) -> None:
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    launches = []
+    for r in csv.DictReader(io.StringIO("\n".join(lines))):
+        if r["Metric Name"] != "gpu__time_duration.sum":
+            continue
+        kind = next((v for k, v in KERNELS.items() if k in r["Kernel Name"]), None)
+        if kind is not None:
+            launches.append((kind, float(r["Metric Value"].replace(",", "")) * 1e-9))
+    rows, at = [], 0
+    for cfg in configs():
+        calls = launches[at:at + 3 * REPEATS]
+        at += 3 * REPEATS
+        med = {}
+        for kind in KERNELS.values():
+            got = sorted(t for k, t in calls if k == kind)
+            med[kind] = got[len(got) // 2] if got else None
+        rows.append({**cfg, "median_s": med})
+    with open(os.path.join(out, "bwd_cost.json"), "w") as f:
+        json.dump({**machine, "launches": len(launches), "rows": rows}, f, indent=1)
+    print(f"{len(launches)} of {3 * REPEATS * len(configs())} launches")
+
+
+def drive(out: str) -> None:
+    summarise(run_ncu("regex:flash_bwd", __file__, out), out, {})
+
+
+def main() -> None:
+    cli(__doc__, target, drive, summarise, "bwd_cost.json")
+
+
+if __name__ == "__main__":
+    main()
