@@ -133,6 +133,21 @@ GRIDS = {
         192: ((3000, 3000, 2, 8, 8, False, "fp16"), (5000, 5000, 1, 6, 6, True, "fp16")),
         256: ((2304, 2304, 4, 6, 6, False, "bf16"), (6000, 6000, 1, 4, 4, True, "fp16")),
     }),
+    # session 9: chosen before measuring, after the fill and drain, the measured co-residency
+    # factors and the copy rate were adopted, to test them prospectively (predictions written
+    # first, benchmarks/sdpa_predict.py): short launches, decode, lone-block backward, d 32-256
+    "fill": dict(head_dims=(32, 48, 64, 96, 128, 160, 192, 256), configs={
+        32: ((3000, 3000, 2, 10, 10, False, "fp16"),),
+        48: ((2200, 2200, 2, 8, 8, True, "fp16"),),
+        64: ((1536, 1536, 4, 10, 10, False, "fp16"), (1, 6000, 16, 16, 4, False, "bf16"),
+             (768, 768, 8, 12, 12, True, "fp16")),
+        96: ((640, 640, 6, 10, 10, False, "fp16"),),
+        128: ((1, 3000, 24, 8, 8, False, "fp16"), (4, 12000, 2, 16, 2, False, "bf16"),
+              (2048, 2048, 2, 9, 9, True, "bf16"), (1200, 1200, 3, 7, 7, False, "fp16")),
+        160: ((2000, 2000, 2, 6, 6, False, "fp16"), (1, 5000, 8, 8, 8, False, "fp16")),
+        192: ((1000, 1000, 4, 6, 6, True, "fp16"), (3500, 3500, 1, 7, 7, False, "bf16")),
+        256: ((1, 2000, 16, 8, 8, False, "fp16"), (1800, 1800, 2, 6, 6, False, "fp16")),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
 }

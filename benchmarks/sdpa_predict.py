@@ -1,0 +1,51 @@
+"""iosim's predictions for an SDPA grid, written before the device measures it (a prospective check).
+
+For every configuration of ``benchmarks/sdpa_ncu.py --grid NAME``: the flash-attn-2 preset's
+launches on the h200 profile (forward+backward, L2 model on, as ``sdpa_compare.py`` runs
+them), each kernel's predicted time and bound, with the time they were written. Commit the
+file before the run; ``sdpa_compare.py`` then recomputes the same predictions beside the
+measurements (docs/validation/2026-12-01-overlap-check.md, -12-02-fill-check.md).
+
+Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/predictions.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sdpa_ncu import GRIDS, grid  # noqa: E402
+
+from iosim import Options, load_profile, simulate  # noqa: E402
+from iosim.gpu.sdpa import problem_of  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--grid", required=True, choices=sorted(GRIDS))
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    profile = load_profile("h200")
+    rows = []
+    for d in GRIDS[args.grid]["head_dims"]:
+        for cfg in grid(d, args.grid):
+            r = simulate(profile, "fa2", problem_of(cfg), passes="forward+backward",
+                         options=Options(kernel="flash-attn-2", cache=True))
+            rows.append({"config": cfg, "kernel_times": {k: {"predicted_s": t.predicted_s, "bound": t.bound}
+                                                         for k, t in r.kernel_times.items()}})
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, h200 profile, "
+                   f"--kernel flash-attn-2, L2 model on)", "rows": rows}, f, indent=1)
+    print(f"{len(rows)} configurations predicted -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()
