@@ -217,3 +217,24 @@ def test_cupy_fa2_dram_reads_match_ncu(n):
         assert abs(r.cache.total.dram_read_bytes / measured - 1) < 0.01, cfg
         assert r.hbm.read_bytes == mine[0]["metrics"]["smsp__sass_data_bytes_mem_global_op_ldgsts.sum"] + \
             mine[0]["metrics"].get("smsp__sass_data_bytes_mem_global_op_ld.sum", 0)
+
+
+def test_fill_check_replays(compare_module):
+    """The prospective run of session 9 (docs/validation/2026-12-02-fill-check.md): 16
+    configurations fixed, and iosim's predictions written (predictions.json), before the H200
+    measured them; every load exact, and today's model gives the times written then: main
+    forwards 0.72-1.06 (d = 32 lowest), main backwards 0.89-1.17, dot_do_o 0.77-1.06."""
+    import json
+
+    raw = VALIDATION / "2026-12-02-fill-check"
+    rows = compare_module.compare(str(raw), cache=True)
+    written = json.loads((raw / "predictions.json").read_text())["rows"]
+    before = {(r["config"]["head_dim"], r["config"]["batch"], r["config"]["heads"], r["config"]["causal"], k):
+              v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+    assert len(rows) == 69 and all(r["within_target"]["loads"] for r in rows)
+    for kernel, n, (lo, hi) in (("main", 11, (0.70, 1.10)), ("dq_dk_dv", 16, (0.85, 1.20)),
+                                ("dot_do_o", 16, (0.75, 1.10))):
+        got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
+        then = [before[(r["head_dim"], r["batch"], r["heads"], r["causal"], kernel)] / t for r, t in got]
+        now = [r["predicted"]["time_s"] / t for r, t in got]
+        assert len(then) == n and all(lo <= x <= hi for x in then + now), (kernel, then, now)
