@@ -81,11 +81,19 @@ def run_ncu(kernel_regex: str, script: str, out: str) -> str:
     return res.stdout
 
 
-def drive(out: str) -> None:
+def machine(out: str) -> dict:
+    """The device and versions, also written to OUT/machine.json (what ``--summarise`` reads)."""
     import torch
 
-    summarise(run_ncu("regex:flash_fwd", __file__, out), out,
-              {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda})
+    info = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda}
+    with open(os.path.join(out, "machine.json"), "w") as f:
+        json.dump(info, f)
+    return info
+
+
+def drive(out: str) -> None:
+    text = run_ncu("regex:flash_fwd", __file__, out)
+    summarise(text, out, machine(out))
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
@@ -108,11 +116,10 @@ def summarise(text: str, out: str, machine: dict) -> None:
             at += 1
         main = sorted(c["time_s"] for c in calls)
         rows.append({**cfg, "calls": calls, "median_s": main[len(main) // 2] if main else None})
-    times = launches
     with open(os.path.join(out, "block_cost.json"), "w") as f:
-        json.dump({**machine, "launches_expected": len(configs()) * REPEATS, "launches_measured": len(times), "rows": rows},
-                  f, indent=1)
-    print(f"{len(times)} of {len(configs()) * REPEATS} launches measured")
+        json.dump({**machine, "launches_expected": len(configs()) * REPEATS, "launches_measured": len(launches),
+                   "rows": rows}, f, indent=1)
+    print(f"{len(launches)} launches measured for {len(configs()) * REPEATS} calls (split-KV's combines beside)")
 
 
 def cli(doc: str, target, drive, summarise, json_name: str) -> None:

@@ -23,7 +23,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, run_ncu  # noqa: E402
+from sdpa_block_cost import cli, machine, run_ncu  # noqa: E402
 
 #: kHeadDim -> key rows a block (B_c) of the H200's backward kernel (docs/spec/kernels.md)
 BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
@@ -63,6 +63,8 @@ def summarise(text: str, out: str, machine: dict) -> None:
         kind = next((v for k, v in KERNELS.items() if k in r["Kernel Name"]), None)
         if kind is not None:
             launches.append((kind, float(r["Metric Value"].replace(",", "")) * 1e-9))
+    if len(launches) != 3 * REPEATS * len(configs()):   # three kernels a call, in order
+        raise SystemExit(f"{len(launches)} launches for {len(configs())} configurations of {REPEATS} calls")
     rows, at = [], 0
     for cfg in configs():
         calls = launches[at:at + 3 * REPEATS]
@@ -78,7 +80,8 @@ def summarise(text: str, out: str, machine: dict) -> None:
 
 
 def drive(out: str) -> None:
-    summarise(run_ncu("regex:flash_bwd", __file__, out), out, {})
+    text = run_ncu("regex:flash_bwd", __file__, out)
+    summarise(text, out, machine(out))
 
 
 def main() -> None:

@@ -18,13 +18,14 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
 * ``(2, r)``: 4-warp kernels, two resident an SM (255 registers a thread): while two run,
   the pair makes one step each in 2·r of a lone block's step time (r = 1: no overlap,
   r = 0.5: each as fast as alone);
-* ``(1, r)``: the 8-warp kernel (one block an SM): its block-step takes ``r`` × the time of
-  its two 4-warp halves run alone one after the other.
+* ``(1, r)``: the 8-warp kernel (one block an SM, two warps a sub-partition): its block-step
+  takes ``r`` × the model's serial sum of its step (the factor that makes that sum the
+  measured step; its wait for its own first and last tiles is not scaled).
 
 Tiles that are not in the table (other kernels, the split-KV forward, whose occupancy is
 not measured) keep the serial sum. The factor travels with the kernel's tile
 (``KernelTile.coresident``): ``iosim explore --kernel flash-attn-2`` keeps the kernel's own
-tile's factor for every tile it tries (measured across tiles it is 0.73-0.89), so its
+tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
 ranking and ``simulate`` agree on the kernel's tile.
 """
 

@@ -9,7 +9,7 @@ launch overlap with nothing (flash_fwd_kernel.h, ``compute_attn_1rowblock``):
   (``cp_async_wait`` then ``copy(V)``), so the first step waits for a second dependent round
   trip. The first wave's Q tiles are distinct, each head's K_0 and V_0 come from DRAM once
   (the launch starts with a cold L2, as Nsight Compute runs it) and reach every block
-  through the L2.
+  through the L2 (split-KV's blocks start at their own key blocks: each its own tiles).
 * **drain**: the last wave's blocks end together and store their O_i (and LSE) tiles.
 * **one block an SM** (the backward kernels: 8 warps of 255 registers; the 8-warp d = 192
   forward): no co-resident block hides a block's first loads or last stores, so every
@@ -28,35 +28,37 @@ from __future__ import annotations
 
 import math
 
-#: bytes of one LSE entry (fp32)
-LSE_BYTES = 4
+#: bytes of one LSE entry (fp32), and of one element of split-KV's partial outputs (Oaccum, fp32)
+LSE_BYTES = ACCUM_BYTES = 4
 #: the per-resource key of a forward launch's first-wave fill and last-wave drain
 FILL = "fill and drain"
 #: the per-resource key of a block's own wait for its first tiles and last stores (one block an SM)
 BLOCK_WAIT = "block fill and drain"
 
 
-def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
+def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool = False) -> float:
     """Seconds a forward launch spends filling its first wave and draining its last.
 
     ``works``: one head's (CtaWork, count) runs; ``layout``: the forward kernel's
-    :class:`~iosim.models.kernel_time.WarpLayout` (its tile and head dim); 0 where the
-    profile's rates are not measured or the layout is not a forward kernel's."""
-    if (layout.atoms is not None or not layout.block_q or rates.source != "measured" or not works
-            or layout.blocks_per_sm == 1):      # one block an SM: every block pays it (lone_block_s)
+    :class:`~iosim.models.kernel_time.WarpLayout` (its tile, head dim and occupancy); ``split``:
+    the split-KV kernel, whose blocks start at different key blocks (each its own K, V tiles)
+    and store fp32 partial outputs. 0 where the profile's rates are not measured or the
+    layout is not a flash-attn 2 forward kernel's."""
+    if (not layout.fa2_waits or layout.atoms is not None or not layout.block_q or rates.source != "measured"
+            or not works or layout.blocks_per_sm == 1):      # one block an SM: every block pays it (lone_block_s)
         return 0.0
     tiles = _first_tiles(works[0][0], layout)
     if tiles is None:
         return 0.0   # no score tiles: not a forward attention kernel (the split-KV combine)
     rows, cols = tiles
     per_head = sum(n for _, n in works)
-    slots = rates.sm_count * (layout.coresident[0] if layout.coresident else 1)
+    slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
     wave = min(per_head * heads, slots)
     d = layout.head_dim
     q, kv = width * rows * d, 2 * width * cols * d
-    dram = wave * q + min(heads, math.ceil(wave / per_head)) * kv
+    dram = wave * q + (wave if split else min(heads, math.ceil(wave / per_head))) * kv
     fill = max(dram / rates.dram_bytes, wave * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
-    drain = wave * rows * (width * d + LSE_BYTES) / (rates.dram_write_bytes or rates.dram_bytes)
+    drain = wave * rows * ((ACCUM_BYTES if split else width) * d + LSE_BYTES) / rates.dram_write_bytes
     return (rates.read_write_s - rates.launch_s) + fill + drain
 
 
@@ -69,7 +71,7 @@ def lone_block_s(work, layout, rates, width: int) -> float:
     stores' bytes at the SM's share of the DRAM rates (all SMs start and end blocks alike).
     Forward: Q_i, K_0, V_0 in; O_i and its LSE out. Backward (one block a key block j):
     Q_i, dO_i, K_j, V_j and the rows' L_i, D_i in; dK_j, dV_j out. 0 elsewhere."""
-    if layout.blocks_per_sm != 1 or rates.source != "measured":
+    if not layout.fa2_waits or layout.blocks_per_sm != 1 or rates.source != "measured":
         return 0.0
     tiles = _first_tiles(work, layout)
     if tiles is None:
@@ -81,15 +83,15 @@ def lone_block_s(work, layout, rates, width: int) -> float:
     else:
         first, last, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 2 * width * d * cols, 1
     sm = rates.sm_count
-    return (waits * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes
-            + last * sm / (rates.dram_write_bytes or rates.dram_bytes))
+    return waits * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
 
 
 def _first_tiles(work, layout) -> tuple[int, int] | None:
-    """(query rows, key rows) of a block's score tiles: the S product's M and N (the real
-    rows of a ragged or one-row block); None for a kernel without them."""
+    """(query rows, key rows) of a block's score tiles: the M and N of its S (and dP) product,
+    the one over d whose operands are both loaded tiles (P·V, dV, dK, dQ take a computed one),
+    at the real rows of a ragged or one-row block; None for a kernel without them."""
     d = layout.head_dim
-    shapes = [(m, n) for (m, n, k, _, _) in work.products if k == d]
+    shapes = [(m, n) for (m, n, k, a, b) in work.products if k == d and a and b]
     return max(shapes) if shapes else None
 
 

@@ -9,9 +9,10 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
   product's operands (``ldmatrix``), the products themselves (``mma.sync``), the
   exponentials (special-function units) and the other element-wise work (fp32 units).
   Co-resident warps run the same steps in step, so an SM's time for a thread block is
-  the *sum* of these four times, each at the SM's share (rate ÷ SMs) of its rate:
+  the *sum* of these four times, each at the SM's share (rate ÷ SMs) of its rate (and,
+  for a block alone on its SM, its own wait for its first and last tiles):
 
-      t_block = FLOPs/R_mma + operand bytes/R_smem + exps/R_exp + other/R_fp32
+      t_block = FLOPs/R_mma + operand bytes/R_smem + exps/R_exp + other/R_fp32 (+ wait)
 
 * **Operand bytes follow the warp layout.** A product C[M×N] += A[M×K]·B[K×N] split over
   a warps_m × warps_n grid reads A once per warp column and B once per warp row:
@@ -126,6 +127,8 @@ class WarpLayout:
     coresident: tuple[int, float] | None = None
     #: thread blocks an SM holds at once (occupancy); 0: not known
     blocks_per_sm: int = 0
+    #: whether the kernel's fills and drains are modelled (flash-attn 2's kernels: :mod:`.block_fill`)
+    fa2_waits: bool = False
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: its MMA tiles are static, so a side of d
@@ -341,9 +344,11 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
-            fill = fill_drain_s(works, heads, layout, rates, width)
+            fill = fill_drain_s(works, heads, layout, rates, width, split=kernel == "splitkv")
             if fill:
                 per[FILL] = fill
+            if any(BLOCK_WAIT in s for s in steps):
+                per["launch"] = rates.launch_s     # the first wave's round trip is its blocks' wait
         out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)
     return out
 

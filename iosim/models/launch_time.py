@@ -38,7 +38,7 @@ def combine(per: dict, compute: float, units) -> TimePrediction:
     """Memory overlaps compute: the floor (and a forward launch's fill and drain) plus the
     longer of ``compute`` (split over ``units`` in ``per``) and the memory times in ``per``;
     what bounds it, in words."""
-    floor = per["launch"] + per.get(FILL, 0.0)
+    floor, fill = per["launch"], per.get(FILL, 0.0)
     memory = max(per.get("L2", 0.0), per["DRAM"], per.get(COPY, 0.0))
     if compute >= memory and compute > 0:
         parts = sorted(((k, per[k]) for k in units), key=lambda kv: -kv[1])
@@ -47,7 +47,8 @@ def combine(per: dict, compute: float, units) -> TimePrediction:
         bound = max(("L2", "DRAM", COPY), key=lambda k: per.get(k, 0.0))   # ties: the first
     else:
         bound = "launch"
-    return TimePrediction(floor + max(compute, memory), bound, per)
+    # the fill and drain stall the SMs, not the memory: its bytes are in the memory times
+    return TimePrediction(floor + max(compute + fill, memory), bound, per)
 
 
 __all__ = ["COPY", "FILL", "combine", "memory_seconds"]

@@ -163,13 +163,14 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)
         return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
     per_sm = _blocks_per_sm(setup.profile, launch, result.sram.peak_bytes)
+    fa2 = getattr(tile, "kernel", "").startswith("flash-attn 2 ")   # fills and drains measured on these
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
                             kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
-                            blocks_per_sm=per_sm)
+                            blocks_per_sm=per_sm, fa2_waits=fa2)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
-                            tile.kernel_head_dim, blocks_per_sm=per_sm)
+                            tile.kernel_head_dim, blocks_per_sm=per_sm, fa2_waits=fa2)
     else:
         return result  # warp layout unchecked for this tile: no model
     try:

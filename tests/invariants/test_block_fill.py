@@ -22,7 +22,8 @@ def test_fill_and_drain_from_the_first_and_last_waves_bytes():
     assert t.per_resource_s[FILL] == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12)
     memory = max(t.per_resource_s["L2"], t.per_resource_s["DRAM"])
     compute = sum(t.per_resource_s[k] for k in ("tensor cores", "shared memory", "exp", "fp32"))
-    assert t.predicted_s == pytest.approx(t.per_resource_s["launch"] + t.per_resource_s[FILL] + max(compute, memory))
+    # the fill stalls the SMs; its bytes are already in the memory times
+    assert t.predicted_s == pytest.approx(t.per_resource_s["launch"] + max(compute + t.per_resource_s[FILL], memory))
 
 
 def test_fill_counts_a_heads_first_tiles_once_and_one_wave_of_blocks():
@@ -89,3 +90,28 @@ def test_a_block_alone_on_its_sm_waits_for_its_own_first_tiles_and_last_stores()
     assert BLOCK_WAIT not in r.kernel_times["splitkv"].per_resource_s and FILL in r.kernel_times["splitkv"].per_resource_s
     d192 = _run("h200", seq_len=2048, head_dim=192, heads=8)     # the 8-warp forward: one block an SM
     assert BLOCK_WAIT in d192.kernel_times["main"].per_resource_s and FILL not in d192.kernel_times["main"].per_resource_s
+
+
+def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
+    """FlashAttention-3 (warp-specialised, TMA) loads its tiles otherwise: neither term. A
+    short query block as wide as d takes its tiles from S (not dV's equal-K product); the
+    8-warp kernel's factor scales its steps, not its wait; with every block waiting for its
+    own first loads, the launch's floor is an empty launch."""
+    from iosim.models.kernel_time import BLOCK_WAIT
+
+    fa3 = simulate(load_profile("h200"), "fa2", Problem(seq_len=4096, head_dim=128, heads=8),
+                   options=Options(kernel="flash-attn-3", cache=True)).kernel_times["main"].per_resource_s
+    assert FILL not in fa3 and BLOCK_WAIT not in fa3
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    short = _run("h200", seq_len=2048, seq_len_q=64, seq_len_kv=2048, head_dim=64, heads=8, passes="backward")
+    per = short.kernel_times["dq_dk_dv"].per_resource_s
+    first, last = 2 * 64 * 2 * (64 + 128) + 2 * 4 * 64, 2 * 2 * 64 * 128     # B_r = 64 query rows, B_c = 128 keys
+    sm = rates.sm_count
+    wait = (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    assert per[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)        # 16 key blocks × 8 heads: one block an SM
+    assert per["launch"] == rates.launch_s
+    # the 8-warp d = 192 forward, 128 equal blocks (one an SM): Q_i, K_0, V_0 in after two round trips, O_i out
+    d192 = _run("h200", seq_len=2048, head_dim=192, heads=8).kernel_times["main"].per_resource_s
+    first, last = 2 * 192 * (128 + 2 * 64), 128 * (2 * 192 + 4)
+    wait = 2 * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    assert d192[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)       # not scaled by the warps' overlap factor
