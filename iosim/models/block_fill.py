@@ -70,7 +70,10 @@ def lone_block_s(work, layout, rates, width: int) -> float:
     loads' round trip (the forward's V_0 a second one, after K_0), their bytes and its
     stores' bytes at the SM's share of the DRAM rates (all SMs start and end blocks alike).
     Forward: Q_i, K_0, V_0 in; O_i and its LSE out. Backward (one block a key block j):
-    Q_i, dO_i, K_j, V_j and the rows' L_i, D_i in; dK_j, dV_j out. 0 elsewhere."""
+    Q_i, dO_i, K_j, V_j and the rows' L_i, D_i in; dK_j, dV_j out. 0 elsewhere. The launch's
+    floor (read_write_floor: a load's round trip and a store's completion) stays: the last
+    stores' completion is in no block's wait (measured intercepts: 0.5–2 µs above the model's
+    even so, docs/validation/2026-12-02-bwd-cost.md)."""
     if not layout.fa2_waits or layout.blocks_per_sm != 1 or rates.source != "measured":
         return 0.0
     tiles = _first_tiles(work, layout)

@@ -347,8 +347,6 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             fill = fill_drain_s(works, heads, layout, rates, width, split=kernel == "splitkv")
             if fill:
                 per[FILL] = fill
-            if any(BLOCK_WAIT in s for s in steps):
-                per["launch"] = rates.launch_s     # the first wave's round trip is its blocks' wait
         out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)
     return out
 

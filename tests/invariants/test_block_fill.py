@@ -95,8 +95,7 @@ def test_a_block_alone_on_its_sm_waits_for_its_own_first_tiles_and_last_stores()
 def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
     """FlashAttention-3 (warp-specialised, TMA) loads its tiles otherwise: neither term. A
     short query block as wide as d takes its tiles from S (not dV's equal-K product); the
-    8-warp kernel's factor scales its steps, not its wait; with every block waiting for its
-    own first loads, the launch's floor is an empty launch."""
+    8-warp kernel's factor scales its steps, not its wait."""
     from iosim.models.kernel_time import BLOCK_WAIT
 
     fa3 = simulate(load_profile("h200"), "fa2", Problem(seq_len=4096, head_dim=128, heads=8),
@@ -109,7 +108,7 @@ def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
     sm = rates.sm_count
     wait = (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
     assert per[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)        # 16 key blocks × 8 heads: one block an SM
-    assert per["launch"] == rates.launch_s
+    assert per["launch"] == rates.read_write_s                   # the last stores' completion: the floor's
     # the 8-warp d = 192 forward, 128 equal blocks (one an SM): Q_i, K_0, V_0 in after two round trips, O_i out
     d192 = _run("h200", seq_len=2048, head_dim=192, heads=8).kernel_times["main"].per_resource_s
     first, last = 2 * 192 * (128 + 2 * 64), 128 * (2 * 192 + 4)
