@@ -31,7 +31,6 @@ the device machine needs nothing but PyTorch.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import os
 import re
@@ -48,7 +47,9 @@ from iosim.gpu.sdpa import METRICS as WANTED_METRICS  # noqa: E402  (issue 6's m
 from iosim.gpu.cudnn import NCU_OPTIONS as CUDNN_NCU_OPTIONS  # noqa: E402
 from iosim.gpu.sdpa_target import MARKER_KERNEL, marker as marker_launch, profiled_range  # noqa: E402
 
-HEAD_DIMS = (32, 64, 128, 256)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sdpa_grids import GRIDS, HEAD_DIMS, grid  # noqa: E402  (the grids: benchmarks/sdpa_grids.py)
+
 #: what the launch itself was given (no replay passes): registers and shared memory per thread
 #: block, and which of them limits how many thread blocks an SM holds
 LAUNCH_METRICS = [
@@ -64,93 +65,6 @@ LAUNCH_METRICS = [
     "gpu__time_duration.sum",
 ]
 
-#: issue 14's cuDNN grid, explicit configs (N_q, N_kv, B, H, H_kv, causal, dtype): fp16 and bf16,
-#: N = 1,024 and 4,096, ragged N = 1,000, N_q < N_kv, causal or not, B×H = 1×4 and 2×8, one GQA
-CUDNN_CONFIGS = (
-    (1024, 1024, 1, 4, 4, False, "fp16"), (4096, 4096, 2, 8, 8, True, "fp16"),
-    (1000, 1000, 2, 8, 8, False, "bf16"), (1024, 4096, 1, 4, 4, False, "fp16"),
-    (1024, 1024, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 8, False, "fp16"),
-    (1024, 1024, 2, 8, 8, False, "bf16"), (4096, 4096, 1, 4, 4, True, "bf16"),
-    (1000, 1000, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 2, False, "fp16"),
-)
-
-GRIDS = {
-    # issue 5's check of the counts: small enough that every metric pass is quick
-    "counts": dict(seq_lens=(1024, 4096, 16384), batch_heads=((1, 4), (4, 32)), max_work=2 ** 31),
-    # issue 6's grid for DRAM bytes and time: N to 32,768, batch × heads 1 to 512
-    "wide": dict(seq_lens=(2048, 8192, 32768), batch_heads=((1, 1), (1, 16), (8, 64)), max_work=2 ** 34),
-    # the kernels' launch resources (LAUNCH_METRICS), one small config per head dim
-    "launch": dict(seq_lens=(2048,), batch_heads=((1, 16),), max_work=2 ** 34),
-    # how busy the pipes and the warp schedulers are (PIPE_METRICS), for the time model's misses
-    "pipes": dict(seq_lens=(8192,), batch_heads=((1, 16),), max_work=2 ** 34),
-    # issue 14: head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
-    "unseen": dict(seq_lens=(1000, 2500), batch_heads=((1, 4), (2, 8)), max_work=2 ** 31,
-                   head_dims=(40, 80, 96, 160, 192)),
-    # issue 14: bf16, unequal lengths (N_q, N_kv) both ways, decode (N_q = 1), and causal ragged N
-    "unequal": dict(lengths=((512, 2048), (2048, 512), (1000, 3000), (1, 4096), (7, 777), (3000, 3000)),
-                    batch_heads=((1, 8), (4, 16)), max_work=2 ** 31, head_dims=(64, 128), dtypes=("fp16", "bf16")),
-    # issue 14's wider grid: GQA and MQA (PyTorch's enable_gqa), long causal runs, decode with
-    # and without splits, many small heads, bf16; explicit configs (N_q, N_kv, B, H, H_kv, causal, dtype)
-    "gqa-long": dict(head_dims=(64, 128), configs=(
-        (4096, 4096, 2, 32, 8, False, "fp16"), (4096, 4096, 2, 32, 8, True, "bf16"),
-        (4096, 4096, 1, 16, 1, False, "bf16"), (4096, 4096, 1, 16, 1, True, "fp16"),
-        (2048, 2048, 8, 128, 128, False, "fp16"), (1024, 1024, 8, 128, 128, True, "fp16"),
-        (16384, 16384, 1, 8, 8, True, "fp16"), (32768, 32768, 1, 4, 4, True, "bf16"),
-        (65536, 65536, 1, 2, 2, True, "fp16"),
-        (1, 8192, 8, 32, 8, False, "fp16"), (1, 65536, 2, 32, 32, False, "bf16"),
-        (1, 2048, 64, 16, 16, False, "fp16"), (16, 4096, 4, 16, 2, False, "fp16"),
-    )),
-    # session 7: shapes fixed before measuring, unlike every committed grid (head dims 48 and 112,
-    # ragged and unequal lengths, GQA, decode with long keys, many small heads, bf16), to test the
-    # preset where nobody tuned it
-    "fresh": dict(head_dims=(48, 64, 112, 128, 256), configs={
-        48: ((1536, 1536, 3, 5, 5, False, "fp16"), (3000, 3000, 1, 6, 2, True, "bf16"),
-             (1, 5000, 4, 8, 8, False, "fp16"), (333, 1200, 2, 4, 4, False, "bf16")),
-        64: ((12288, 12288, 1, 6, 6, True, "fp16"), (96, 96, 64, 16, 16, False, "fp16"),
-             (1, 1000, 128, 8, 8, False, "bf16")),
-        112: ((2000, 2000, 2, 12, 4, True, "fp16"), (640, 2560, 3, 8, 8, False, "bf16"),
-              (1, 3333, 6, 16, 16, False, "fp16")),
-        128: ((7000, 7000, 1, 8, 8, True, "bf16"), (2048, 6144, 2, 16, 4, False, "fp16"),
-              (1, 16384, 1, 32, 8, False, "fp16")),
-        256: ((1280, 1280, 2, 10, 10, True, "bf16"), (3072, 3072, 1, 4, 2, False, "fp16")),
-    }),
-    # session 7: query lengths that are no multiple of 8, chosen after iosim.gpu.sectors was
-    # derived and before measuring, to test its rule for the main backward's L reads
-    "sectors": dict(head_dims=(64, 128), configs=(
-        (13, 2048, 2, 8, 8, False, "fp16"), (100, 100, 3, 6, 6, True, "bf16"),
-        (1234, 1234, 1, 12, 4, False, "fp16"), (3001, 3001, 1, 5, 5, True, "fp16"),
-        (2500, 2500, 1, 3, 3, False, "bf16"),
-    )),
-    # session 8: main kernels at N >= 2,048 chosen before measuring, after the forward's
-    # two-blocks-an-SM factor was adopted, to test it prospectively (predictions written first)
-    "overlap": dict(head_dims=(64, 80, 96, 128, 192, 256), configs={
-        64: ((5000, 5000, 2, 12, 12, False, "bf16"), (6144, 6144, 1, 24, 24, True, "fp16"),
-             (2048, 8192, 3, 16, 4, False, "fp16")),
-        80: ((4000, 4000, 2, 8, 8, False, "fp16"),),
-        96: ((3500, 3500, 2, 10, 10, False, "fp16"), (9000, 9000, 1, 6, 6, True, "bf16")),
-        128: ((2500, 2500, 6, 20, 20, False, "fp16"), (10000, 10000, 1, 5, 5, False, "bf16"),
-              (4500, 4500, 2, 14, 7, True, "fp16")),
-        192: ((3000, 3000, 2, 8, 8, False, "fp16"), (5000, 5000, 1, 6, 6, True, "fp16")),
-        256: ((2304, 2304, 4, 6, 6, False, "bf16"), (6000, 6000, 1, 4, 4, True, "fp16")),
-    }),
-    # session 9: chosen before measuring, after the fill and drain, the measured co-residency
-    # factors and the copy rate were adopted, to test them prospectively (predictions written
-    # first, benchmarks/sdpa_predict.py): short launches, decode, lone-block backward, d 32-256
-    "fill": dict(head_dims=(32, 48, 64, 96, 128, 160, 192, 256), configs={
-        32: ((3000, 3000, 2, 10, 10, False, "fp16"),),
-        48: ((2200, 2200, 2, 8, 8, True, "fp16"),),
-        64: ((1536, 1536, 4, 10, 10, False, "fp16"), (1, 6000, 16, 16, 4, False, "bf16"),
-             (768, 768, 8, 12, 12, True, "fp16")),
-        96: ((640, 640, 6, 10, 10, False, "fp16"),),
-        128: ((1, 3000, 24, 8, 8, False, "fp16"), (4, 12000, 2, 16, 2, False, "bf16"),
-              (2048, 2048, 2, 9, 9, True, "bf16"), (1200, 1200, 3, 7, 7, False, "fp16")),
-        160: ((2000, 2000, 2, 6, 6, False, "fp16"), (1, 5000, 8, 8, 8, False, "fp16")),
-        192: ((1000, 1000, 4, 6, 6, True, "fp16"), (3500, 3500, 1, 7, 7, False, "bf16")),
-        256: ((1, 2000, 16, 8, 8, False, "fp16"), (1800, 1800, 2, 6, 6, False, "fp16")),
-    }),
-    # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
-    "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
-}
 #: per-pipe and issue activity, % of the elapsed cycles of the SMs that were active
 PIPE_METRICS = [
     "sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active",
@@ -162,44 +76,6 @@ PIPE_METRICS = [
     "sm__warps_active.avg.pct_of_peak_sustained_active",
     "gpu__time_duration.sum",
 ]
-
-
-def grid(head_dim: int, name: str = "counts", backend: str = "flash") -> list[dict]:
-    """The configs of one head dim, in launch order; N²·B·H is capped to bound ncu's time. A
-    backend other than flash is named in every config (its ``backend`` key)."""
-    configs = _grid(head_dim, name)
-    return configs if backend == "flash" else [{**cfg, "backend": backend} for cfg in configs]
-
-
-def _grid(head_dim: int, name: str) -> list[dict]:
-    g = GRIDS[name]
-    if "configs" in g:
-        configs = g["configs"][head_dim] if isinstance(g["configs"], dict) else g["configs"]
-        return [_explicit(head_dim, *c) for c in configs]
-    out = []
-    lengths = g.get("lengths") or [(n, n) for n in g["seq_lens"]]
-    for (n_q, n_kv), (b, h), causal, dtype in itertools.product(lengths, g["batch_heads"], (False, True),
-                                                                 g.get("dtypes", ("fp16",))):
-        if n_q * n_kv * b * h > g["max_work"] or (causal and n_q != n_kv):
-            continue   # (PyTorch's is_causal aligns a non-square mask top-left, flash-attn bottom-right)
-        cfg = {"seq_len": n_q, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal}
-        if n_q != n_kv:
-            cfg.update(seq_len_q=n_q, seq_len_kv=n_kv)
-        if dtype != "fp16":
-            cfg["dtype"] = dtype
-        out.append(cfg)
-    return out
-
-
-def _explicit(head_dim: int, n_q: int, n_kv: int, b: int, h: int, h_kv: int, causal: bool, dtype: str) -> dict:
-    cfg = {"seq_len": n_q, "head_dim": head_dim, "batch": b, "heads": h, "causal": causal}
-    if n_q != n_kv:
-        cfg.update(seq_len_q=n_q, seq_len_kv=n_kv)
-    if h_kv != h:
-        cfg["kv_heads"] = h_kv
-    if dtype != "fp16":
-        cfg["dtype"] = dtype
-    return cfg
 
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
