@@ -23,12 +23,17 @@ Target:        python3 benchmarks/sdpa_block_cost.py --target       (the launche
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sdpa_ncu  # noqa: E402  (also puts the repository on the path)
+
+from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
+
+#: the one metric these measurements ask ncu for
+DURATION = "gpu__time_duration.sum"
 
 #: kHeadDim -> query rows a block (B_r) of the H200's forward kernel (docs/spec/kernels.md §2)
 BLOCK_Q = {32: 128, 64: 128, 96: 128, 128: 128, 192: 128, 256: 64}
@@ -72,13 +77,16 @@ def target() -> None:
 
 def run_ncu(kernel_regex: str, script: str, out: str) -> str:
     """``ncu`` (clocks as found, ``gpu__time_duration``) over ``python3 SCRIPT --target`` for the
-    kernels matching ``kernel_regex``; the CSV is written to OUT/ncu.csv and returned."""
-    cmd = ["ncu", "--clock-control", "none", "--csv", "--print-units", "base", "--kernel-name", kernel_regex,
-           "--metrics", "gpu__time_duration.sum", sys.executable, os.path.abspath(script), "--target"]
-    res = subprocess.run(cmd, capture_output=True, text=True)
+    kernels matching ``kernel_regex`` (sdpa_ncu.py's runner); the CSV is OUT/ncu.csv, returned."""
     os.makedirs(out, exist_ok=True)
-    open(os.path.join(out, "ncu.csv"), "w").write(res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else ""))
-    return res.stdout
+    return sdpa_ncu.run_ncu(find_ncu(), kernel_regex, [DURATION], [os.path.abspath(script), "--target"],
+                            os.path.join(out, "ncu.csv"), timeout=None)
+
+
+def durations(text: str) -> list[tuple[str, str, float]]:
+    """(kernel name, grid, seconds) of every launch in ncu's CSV, in launch order."""
+    return [(ln["name"], ln["grid"], ln["metrics"][DURATION] * 1e-9) for ln in read_launches(text)
+            if DURATION in ln["metrics"]]
 
 
 def machine(out: str) -> dict:
@@ -98,9 +106,7 @@ def drive(out: str) -> None:
 
 def summarise(text: str, out: str, machine: dict) -> None:
     """ncu's CSV -> DIR/block_cost.json (each configuration's durations, in launch order)."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    launches = [(r["Kernel Name"], r["Grid Size"], float(r["Metric Value"].replace(",", "")) * 1e-9)
-                for r in csv.DictReader(io.StringIO("\n".join(lines))) if r["Metric Name"] == "gpu__time_duration.sum"]
+    launches = durations(text)
     rows, at = [], 0
     for cfg in configs():   # REPEATS calls each; a call is one kernel, or split-KV's two (the combine second)
         calls = []

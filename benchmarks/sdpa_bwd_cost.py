@@ -16,14 +16,12 @@ Target:        python3 benchmarks/sdpa_bwd_cost.py --target
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, machine, run_ncu  # noqa: E402
+from sdpa_block_cost import cli, durations, machine, run_ncu  # noqa: E402
 
 #: kHeadDim -> key rows a block (B_c) of the H200's backward kernel (docs/spec/kernels.md)
 BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
@@ -55,14 +53,11 @@ def target() -> None:
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
     launches = []
-    for r in csv.DictReader(io.StringIO("\n".join(lines))):
-        if r["Metric Name"] != "gpu__time_duration.sum":
-            continue
-        kind = next((v for k, v in KERNELS.items() if k in r["Kernel Name"]), None)
+    for name, _, t in durations(text):
+        kind = next((v for k, v in KERNELS.items() if k in name), None)
         if kind is not None:
-            launches.append((kind, float(r["Metric Value"].replace(",", "")) * 1e-9))
+            launches.append((kind, t))
     if len(launches) != 3 * REPEATS * len(configs()):   # three kernels a call, in order
         raise SystemExit(f"{len(launches)} launches for {len(configs())} configurations of {REPEATS} calls")
     rows, at = [], 0

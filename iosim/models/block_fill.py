@@ -54,12 +54,10 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool
     per_head = sum(n for _, n in works)
     slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
     wave = min(per_head * heads, slots)
-    d = layout.head_dim
-    q, kv = width * rows * d, 2 * width * cols * d
+    q, kv, out = _forward_bytes(rows, cols, layout.head_dim, width, ACCUM_BYTES if split else width)
     dram = wave * q + (wave if split else min(heads, math.ceil(wave / per_head))) * kv
     fill = max(dram / rates.dram_bytes, wave * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
-    drain = wave * rows * ((ACCUM_BYTES if split else width) * d + LSE_BYTES) / rates.dram_write_bytes
-    return (rates.read_write_s - rates.launch_s) + fill + drain
+    return rates.round_trip_s + fill + wave * out / rates.dram_write_bytes
 
 
 def lone_block_s(work, layout, rates, width: int) -> float:
@@ -82,11 +80,18 @@ def lone_block_s(work, layout, rates, width: int) -> float:
     rows, cols = tiles
     d = layout.head_dim
     if layout.atoms is None:
-        first, last, waits = width * d * (rows + 2 * cols), rows * (width * d + LSE_BYTES), 2
+        q, kv, last = _forward_bytes(rows, cols, d, width, width)
+        first, waits = q + kv, 2
     else:
         first, last, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 2 * width * d * cols, 1
     sm = rates.sm_count
-    return waits * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    return waits * rates.round_trip_s + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+
+
+def _forward_bytes(rows: int, cols: int, d: int, width: int, out_width: int) -> tuple[int, int, int]:
+    """A forward block's first tiles and last stores, in bytes: (Q_i, K_0 and V_0, O_i and
+    its LSE), O at ``out_width`` bytes an element (split-KV's partial outputs are fp32)."""
+    return width * rows * d, 2 * width * cols * d, rows * (out_width * d + LSE_BYTES)
 
 
 def _first_tiles(work, layout) -> tuple[int, int] | None:

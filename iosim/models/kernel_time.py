@@ -78,6 +78,11 @@ class KernelRates:
     #: loads and stores of a copy kernel, together (measured); 0 where not measured
     copy_bytes: float = 0.0
 
+    @property
+    def round_trip_s(self) -> float:
+        """One dependent DRAM round trip: the read-then-write floor less an empty launch."""
+        return max(self.read_write_s - self.launch_s, 0.0)
+
     @classmethod
     def from_profile(cls, profile, dtype: str) -> "KernelRates":
         m = profile.measured

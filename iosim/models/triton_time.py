@@ -106,7 +106,7 @@ def chains_per_block(tile) -> int:
 
 def load_wait(tile, rates: KernelRates, dtype: str, step: float) -> tuple[float, float]:
     """(the exposed wait of one step for its K_j and V_j, the block's wait for its Q tile)."""
-    latency = max(rates.read_write_s - rates.launch_s, 0.0)
+    latency = rates.round_trip_s
     per_sm = (rates.l2_bytes or rates.dram_bytes) / rates.sm_count
     w = dtype_width(dtype)
     kv = latency + 2 * tile.block_kv * tile.kernel_head_dim * w / per_sm

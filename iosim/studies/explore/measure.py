@@ -40,8 +40,6 @@ from ..schedule_files import resolve_schedule
 
 #: shared memory given to the first count, so a tile that does not fit is still counted
 UNLIMITED_BYTES = 1 << 60
-#: the kernel time model's compute steps (iosim.models.kernel_time.block_seconds)
-COMPUTE_STEPS = COMPUTE
 #: exactness needs the DRAM's time strictly below the rest (rounding of sums)
 _MARGIN = 1e-9
 
@@ -179,7 +177,7 @@ def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
         lo, exact = 0.0, True
         for t in result.kernel_times.values():
             per = t.per_resource_s
-            rest = max(sum(per.get(k, 0.0) for k in COMPUTE_STEPS), per.get("L2", 0.0))
+            rest = max(sum(per.get(k, 0.0) for k in COMPUTE), per.get("L2", 0.0))
             lo += per.get("launch", 0.0) + per.get(FILL, 0.0) + rest
             exact = exact and per.get("DRAM", 0.0) < rest * (1 - _MARGIN)
         return (result.time.predicted_s, True) if exact else (lo * (1 - _MARGIN), False)
