@@ -11,9 +11,10 @@ modelled the time and the DRAM bytes need the replay of every access, which cost
   (the L2 never adds DRAM traffic; tests/invariants/test_explore_model.py checks it).
   When a resource other than the DRAM link bounds the time without the L2, both bounds
   are the same number: the time is exact without a replay.
-* **time, kernel time model**: per kernel, the launch floor plus the larger of compute
-  and the L2's traffic is a lower bound (DRAM traffic only ever adds to it); exact when
-  the DRAM's share bounds no kernel.
+* **time, kernel time model**: per kernel, the launch floor plus the largest of compute
+  (with a forward launch's fill and drain), the L2's traffic and the copy-rate time is a
+  lower bound (DRAM traffic only ever adds to it); exact when the DRAM's share bounds no
+  kernel.
 * **DRAM bytes** (read + written back + left dirty): at most every byte requested; at
   least nothing. No count without the replay bounds them from below: the L2 merges a
   line's rewrites into one write-back (FA1 rewrites O, ℓ, m at every inner step; the
@@ -32,7 +33,7 @@ import threading
 from concurrent.futures import ProcessPoolExecutor
 
 from ...hardware import HardwareProfile
-from ...models.kernel_time import COMPUTE, FILL
+from ...models.kernel_time import COMPUTE, COPY, FILL
 from ...run import Options, Setup, prepare
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
@@ -177,8 +178,10 @@ def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
         lo, exact = 0.0, True
         for t in result.kernel_times.values():
             per = t.per_resource_s
-            rest = max(sum(per.get(k, 0.0) for k in COMPUTE), per.get("L2", 0.0))
-            lo += per.get("launch", 0.0) + per.get(FILL, 0.0) + rest
+            # as launch_time.combine: the fill stalls compute only; L2 and copy times need no L2 model
+            rest = max(sum(per.get(k, 0.0) for k in COMPUTE) + per.get(FILL, 0.0), per.get("L2", 0.0),
+                       per.get(COPY, 0.0))
+            lo += per.get("launch", 0.0) + rest
             exact = exact and per.get("DRAM", 0.0) < rest * (1 - _MARGIN)
         return (result.time.predicted_s, True) if exact else (lo * (1 - _MARGIN), False)
     per = result.time.per_resource_s
