@@ -6,8 +6,11 @@ block, alone on its SM (8 warps of 255 registers), walking the query blocks. Wit
 block a head (N_kv = B_c) and 132 heads, every SM holds one block, and the block makes one
 step per query block: time against N_q is a line whose slope is the step time (compare the
 model's, which sums the step's units at the SM's rates) and whose intercept is the launch
-and the block's own fill and drain. The element-wise kernels of the same calls
-(``dot_do_o``, ``convert_dq``) are recorded too. fp16, B = 1, not causal, ncu's
+and the block's own fill and drain. A second layout, one head of 132 key blocks
+(``layout`` "shared"), has every block walk the same query blocks, whose Q_i and dO_i come from
+the L2 after the first block's read, as in a long launch: its slope is the step that
+``iosim.kernels.coresidency.BACKWARD_FACTORS`` takes (docs/validation/2026-12-02-bwd-step.md).
+The element-wise kernels of the same calls (``dot_do_o``, ``convert_dq``) are recorded too. fp16, B = 1, not causal, ncu's
 ``gpu__time_duration`` with its default cache control (as every committed grid).
 
 Run (device):  python3 benchmarks/sdpa_bwd_cost.py --out DIR      (ncu; writes DIR/bwd_cost.json)
@@ -31,8 +34,14 @@ KERNELS = {"flash_bwd_dq_dk_dv": "dq_dk_dv", "dot_do_o": "dot_do_o", "convert_dq
 
 
 def configs() -> list[dict]:
-    return [{"d": d, "heads": HEADS, "n_q": 128 * s, "n_kv": bc} for d, bc in BLOCK_KV.items()
-            for s in (1, 2, 4, 8, 16, 32)]
+    """One key block a head, 132 heads; then one head of 132 key blocks (``layout`` "shared":
+    every block walks the same query blocks, whose Q_i, dO_i come from the L2 after the first
+    block reads them, as in a long launch)."""
+    own = [{"d": d, "heads": HEADS, "n_q": 128 * s, "n_kv": bc} for d, bc in BLOCK_KV.items()
+           for s in (1, 2, 4, 8, 16, 32)]
+    shared = [{"d": d, "heads": 1, "n_q": 128 * s, "n_kv": HEADS * bc, "layout": "shared"}
+              for d, bc in BLOCK_KV.items() for s in (2, 4, 8, 16, 32)]
+    return own + shared
 
 
 def target() -> None:

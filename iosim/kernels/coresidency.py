@@ -52,11 +52,49 @@ FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 }
 
 
+#: the backward kernel (KernelTile.kernel of the flash-attn 2 backward table)
+BACKWARD = "flash-attn 2 backward (flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel)"
+
+#: The backward kernel holds one block of 8 warps an SM, two warps a sub-partition, whose
+#: phases overlap within each barrier-to-barrier step: (1, r), r = the measured step ÷ the
+#: model's serial sum, on launches where every block walks the same query blocks (one head of
+#: 132 key blocks, N_q = 256 … 4,096: docs/validation/2026-12-02-bwd-step.md, slopes in µs per
+#: 1,024 query rows, measured / model). Calibrated, as the 8-warp d = 192 forward's is.
+BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 8, 32): (1, 0.914),     # 24.77 / 27.10
+    (128, 128, 8, 64): (1, 0.890),     # 37.70 / 42.34
+    (64, 128, 8, 96): (1, 0.835),      # 53.91 / 64.53
+    (64, 128, 8, 128): (1, 0.867),     # 69.38 / 80.00
+    (64, 64, 8, 192): (1, 0.960),      # 62.72 / 65.31
+    (64, 64, 8, 256): (1, 0.990),      # 83.19 / 84.06
+}
+
+#: A lone 4-warp forward block's measured step ÷ the model's serial sum (the "model's b₁₃₂ ÷
+#: measured" column of docs/validation/2026-12-02-block-cost.md, inverted): what the four
+#: units' sum leaves out — the instructions that are none of them and the one warp a
+#: scheduler's dependent stalls (ncu: 1.4–1.6 instructions a cycle, 37 % of issue slots, for
+#: d = 32–128: docs/validation/2026-12-02-bwd-step.md). Scales every step of the tile, alone
+#: or paired (r above is a ratio of two measured slopes, free of it).
+STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
+    (128, 128, 4, 32): 1 / 0.742,
+    (128, 128, 4, 64): 1 / 0.941,
+    (128, 64, 4, 96): 1 / 0.910,
+    (128, 64, 4, 128): 1 / 0.994,
+}
+
+
 def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int):
-    """(blocks an SM, step factor) of a flash-attn 2 forward tile, or None where unmeasured."""
-    if kernel != KERNEL:
-        return None
-    return FACTORS.get((block_q, block_kv, warps, kernel_head_dim))
+    """(blocks an SM, step factor) of a flash-attn 2 forward or backward tile, or None where
+    unmeasured."""
+    key = (block_q, block_kv, warps, kernel_head_dim)
+    if kernel == BACKWARD:
+        return BACKWARD_FACTORS.get(key)
+    return FACTORS.get(key) if kernel == KERNEL else None
 
 
-__all__ = ["coresident_factor", "FACTORS", "KERNEL"]
+def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int) -> float:
+    """A lone forward block's measured step over the model's, or 1 where unmeasured."""
+    return STEP_FACTORS.get((block_q, block_kv, warps, kernel_head_dim), 1.0) if kernel == KERNEL else 1.0
+
+
+__all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "KERNEL", "BACKWARD"]

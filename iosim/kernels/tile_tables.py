@@ -47,7 +47,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import IosimError
-from .coresidency import coresident_factor
+from .coresidency import coresident_factor, step_factor
 
 
 class NoKernelTile(IosimError):
@@ -295,6 +295,8 @@ class KernelTile:
     #: (blocks an SM, step factor) measured for this kernel tile (:mod:`.coresidency`), or None.
     #: Kept when a study swaps the tile's blocks (explore): the only measurement there is
     coresident: tuple[int, float] | None = None
+    #: a lone block's measured step over the model's serial sum (:func:`.coresidency.step_factor`)
+    step_factor: float = 1.0
 
     @property
     def stats_loads(self) -> int | None:
@@ -345,7 +347,8 @@ def kernel_tile(
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
                               f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
                               rule.atoms, table.registers_per_thread,
-                              coresident_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim))
+                              coresident_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim),
+                              step_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim))
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 

@@ -130,6 +130,8 @@ class WarpLayout:
     #: (blocks an SM, step factor) measured for the kernel's tile (:mod:`iosim.kernels.coresidency`):
     #: how the SM's units overlap the steps of blocks that share it; None: the serial sum
     coresident: tuple[int, float] | None = None
+    #: a lone block's measured step over the serial sum (:mod:`iosim.kernels.coresidency`)
+    step_factor: float = 1.0
     #: thread blocks an SM holds at once (occupancy); 0: not known
     blocks_per_sm: int = 0
     #: whether the kernel's fills and drains are modelled (flash-attn 2's kernels: :mod:`.block_fill`)
@@ -357,12 +359,15 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
 
 
 def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:
-    """One block's time by step (seconds): the 8-warp kernel's steps at its measured factor
-    (``shared`` = (1, r): its two warps a sub-partition overlap), and where the block holds its
-    SM alone its own wait for its first tiles and last stores (:func:`.block_fill.lone_block_s`)."""
+    """One block's time by step (seconds): an 8-warp kernel's steps at its measured factor
+    (``shared`` = (1, r): its two warps a sub-partition overlap), a 4-warp forward's at its
+    measured lone step (``layout.step_factor``), and where the block holds its SM alone its
+    own wait for its first tiles and last stores (:func:`.block_fill.lone_block_s`)."""
     step = block_seconds(work, layout, rates, width)
-    if shared and shared[0] == 1:
-        step = {k: shared[1] * v for k, v in step.items()}
+    measured = rates.source == "measured"   # the factors were measured with the H200's rates
+    scale = (shared[1] if shared and shared[0] == 1 else 1.0) * (layout.step_factor if measured else 1.0)
+    if scale != 1.0:
+        step = {k: scale * v for k, v in step.items()}
     wait = lone_block_s(work, layout, rates, width)
     if wait:
         step[BLOCK_WAIT] = wait

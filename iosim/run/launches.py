@@ -16,9 +16,9 @@ from threadpoolctl import threadpool_limits
 
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
-from ..models import kernel_time, triton_time
+from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import occupancy, replay
-from ..models.kernel_time import WarpLayout
+from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
 from ..schedules import get_schedule, options_for
@@ -167,17 +167,33 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
                             kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
-                            blocks_per_sm=per_sm, fa2_waits=fa2)
+                            step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
-                            tile.kernel_head_dim, blocks_per_sm=per_sm, fa2_waits=fa2)
+                            tile.kernel_head_dim, coresident=getattr(tile, "coresident", None), blocks_per_sm=per_sm,
+                            fa2_waits=fa2)
     else:
         return result  # warp layout unchecked for this tile: no model
     try:
         times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
     except ValueError:
         return result  # the profile lacks a rate the model needs; the roofline stays
+    if fa2 and "combine" in times:
+        times["combine"] = _combine_chain(result, setup.profile, tile, times["combine"])
     return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
+
+
+def _combine_chain(result: Result, profile, tile, base):
+    """The split-KV combine's chain of dependent loads (:mod:`iosim.models.combine_time`),
+    where the rates are the measured ones it was measured with."""
+    rates = KernelRates.from_profile(profile, result.problem.dtype)
+    splits = result.options.get("num_splits")
+    if rates.source != "measured" or not splits or splits < 2:
+        return base
+    p = result.problem
+    reads = sum(r for r, _ in result.kernel_bytes("combine").values())
+    return combine_time.predict(base, rates, splits=splits, rows=p.batch * p.heads * p.seq_len_q,
+                                kernel_head_dim=tile.kernel_head_dim or p.head_dim, reads=reads)
 
 
 def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:

@@ -168,11 +168,22 @@ def test_main_forward_kernel_time_with_two_blocks_an_sm():
     assert sorted(abs(r - 1) for r in ratios)[len(ratios) // 2] <= 0.10
 
 
+def _no_worse(kernel: str, then: list, now: list, band: tuple = (0.80, 1.20)) -> None:
+    """Today's model on a prospective check: every launch within ``band`` (issue 14's ±20 % for
+    the main kernels), and a median |error| no larger than the predictions written before the
+    GPU measured them."""
+    def median_error(ratios):
+        return sorted(abs(x - 1) for x in ratios)[len(ratios) // 2]
+
+    assert all(band[0] <= x <= band[1] for x in now), (kernel, now)
+    assert median_error(now) <= median_error(then), (kernel, then, now)
+
+
 def test_overlap_check_replays(compare_module):
     """The prospective run of session 8 (docs/validation/2026-12-01-overlap-check.md): the
     predictions written before measuring (predictions.json, kept as written) met the forward
     within 0.84-1.25 and the backward within 0.97-1.14; today's model replays it with every
-    load exact and its main kernels' times in the same bands."""
+    load exact and its main kernels' times within ±20 %, no worse at the median."""
     import json
 
     raw = VALIDATION / "2026-12-01-overlap-check"
@@ -185,7 +196,8 @@ def test_overlap_check_replays(compare_module):
         measured = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
         then = [before[(r["seq_len"], r["head_dim"], r["heads"], kernel)] / t for r, t in measured]
         now = [r["predicted"]["time_s"] / t for r, t in measured]
-        assert len(then) == 13 and all(lo <= x <= hi for x in then + now), (kernel, then, now)
+        assert len(then) == 13 and all(lo <= x <= hi for x in then), (kernel, then)
+        _no_worse(kernel, then, now)
 
 
 def test_vendor_report_from_committed_measurements():
@@ -200,7 +212,8 @@ def test_vendor_report_from_committed_measurements():
     assert main["predicted"]["loads"] == main["measured"]["loads"]
     report = {"hw_profile": "h200", "problem": {**cfg, "dtype": "fp16"}, "launches": rows, "ok": True}
     text = format_vendor_table(report)
-    assert "dq_dk_dv" in text and "compute (" in text and "load counts meet their targets" in text
+    assert "dq_dk_dv" in text and "compute, two warps a sub-partition at 0.87 a step (" in text
+    assert "load counts meet their targets" in text
 
 
 @pytest.mark.parametrize("n", [2048])
@@ -222,8 +235,9 @@ def test_cupy_fa2_dram_reads_match_ncu(n):
 def test_fill_check_replays(compare_module):
     """The prospective run of session 9 (docs/validation/2026-12-02-fill-check.md): 16
     configurations fixed, and iosim's predictions written (predictions.json), before the H200
-    measured them; every load exact, and today's model gives the times written then: main
-    forwards 0.72-1.06 (d = 32 lowest), main backwards 0.89-1.17, dot_do_o 0.77-1.06."""
+    measured them; every load exact. As written then: main forwards 0.72-1.06 (d = 32 lowest),
+    main backwards 0.89-1.17, dot_do_o 0.77-1.06; today's model: the main kernels within
+    ±20 %, and every kernel's median |error| no larger."""
     import json
 
     raw = VALIDATION / "2026-12-02-fill-check"
@@ -237,4 +251,5 @@ def test_fill_check_replays(compare_module):
         got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
         then = [before[(r["head_dim"], r["batch"], r["heads"], r["causal"], kernel)] / t for r, t in got]
         now = [r["predicted"]["time_s"] / t for r, t in got]
-        assert len(then) == n and all(lo <= x <= hi for x in then + now), (kernel, then, now)
+        assert len(then) == n and all(lo <= x <= hi for x in then), (kernel, then)
+        _no_worse(kernel, then, now, (lo, hi) if kernel == "dot_do_o" else (0.80, 1.20))

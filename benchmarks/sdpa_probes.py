@@ -1,0 +1,58 @@
+"""Two ncu probes of PyTorch's flash-attn 2 kernels (device machine), whose CSVs are committed.
+
+``--fwd-pipes``: one forward launch each at d = 32, 64, 128 with 132 one-block heads (one block
+an SM, 4,096 keys), for Nsight Compute's instruction and issue sections
+(docs/validation/2026-12-02-bwd-step/fwd_pipes.csv):
+
+    ncu --clock-control none --kernel-name regex:flash_fwd --section InstructionStats \\
+        --section ComputeWorkloadAnalysis --section WarpStateStats --section SpeedOfLight \\
+        --csv --page details python3 benchmarks/sdpa_probes.py --fwd-pipes
+
+``--combine``: split-KV decodes and short one-head launches at d = 32, 64, 128, 256, three calls
+each, for the combine kernel's registers, occupancy limits and durations
+(docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv):
+
+    ncu --clock-control none --kernel-name regex:flash_fwd --csv --print-units base --metrics \\
+        gpu__time_duration.sum,launch__registers_per_thread,launch__occupancy_limit_registers,\\
+launch__occupancy_limit_shared_mem,launch__occupancy_limit_warps,launch__occupancy_limit_blocks,\\
+launch__grid_size,launch__shared_mem_per_block_static,dram__bytes_read.sum,lts__t_bytes.sum \\
+        python3 benchmarks/sdpa_probes.py --combine
+"""
+
+from __future__ import annotations
+
+import argparse
+
+
+def _sdpa(d: int, heads: int, n_q: int, n_kv: int, calls: int) -> None:
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    q = torch.randn(1, heads, n_q, d, device="cuda", dtype=torch.float16)
+    k = torch.randn(1, heads, n_kv, d, device="cuda", dtype=torch.float16)
+    v = torch.randn_like(k)
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        for _ in range(calls):
+            F.scaled_dot_product_attention(q, k, v)
+    torch.cuda.synchronize()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fwd-pipes", action="store_true")
+    ap.add_argument("--combine", action="store_true")
+    args = ap.parse_args()
+    if args.fwd_pipes:
+        for d in (32, 64, 128):
+            _sdpa(d, 132, 128, 4096, 1)
+    if args.combine:
+        for d in (32, 64, 128, 256):
+            for n in (512, 8192, 65536):
+                _sdpa(d, 4, 1, n, 3)
+            for n in (256, 512, 1024, 2048, 4096):
+                _sdpa(d, 1, n, n, 3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Steps measured on the compiled flash-attn 2 kernels (iosim.kernels.coresidency,
+iosim.kernels.combine_kernel): the backward's 8-warp overlap, a lone forward block's step,
+and the split-KV combine's chain of dependent loads."""
+
+import math
+
+import pytest
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.kernels import combine_kernel, coresidency
+from iosim.kernels.tile_tables import kernel_tile
+from iosim.models.combine_time import CHAIN
+from iosim.models.kernel_time import BLOCK_WAIT, COMPUTE, KernelRates
+
+
+def _run(profile="h200", passes="forward", **problem):
+    return simulate(load_profile(profile), "fa2", Problem(**problem), passes=passes,
+                    options=Options(kernel="flash-attn-2", cache=True))
+
+
+def _compute(t) -> float:
+    return sum(t.per_resource_s.get(k, 0.0) for k in COMPUTE if k != BLOCK_WAIT)
+
+
+def test_every_h200_backward_tile_has_its_measured_factor():
+    p = load_profile("h200")
+    for d in (32, 40, 64, 80, 96, 128, 160, 192, 256):
+        t = kernel_tile("fa2", d, p, direction="bwd")
+        assert t.kernel == coresidency.BACKWARD and t.coresident is not None, d
+        assert t.coresident == coresidency.BACKWARD_FACTORS[(t.block_q, t.block_kv, t.warps, t.kernel_head_dim)]
+
+
+def test_the_backward_steps_at_its_measured_factor(monkeypatch):
+    """The 8-warp backward's compute is r × the serial sum (r = 0.867 at d = 128); the blocks'
+    own waits are not scaled; and a profile without measured rates keeps the serial sum."""
+    problem = dict(seq_len=4096, head_dim=128, heads=8)
+    t = _run(passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
+    assert "two warps a sub-partition at 0.87 a step" in t.bound
+    monkeypatch.setattr(coresidency, "BACKWARD_FACTORS", {})
+    serial = _run(passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
+    assert _compute(t) == pytest.approx(0.867 * _compute(serial), rel=1e-9)
+    assert t.per_resource_s[BLOCK_WAIT] == pytest.approx(serial.per_resource_s[BLOCK_WAIT], rel=1e-12)
+    h100 = _run("h100-sxm", passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
+    assert "sub-partition" not in h100.bound
+
+
+@pytest.mark.parametrize("d, factor", [(32, 1 / 0.742), (128, 1 / 0.994)])
+def test_a_lone_forward_block_steps_at_its_measured_step(monkeypatch, d, factor):
+    """132 one-block heads (one block an SM): the forward's compute is the measured lone step
+    over the serial sum (d = 32: 1.35×) times the serial sum."""
+    problem = dict(seq_len_q=128, seq_len_kv=4096, seq_len=4096, head_dim=d, heads=132)
+    t = _run(**problem).kernel_times["main"]
+    monkeypatch.setattr(coresidency, "STEP_FACTORS", {})
+    serial = _run(**problem).kernel_times["main"]
+    assert _compute(t) == pytest.approx(factor * _compute(serial), rel=1e-9)
+    assert t.predicted_s > serial.predicted_s
+
+
+def test_no_step_factor_off_the_measured_rates(monkeypatch):
+    """The factors were measured with the H200's rates: a profile of vendor peaks keeps the
+    serial sum (the factor travels with the tile, and is not applied there)."""
+    problem = dict(seq_len=2048, head_dim=32, heads=16)
+    assert kernel_tile("fa2", 32, load_profile("h100-sxm")).step_factor == pytest.approx(1 / 0.742)
+    with_factor = _run("h100-sxm", **problem).kernel_times["main"]
+    monkeypatch.setattr(coresidency, "STEP_FACTORS", {})
+    assert _run("h100-sxm", **problem).kernel_times["main"] == with_factor
+
+
+@pytest.mark.parametrize("d, heads, n_kv", [(64, 4, 8192), (128, 16, 2048), (128, 4, 131072)])
+def test_the_combine_is_a_chain_of_dependent_loads(d, heads, n_kv):
+    """One wave of combine blocks: the read-then-write floor, the measured log-sum-exp phase,
+    one measured load a split, and the bytes it reads at the DRAM rate."""
+    r = _run(seq_len_q=1, seq_len_kv=n_kv, seq_len=n_kv, head_dim=d, heads=heads)
+    t, splits = r.kernel_times["combine"], r.options["num_splits"]
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    reads = sum(x for x, _ in r.kernel_bytes("combine").values())
+    chain = combine_kernel.BASE_S + splits * combine_kernel.SPLIT_S + reads / rates.dram_bytes
+    assert t.per_resource_s[CHAIN] == pytest.approx(chain, rel=1e-12)
+    assert t.predicted_s == pytest.approx(rates.read_write_s + chain, rel=1e-12)
+    assert t.bound.startswith(f"{CHAIN} ({splits} splits;")
+
+
+def test_the_combine_waits_a_chain_a_wave():
+    """More blocks than the SMs hold (kBlockM = 4 rows a block at d = 128; 9 an SM up to 16
+    splits) wait the chain once a wave."""
+    r = _run(seq_len_q=64, seq_len_kv=4096, seq_len=4096, head_dim=128, heads=96, batch=1)
+    splits = r.options["num_splits"]
+    blocks = math.ceil(96 * 64 / combine_kernel.block_rows(128))
+    waves = math.ceil(blocks / (132 * combine_kernel.blocks_per_sm(splits)))
+    t = r.kernel_times["combine"]
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    reads = sum(x for x, _ in r.kernel_bytes("combine").values())
+    want = waves * (combine_kernel.BASE_S + splits * combine_kernel.SPLIT_S) + reads / rates.dram_bytes
+    assert waves >= 2 and t.per_resource_s[CHAIN] == pytest.approx(want, rel=1e-12)
+
+
+def test_the_combine_keeps_the_memory_model_off_the_measured_rates():
+    r = _run("h100-sxm", seq_len_q=1, seq_len_kv=8192, seq_len=8192, head_dim=64, heads=4)
+    assert CHAIN not in r.kernel_times["combine"].per_resource_s
+
+
+def test_combine_block_rows_follow_the_launch_template():
+    assert [combine_kernel.block_rows(d) for d in (32, 64, 96, 128, 160, 192, 224, 256)] == [16, 8, 16, 4, 16, 8,
+                                                                                              16, 4]
+    assert combine_kernel.blocks_per_sm(16) == 9 and combine_kernel.blocks_per_sm(17) == 8
