@@ -96,6 +96,22 @@ GRIDS = {
         192: ((1000, 1000, 4, 6, 6, True, "fp16"), (3500, 3500, 1, 7, 7, False, "bf16")),
         256: ((1, 2000, 16, 8, 8, False, "fp16"), (1800, 1800, 2, 6, 6, False, "fp16")),
     }),
+    # session 10: chosen before measuring, after the backward's measured 8-warp factors, the
+    # forward's measured lone steps and the combine's chain were adopted, to test them
+    # prospectively (predictions written first): d = 40 and 72 run the 64 and 96 kernels,
+    # 224 the 256 one; decodes with splits at every head dim
+    "step": dict(head_dims=(32, 40, 72, 128, 224), configs={
+        32: ((4096, 4096, 2, 12, 12, False, "bf16"), (2048, 2048, 4, 6, 6, True, "fp16"),
+             (1, 20000, 2, 8, 8, False, "fp16")),
+        40: ((5000, 5000, 1, 16, 16, False, "fp16"), (1, 9000, 4, 8, 2, False, "bf16"),
+             (3000, 3000, 2, 8, 8, True, "fp16")),
+        72: ((6000, 6000, 1, 8, 8, True, "fp16"), (2048, 4096, 2, 8, 8, False, "bf16"),
+             (2, 7000, 6, 8, 8, False, "fp16")),
+        128: ((8192, 8192, 1, 12, 4, True, "bf16"), (3000, 3000, 4, 8, 8, False, "fp16"),
+              (1, 50000, 1, 16, 16, False, "fp16"), (16, 6000, 8, 8, 8, False, "fp16")),
+        224: ((4096, 4096, 1, 8, 8, False, "fp16"), (1, 12000, 2, 4, 4, False, "bf16"),
+              (2500, 2500, 2, 4, 4, True, "fp16")),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
 }
