@@ -1,4 +1,13 @@
-"""How much faster a flash-attn 2 forward block steps when its SM holds a second one (H200).
+"""The steps of flash-attn 2's compiled kernels on the H200, measured: how two co-resident
+forward blocks overlap, how the backward's 8 warps do, a lone forward block's step, and the
+same for head dims that run a kernel's uneven (``Is_even_K = false``) instantiation.
+
+Tables, each keyed by the kernel's tile (B_r, B_c, warps, kHeadDim): ``FACTORS`` (forward,
+below), ``BACKWARD_FACTORS`` and ``STEP_FACTORS`` (docs/validation/2026-12-02-bwd-step.md),
+and their ``UNEVEN_`` forms (docs/validation/2026-12-02-uneven-k.md).
+``benchmarks/step_factors.py`` re-derives each from the committed measurements. These are
+calibrations of each compiled kernel on controlled launches; the committed SDPA grids and
+the prospective checks (docs/validation/2026-12-02-step-check.md) test them.
 
 The kernel time model adds a thread block's steps at the SM's share of each unit's rate
 (:mod:`iosim.models.kernel_time`). That is right for one block an SM, and 1.2-1.4× too
@@ -83,18 +92,57 @@ STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
 }
 
 
-def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int):
+#: Head dims that are no kernel size (d = 40, 48 on the 64 kernel; 72 on 96; 112 on 128; 160 on
+#: 192; 224 on 256) run the kernel's ``Is_even_K = false`` instantiation: every head-dim-wide
+#: load and store is predicated column by column and the columns past d are cleared. Measured
+#: beside the kernel sizes in one run (``benchmarks/sdpa_uneven_cost.py``,
+#: docs/validation/2026-12-02-uneven-k.md), its steps are 8–37 % slower than the even kernel's
+#: at the same (padded) work, the same at d = 40 and 48 (within 1 %). Slopes in µs per 1,024
+#: keys (forward) or query rows (backward), measured / the model's serial sum:
+UNEVEN_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 4, 64): (2, 0.699),     # d = 40: 33.46 / (2 × 23.95)   (d = 48: 0.703)
+    (128, 64, 4, 96): (2, 0.721),      # d = 72: 42.78 / (2 × 29.68)
+    (128, 64, 4, 128): (2, 0.817),     # d = 112: 55.08 / (2 × 33.71)
+    (128, 64, 8, 192): (1, 0.800),     # d = 160: 44.82 / 56.02 (one block an SM)
+}
+UNEVEN_STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
+    (128, 128, 4, 64): 23.95 / 17.43,  # d = 40 lone (d = 48: 23.86 / 17.47)
+    (128, 64, 4, 96): 29.68 / 24.55,   # d = 72
+    (128, 64, 4, 128): 33.71 / 30.99,  # d = 112
+}
+UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 8, 64): (1, 1.002),     # d = 40: 42.13 / 42.05   (d = 48: 41.72 / 42.15 = 0.990)
+    (64, 128, 8, 96): (1, 0.963),      # d = 72: 61.69 / 64.06
+    (64, 128, 8, 128): (1, 0.940),     # d = 112: 74.90 / 79.69
+    (64, 64, 8, 192): (1, 1.034),      # d = 160: 67.11 / 64.92
+    (64, 64, 8, 256): (1, 1.093),      # d = 224: 91.43 / 83.67
+}
+
+
+def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int,
+                      even_k: bool = True):
     """(blocks an SM, step factor) of a flash-attn 2 forward or backward tile, or None where
-    unmeasured."""
+    unmeasured; ``even_k``: d is the kernel's head dim (else its uneven instantiation's, where
+    measured, and the even one's where not)."""
     key = (block_q, block_kv, warps, kernel_head_dim)
     if kernel == BACKWARD:
-        return BACKWARD_FACTORS.get(key)
-    return FACTORS.get(key) if kernel == KERNEL else None
+        tables = (BACKWARD_FACTORS,) if even_k else (UNEVEN_BACKWARD_FACTORS, BACKWARD_FACTORS)
+    elif kernel == KERNEL:
+        tables = (FACTORS,) if even_k else (UNEVEN_FACTORS, FACTORS)
+    else:
+        return None
+    return next((t[key] for t in tables if key in t), None)
 
 
-def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int) -> float:
+def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int,
+                even_k: bool = True) -> float:
     """A lone forward block's measured step over the model's, or 1 where unmeasured."""
-    return STEP_FACTORS.get((block_q, block_kv, warps, kernel_head_dim), 1.0) if kernel == KERNEL else 1.0
+    if kernel != KERNEL:
+        return 1.0
+    key = (block_q, block_kv, warps, kernel_head_dim)
+    tables = (STEP_FACTORS,) if even_k else (UNEVEN_STEP_FACTORS, STEP_FACTORS)
+    return next((t[key] for t in tables if key in t), 1.0)
 
 
-__all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "KERNEL", "BACKWARD"]
+__all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
+           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "KERNEL", "BACKWARD"]

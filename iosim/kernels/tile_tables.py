@@ -344,11 +344,12 @@ def kernel_tile(
     for rule in table.rules:
         text, predicate = rule.when
         if rule.head_dim == k_head_dim and predicate(gpu, features):
+            key = (table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim)
             return KernelTile(rule.block_q, rule.block_kv, rule.warps, table.kernel, k_head_dim,
                               f"kHeadDim={k_head_dim}: {text}", table.source, f"{gpu.name} ({gpu.arch})",
                               rule.atoms, table.registers_per_thread,
-                              coresident_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim),
-                              step_factor(table.kernel, rule.block_q, rule.block_kv, rule.warps, k_head_dim))
+                              coresident_factor(*key, even_k=head_dim == k_head_dim),
+                              step_factor(*key, even_k=head_dim == k_head_dim))
     raise NoKernelTile(f"no rule of {table.kernel} matches kHeadDim={k_head_dim} on {gpu.name}")  # pragma: no cover
 
 

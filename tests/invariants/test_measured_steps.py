@@ -24,7 +24,7 @@ def _compute(t) -> float:
 
 def test_every_h200_backward_tile_has_its_measured_factor():
     p = load_profile("h200")
-    for d in (32, 40, 64, 80, 96, 128, 160, 192, 256):
+    for d in (32, 64, 96, 128, 192, 256):
         t = kernel_tile("fa2", d, p, direction="bwd")
         assert t.kernel == coresidency.BACKWARD and t.coresident is not None, d
         assert t.coresident == coresidency.BACKWARD_FACTORS[(t.block_q, t.block_kv, t.warps, t.kernel_head_dim)]
@@ -103,3 +103,30 @@ def test_combine_block_rows_follow_the_launch_template():
     assert [combine_kernel.block_rows(d) for d in (32, 64, 96, 128, 160, 192, 224, 256)] == [16, 8, 16, 4, 16, 8,
                                                                                               16, 4]
     assert combine_kernel.blocks_per_sm(16) == 9 and combine_kernel.blocks_per_sm(17) == 8
+
+
+def test_uneven_head_dims_take_their_instantiations_factors():
+    """d that is no kernel size runs the kernel's Is_even_K = false instantiation: its own
+    measured factors where measured (64, 96, 128, 192/256 backward), the even kernel's where not."""
+    p = load_profile("h200")
+    for d, kd in ((40, 64), (48, 64), (56, 64), (72, 96), (112, 128), (160, 192)):
+        fwd = kernel_tile("fa2", d, p)
+        key = (fwd.block_q, fwd.block_kv, fwd.warps, kd)
+        assert fwd.coresident == coresidency.UNEVEN_FACTORS[key], d
+        assert fwd.step_factor == coresidency.UNEVEN_STEP_FACTORS.get(key, 1.0), d
+        even = kernel_tile("fa2", kd, p)
+        assert (fwd.coresident, fwd.step_factor) != (even.coresident, even.step_factor), d
+    for d, kd in ((40, 64), (72, 96), (112, 128), (160, 192), (224, 256)):
+        bwd = kernel_tile("fa2", d, p, direction="bwd")
+        assert bwd.coresident == coresidency.UNEVEN_BACKWARD_FACTORS[(bwd.block_q, bwd.block_kv, bwd.warps, kd)], d
+    # unmeasured uneven forms keep the even kernel's: d < 32 on the 32 kernel, d = 224 forward
+    assert kernel_tile("fa2", 24, p).coresident == kernel_tile("fa2", 32, p).coresident
+    assert kernel_tile("fa2", 224, p).coresident == kernel_tile("fa2", 256, p).coresident
+
+
+def test_an_uneven_forward_is_slower_than_the_even_kernels():
+    """Same padded work, the uneven instantiation's measured step: d = 40 takes longer than d = 64."""
+    t40 = _run(seq_len=4096, head_dim=40, heads=16).kernel_times["main"]
+    t64 = _run(seq_len=4096, head_dim=64, heads=16).kernel_times["main"]
+    assert t40.predicted_s > 1.05 * t64.predicted_s
+    assert "two blocks an SM at 0.70 a step" in t40.bound

@@ -1,0 +1,77 @@
+"""Re-derive the measured step factors of iosim.kernels.coresidency from the committed runs (no GPU).
+
+For each measured series (time against key blocks for the forward, against query blocks for the
+backward): the measured slope (least squares), the model's slope with every factor off (the
+serial sum of a block's steps), their ratio, and the factor the table holds.
+
+    python benchmarks/step_factors.py docs/validation/2026-12-02-uneven-k/first/uneven_cost.json \\
+        docs/validation/2026-12-02-uneven-k/wide/uneven_cost.json docs/validation/2026-12-02-bwd-step/bwd_cost.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import defaultdict
+
+import numpy as np
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.kernels import coresidency
+
+
+def series(path: str) -> dict:
+    """(pass, d, heads, N_kv of the backward) -> [(steps axis, measured µs, Problem)]"""
+    out = defaultdict(list)
+    for r in json.load(open(path))["rows"]:
+        if isinstance(r["median_s"], dict):      # sdpa_bwd_cost.py: the backward, two layouts
+            if r.get("layout") != "shared":
+                continue   # one key block a head: each block streams its own Q_i, dO_i, not the step taken
+            kind, t = "backward", r["median_s"]["dq_dk_dv"]
+        else:                                    # sdpa_uneven_cost.py: either pass
+            kind, t = r["pass"], r["median_s"]
+        backward = kind == "backward"
+        problem = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"])
+        out[(kind, r["d"], r["heads"], r["n_kv"] if backward else 0)].append(
+            ((r["n_q"] if backward else r["n_kv"]) / 1024, t * 1e6, problem))
+    return out
+
+
+def slope(xs, ys) -> float:
+    a = np.vstack([np.ones(len(xs)), xs]).T
+    return float(np.linalg.lstsq(a, np.asarray(ys), rcond=None)[0][1])
+
+
+def serial_slope(points, backward: bool) -> float:
+    profile = load_profile("h200")
+    ys = []
+    for _, _, p in points:
+        r = simulate(profile, "fa2", p, passes="forward+backward" if backward else "forward",
+                     options=Options(kernel="flash-attn-2", cache=True))
+        ys.append(r.kernel_times["dq_dk_dv" if backward else "main"].predicted_s * 1e6)
+    return slope([x for x, _, _ in points], ys)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("runs", nargs="+")
+    args = ap.parse_args()
+    for name in ("FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS", "UNEVEN_BACKWARD_FACTORS",
+                 "UNEVEN_STEP_FACTORS"):
+        getattr(coresidency, name).clear()   # the model's serial sum
+    print(f"{'pass':9} {'d':>4} {'blocks':>6}  measured  serial  measured/serial  (two an SM: r = this ÷ lone)")
+    for path in args.runs:
+        lone = {}
+        for (kind, d, heads, _), points in sorted(series(path).items()):
+            measured = slope([x for x, _, _ in points], [y for _, y, _ in points])
+            serial = serial_slope(points, kind == "backward")
+            blocks = heads if kind == "forward" else points[0][2].seq_len_kv // (128 if d <= 128 else 64)
+            ratio = measured / serial
+            pair = f"  r = {ratio / lone[d]:.3f}" if kind == "forward" and blocks == 264 and d in lone else ""
+            if kind == "forward" and blocks == 132:
+                lone[d] = ratio
+            print(f"{kind:9} {d:>4} {blocks:>6}  {measured:8.2f}  {serial:6.2f}  {ratio:.3f}{pair}")
+
+
+if __name__ == "__main__":
+    main()
