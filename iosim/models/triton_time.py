@@ -24,9 +24,18 @@ configurations (docs/triton.md, "The time model"):
   (``w = L + t``); with ``s ≥ 2`` the load was issued ``s − 1`` steps earlier:
   ``w = max(0, L + t − (s − 1)·c)``. Each block also waits once for its Q tile (``p``).
 * **Rounds of co-resident blocks.** ``k`` blocks fit on an SM at once (shared memory with
-  CUDA's 1 KiB per block, registers, threads: :func:`iosim.models.cache.occupancy`). A
-  round of ``r`` blocks, each making its ``n`` steps, takes ``p + n·max(r·c/u, c + w)``:
-  throughput-bound when the other blocks hide the wait, latency-bound when not.
+  CUDA's 1 KiB per block, registers, threads: :func:`iosim.models.cache.occupancy`). Under
+  wgmma (MMA v3, every configuration measured on the H200) the warpgroups of the
+  co-resident blocks, and of one block, do not overlap their phases: each issues its
+  product, waits for it, then runs its softmax, and with nothing alternating them (no
+  ping-pong, which FlashAttention-3 adds for exactly this) they fall into step — all
+  multiply, then all exponentiate, then all wait for their next tiles. A round of ``r``
+  blocks then takes ``r·c`` a step plus the part of the load wait that the pipeline's
+  earlier stages do not cover: ``p + n·(r·c + max(0, w − (s − 1)(r − 1)·c))`` (with one
+  stage the whole wait; docs/triton.md, "What the device data changed", item 6: chosen
+  after the 12 shapes were measured). Under ``mma.sync`` warps interleave instruction by instruction (flash-attn's
+  own co-resident blocks overlap: :mod:`iosim.kernels.coresidency`), and a round is
+  throughput-bound, ``p + n·max(r·c_max/u, c + w)`` with ``c_max`` the busiest unit's share.
 * **Waves.** Blocks spread over the SMs as evenly as the grid allows; the busiest SM runs
   ``ceil(T / SMs)`` of them in rounds of ``k``, the last round partial. Where blocks differ
   (causal) each is charged its share of a full SM, ``(p + n·max(k·c/u, c + w))/k``, and the
@@ -95,15 +104,6 @@ def chain_seconds(tile, per: dict) -> tuple[float, float]:
     return tensor + cuda, max(tensor, cuda)
 
 
-def chains_per_block(tile) -> int:
-    """Independent chains in one block: under MMA v3 each warpgroup that owns its own 64 rows of
-    both products runs its own chain; replicated or split rows (BLOCK_M = 64 with 8 warps) tie
-    the warpgroups together (the P conversion waits for both)."""
-    if tile.mma == 3 and not tile.p_convert and tile.computed_rows == tile.block_q:
-        return max(1, min(tile.warps // 4, tile.block_q // 64))
-    return 1
-
-
 def load_wait(tile, rates: KernelRates, dtype: str, step: float) -> tuple[float, float]:
     """(the exposed wait of one step for its K_j and V_j, the block's wait for its Q tile)."""
     latency = rates.round_trip_s
@@ -122,11 +122,14 @@ def _use(tile, resident: int) -> float:
 
 
 def _round(tile, per: dict, w: float, resident: int) -> float:
-    """One step of every block of a round of ``resident`` blocks: the units' throughput over
-    every chain, or one chain's latency with its exposed load wait, whichever is longer."""
+    """One step of every block of a round of ``resident`` blocks: under wgmma the blocks' chains
+    one after another (their phases fall into step); under mma.sync the units' throughput over
+    every chain; or one chain's latency with its exposed load wait, whichever is longer."""
     chain, busiest = chain_seconds(tile, per)
-    g = chains_per_block(tile)
-    return max(resident * busiest / _use(tile, resident), chain / g + w)
+    if tile.mma == 3:   # in step: the loads too, so a round waits for what its chains do not cover
+        hidden = (tile.num_stages - 1) * (resident - 1) * chain if tile.num_stages > 1 else 0.0
+        return resident * chain + max(0.0, w - hidden)
+    return max(resident * busiest / _use(tile, resident), chain + w)
 
 
 def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
@@ -144,7 +147,7 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
         scale = tile.computed_rows / max(m for (m, *_rest) in work.products)  # padded rows compute too
         per = step_seconds(tile, rates, profile, dtype, work.ops.get("elementwise", 0) * scale / n,
                            work.ops.get("exp", 0) * scale / n)
-        w, p = load_wait(tile, rates, dtype, chain_seconds(tile, per)[0] / chains_per_block(tile))
+        w, p = load_wait(tile, rates, dtype, chain_seconds(tile, per)[0])
         blocks.append((n, per, w, p, work.count))
     if not blocks:
         return 0.0, {}, k
@@ -177,4 +180,4 @@ def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) 
     return out
 
 
-__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "chains_per_block", "load_wait", "RESERVED_SMEM_PER_BLOCK"]
+__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]

@@ -7,7 +7,7 @@ from iosim import load_profile
 from iosim.kernels.triton_preset import (TritonConfig, converts_p, pv_rows, pv_warp_grid, registers_per_thread,
                                          triton_tile, warp_grid)
 from iosim.models.kernel_time import KernelRates
-from iosim.models.triton_time import chain_seconds, chains_per_block, load_wait, step_seconds, _round
+from iosim.models.triton_time import chain_seconds, load_wait, step_seconds, _round
 
 H200 = load_profile("h200")
 RATES = KernelRates.from_profile(H200, "fp16")
@@ -52,18 +52,28 @@ def test_wgmma_reads_its_operands_while_it_computes():
     assert v2.mma == 2 and chain_seconds(v2, per) == (1.6 + 0.5, 1.6)
 
 
-def test_independent_warpgroups_are_separate_chains():
-    assert chains_per_block(_tile(128, 64, 8, 2)) == 2     # each warpgroup owns 64 rows of both dots
-    assert chains_per_block(_tile(128, 64, 4, 2)) == 1     # one warpgroup, two 64-row wgmmas in turn
-    assert chains_per_block(_tile(64, 64, 8, 2)) == 1      # tied by the P conversion
-
-
-def test_a_round_is_throughput_or_latency_bound():
+def test_wgmma_rounds_run_their_chains_in_turn():
+    """Under wgmma the co-resident blocks' phases fall into step (no ping-pong): a round of r
+    blocks takes r chains, or one chain and its exposed wait where longer."""
     t = _tile(128, 64, 4, 1)
     per = {"tensor cores": 1.0, "shared memory": 0.5, "exp": 0.4, "fp32": 0.2}
+    assert t.mma == 3
     assert _round(t, per, 0.0, 1) == 1.6                   # one chain: units in turn
-    assert _round(t, per, 0.0, 3) == 3.0                   # three chains: the tensor cores are the limit
-    assert _round(t, per, 5.0, 3) == pytest.approx(6.6)                  # an exposed wait dominates
+    assert _round(t, per, 0.0, 3) == pytest.approx(4.8)    # three chains, one after another
+    assert _round(t, per, 5.0, 3) == pytest.approx(9.8)    # one stage: every round waits for its loads
+    t3 = _tile(128, 64, 4, 3)
+    assert _round(t3, per, 8.0, 3) == pytest.approx(4.8 + 8.0 - 2 * 2 * 1.6)   # earlier stages cover part
+    assert _round(t3, per, 5.0, 3) == pytest.approx(4.8)                       # or all of it
+    assert _round(t3, per, 5.0, 1) == pytest.approx(1.6 + 5.0)
+
+
+def test_mma_sync_rounds_are_throughput_or_latency_bound():
+    t = triton_tile(TritonConfig(32, 64, 2, 2), 128, "fp16", H200)
+    per = {"tensor cores": 1.0, "shared memory": 0.5, "exp": 0.4, "fp32": 0.2}
+    assert t.mma == 2
+    assert _round(t, per, 0.0, 1) == pytest.approx(1.5 / 0.5)     # 2 warps: the tensor path on half the sub-partitions
+    assert _round(t, per, 0.0, 4) == pytest.approx(4 * 1.5)       # four blocks: the tensor path is the limit
+    assert _round(t, per, 9.0, 4) == pytest.approx(2.1 + 9.0)     # an exposed wait dominates
 
 
 def test_stages_hide_the_load_wait():
