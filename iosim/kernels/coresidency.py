@@ -119,6 +119,25 @@ UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 }
 
 
+#: the split-KV forward kernel (KernelTile.kernel of the split-KV table)
+SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
+
+#: The split-KV forward's tiles hold two blocks an SM too (244-255 registers a thread: ncu's
+#: launch statistics, docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv), and their
+#: blocks run the forward kernel's inner loop (``compute_attn_1rowblock_splitkv``: the same
+#: steps on a 64-row tile). No launch of them isolates the overlap: PyTorch's heuristic fills
+#: the GPU with splits, and its decodes of 64 heads in 4 splits (256 blocks) run near the DRAM
+#: rate (4.00 and 7.42 µs per 1,024 keys at d = 64 and 128, against 3.8 and 7.6 for their K, V
+#: at 4.41 TB/s), which bounds r at 0.75 and 0.79 (measured ÷ the serial slope) without
+#: fixing it. So they take the forward kernel's measured pair factor at the same kHeadDim.
+SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (64, 256, 4, 32): FACTORS[(128, 128, 4, 32)],
+    (64, 256, 4, 64): FACTORS[(128, 128, 4, 64)],
+    (64, 128, 4, 96): FACTORS[(128, 64, 4, 96)],
+    (64, 128, 4, 128): FACTORS[(128, 64, 4, 128)],
+}
+
+
 def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int,
                       even_k: bool = True):
     """(blocks an SM, step factor) of a flash-attn 2 forward or backward tile, or None where
@@ -129,6 +148,8 @@ def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kern
         tables = (BACKWARD_FACTORS,) if even_k else (UNEVEN_BACKWARD_FACTORS, BACKWARD_FACTORS)
     elif kernel == KERNEL:
         tables = (FACTORS,) if even_k else (UNEVEN_FACTORS, FACTORS)
+    elif kernel == SPLITKV and even_k:
+        tables = (SPLITKV_FACTORS,)
     else:
         return None
     return next((t[key] for t in tables if key in t), None)
@@ -145,4 +166,5 @@ def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_hea
 
 
 __all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
-           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "KERNEL", "BACKWARD"]
+           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "KERNEL", "BACKWARD",
+           "SPLITKV"]

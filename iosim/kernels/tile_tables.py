@@ -218,6 +218,9 @@ TABLES: dict[tuple[str, str], Table] = {
             Rule(192, ANY, 64, 64, 4),
             Rule(256, ANY, 64, 64, 4),
         ),
+        # launch__registers_per_thread 244-255 at d = 32, 64, 128, 256 (ncu's launch statistics,
+        # docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv): two thread blocks per SM
+        registers_per_thread=255,
     ),
     ("fa2", "bwd"): Table(
         kernel="flash-attn 2 backward (flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel)",
