@@ -4,7 +4,7 @@ same for head dims that run a kernel's uneven (``Is_even_K = false``) instantiat
 
 Tables, each keyed by the kernel's tile (B_r, B_c, warps, kHeadDim): ``FACTORS`` (forward,
 below), ``BACKWARD_FACTORS`` and ``STEP_FACTORS`` (docs/validation/2026-12-02-bwd-step.md),
-and their ``UNEVEN_`` forms (docs/validation/2026-12-02-uneven-k.md).
+their ``UNEVEN_`` forms (docs/validation/2026-12-02-uneven-k.md) and ``SPLITKV_FACTORS``.
 ``benchmarks/step_factors.py`` re-derives each from the committed measurements. These are
 calibrations of each compiled kernel on controlled launches; the committed SDPA grids and
 the prospective checks (docs/validation/2026-12-02-step-check.md) test them.
@@ -31,8 +31,8 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
   takes ``r`` × the model's serial sum of its step (the factor that makes that sum the
   measured step; its wait for its own first and last tiles is not scaled).
 
-Tiles that are not in the table (other kernels, the split-KV forward, whose occupancy is
-not measured) keep the serial sum. The factor travels with the kernel's tile
+Tiles in no table (other kernels; the split-KV forward's 192 and 256 tiles) keep the serial
+sum; the split-KV forward's other tiles take the forward's factor (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
 (``KernelTile.coresident``): ``iosim explore --kernel flash-attn-2`` keeps the kernel's own
 tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
 ranking and ``simulate`` agree on the kernel's tile.

@@ -21,10 +21,13 @@ from __future__ import annotations
 import math
 
 from ..kernels import combine_kernel as ck
+from .launch_time import COPY
 from .roofline import TimePrediction
 
 #: the per-resource key of the combine's chain of dependent loads
 CHAIN = "dependent loads, one a split"
+#: the memory times the chain is set beside (:func:`.launch_time.memory_seconds`)
+MEMORY = ("L2", "DRAM", COPY)
 
 
 def predict(base: TimePrediction, rates, *, splits: int, rows: int, kernel_head_dim: int,
@@ -35,11 +38,11 @@ def predict(base: TimePrediction, rates, *, splits: int, rows: int, kernel_head_
     waves = math.ceil(blocks / (rates.sm_count * ck.blocks_per_sm(splits)))
     chain = waves * (ck.BASE_S + splits * ck.SPLIT_S) + reads / rates.dram_bytes
     per = {**base.per_resource_s, CHAIN: chain}
-    memory = max(v for k, v in per.items() if k not in ("launch", CHAIN))
+    memory = max(per.get(k, 0.0) for k in MEMORY)
+    bound = base.bound
     if chain >= memory:
-        bound = f"{CHAIN} ({splits} splits; {blocks} block{'s' if blocks > 1 else ''}, {waves} wave{'s' if waves > 1 else ''})"
-    else:
-        bound = base.bound
+        plural = lambda n, word: f"{n} {word}{'s' if n > 1 else ''}"  # noqa: E731
+        bound = f"{CHAIN} ({plural(splits, 'split')}; {plural(blocks, 'block')}, {plural(waves, 'wave')})"
     return TimePrediction(per["launch"] + max(chain, memory), bound, per)
 
 
