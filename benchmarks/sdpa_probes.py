@@ -8,6 +8,15 @@ an SM, 4,096 keys), for Nsight Compute's instruction and issue sections
         --section ComputeWorkloadAnalysis --section WarpStateStats --section SpeedOfLight \\
         --csv --page details python3 benchmarks/sdpa_probes.py --fwd-pipes
 
+``--uneven-loads``: the forward at d = 72, 80, 88, 104 and 40 (uneven instantiations of the 96,
+128 and 64 kernels), 256 heads (the main kernel, not split-KV), N_q × N_kv from 128 × 64 to
+2,048 × 4,096, for the load counters (docs/validation/2026-12-02-uneven-k/loads_ncu.csv):
+
+    ncu --clock-control none --kernel-name regex:flash_fwd --csv --print-units base --metrics \
+        smsp__sass_data_bytes_mem_global_op_ldgsts.sum,smsp__sass_data_bytes_mem_global_op_ld.sum,\
+smsp__sass_inst_executed_op_ldgsts.sum,smsp__sass_data_bytes_mem_global_op_st.sum,launch__grid_size \
+        python3 benchmarks/sdpa_probes.py --uneven-loads
+
 ``--combine``: split-KV decodes and short one-head launches at d = 32, 64, 128, 256, three calls
 each, for the combine kernel's registers, occupancy limits and durations
 (docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv):
@@ -42,7 +51,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fwd-pipes", action="store_true")
     ap.add_argument("--combine", action="store_true")
+    ap.add_argument("--uneven-loads", action="store_true")
     args = ap.parse_args()
+    if args.uneven_loads:
+        for d in (72, 80, 88, 104, 40):
+            for n_q, n_kv in ((128, 64), (128, 128), (128, 256), (256, 64), (128, 4096), (2048, 4096)):
+                _sdpa(d, 256, n_q, n_kv, 1)
     if args.fwd_pipes:
         for d in (32, 64, 128):
             _sdpa(d, 132, 128, 4096, 1)
