@@ -112,6 +112,15 @@ GRIDS = {
         224: ((4096, 4096, 1, 8, 8, False, "fp16"), (1, 12000, 2, 4, 4, False, "bf16"),
               (2500, 2500, 2, 4, 4, True, "fp16")),
     }),
+    # session 10, last: chosen before measuring, after the uneven head dims' factors and the
+    # split-KV occupancy, to test the session's final model prospectively (predictions first)
+    "final": dict(head_dims=(48, 96, 112, 160, 256), configs={
+        48: ((3500, 3500, 2, 12, 4, False, "bf16"), (1, 15000, 8, 16, 16, False, "fp16")),
+        96: ((5120, 5120, 1, 24, 24, True, "fp16"), (2, 9000, 4, 12, 12, False, "bf16")),
+        112: ((4096, 2048, 2, 16, 16, False, "fp16"), (2800, 2800, 3, 8, 8, True, "bf16")),
+        160: ((3333, 3333, 2, 6, 6, False, "fp16"), (1, 30000, 2, 8, 2, False, "fp16")),
+        256: ((2500, 2500, 2, 8, 8, True, "bf16"), (1, 40000, 1, 16, 16, False, "fp16")),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
 }
