@@ -288,3 +288,30 @@ def test_step_check_replays(compare_module):
         long = [x for (r, _), x in zip(got, now) if r.get("seq_len_q", r["seq_len"]) >= 2048]
         _no_worse(kernel, then, now, (0.85, 1.15) if kernel == "combine" else (0.70, 1.20))
         assert kernel == "combine" or all(0.80 <= x <= 1.20 for x in long), (kernel, long)
+
+
+def test_final_check_replays(compare_module):
+    """The last prospective run of session 10 (docs/validation/2026-12-02-final-check.md): ten
+    configurations fixed, and the predictions written (predictions.json), before the H200
+    measured them; nothing changed after. Every load exact; today's model gives the times
+    written then (main forwards 1.00-1.04, main backwards 0.86-1.04, at N >= 2,048 within
+    ±20 %)."""
+    import json
+
+    raw = VALIDATION / "2026-12-02-final-check"
+    rows = compare_module.compare(str(raw), cache=True)
+    written = json.loads((raw / "predictions.json").read_text())["rows"]
+
+    def key(cfg):
+        return (cfg["head_dim"], cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"]),
+                cfg["batch"], cfg["heads"], cfg["causal"])
+
+    before = {(*key(r["config"]), k): v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+    assert len(rows) == 44 and all(r["within_target"]["loads"] for r in rows)
+    for kernel, n, (lo, hi) in (("main", 6, (0.98, 1.06)), ("dq_dk_dv", 10, (0.84, 1.06)),
+                                ("combine", 4, (0.83, 1.00))):
+        got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
+        then = [before[(*key(r), kernel)] / t for r, t in got]
+        now = [r["predicted"]["time_s"] / t for r, t in got]
+        assert len(then) == n and all(lo <= x <= hi for x in then), (kernel, then)
+        _no_worse(kernel, then, now, (0.80, 1.20))
