@@ -59,20 +59,28 @@ def configs() -> list[dict]:
     return out
 
 
-def target() -> None:
+def sdpa_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, causal: bool = False,
+               backward: bool = False) -> None:
+    """``calls`` calls of PyTorch's flash SDPA on one fp16 problem (B = 1), each with its
+    backward where asked; the launches these measurements time."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
+    q = torch.randn(1, heads, n_q, d, device="cuda", dtype=torch.float16, requires_grad=backward)
+    k, v = (torch.randn(1, heads, n_kv, d, device="cuda", dtype=torch.float16, requires_grad=backward)
+            for _ in range(2))
+    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
+        for _ in range(calls):
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            if backward:
+                out.backward(torch.ones_like(out))
+    torch.cuda.synchronize()
+
+
+def target() -> None:
     for cfg in configs():
-        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16)
-        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16)
-                for _ in range(2))
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            for _ in range(REPEATS):
-                F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"])
-        torch.cuda.synchronize()
-        del q, k, v
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, causal=cfg["causal"])
 
 
 def run_ncu(kernel_regex: str, script: str, out: str) -> str:
@@ -99,38 +107,48 @@ def machine(out: str) -> dict:
     return info
 
 
-def drive(out: str) -> None:
-    text = run_ncu("regex:flash_fwd", __file__, out)
-    summarise(text, out, machine(out))
-
-
 def summarise(text: str, out: str, machine: dict) -> None:
     """ncu's CSV -> DIR/block_cost.json (each configuration's durations, in launch order)."""
     launches = durations(text)
-    rows, at = [], 0
-    for cfg in configs():   # REPEATS calls each; a call is one kernel, or split-KV's two (the combine second)
-        calls = []
-        while at < len(launches):
-            name, grid, t = launches[at]
-            kind = "combine" if "combine" in name else "splitkv" if "splitkv" in name else "main"
-            if kind == "combine" and calls:
-                calls[-1]["combine_s"] = t
-            elif len(calls) == REPEATS:
-                break
-            else:
-                calls.append({"kernel": kind, "grid": grid, "time_s": t})
-            at += 1
+    rows = []
+    for cfg, calls in zip(configs(), forward_calls(launches, len(configs()), REPEATS)):
         main = sorted(c["time_s"] for c in calls)
         rows.append({**cfg, "calls": calls, "median_s": main[len(main) // 2] if main else None})
-    with open(os.path.join(out, "block_cost.json"), "w") as f:
-        json.dump({**machine, "launches_expected": len(configs()) * REPEATS, "launches_measured": len(launches),
-                   "rows": rows}, f, indent=1)
+    save(out, "block_cost.json", {**machine, "launches_expected": len(configs()) * REPEATS,
+                                  "launches_measured": len(launches), "rows": rows})
     print(f"{len(launches)} launches measured for {len(configs()) * REPEATS} calls (split-KV's combines beside)")
 
 
-def cli(doc: str, target, drive, summarise, json_name: str) -> None:
+def forward_calls(launches: list, configs: int, repeats: int, combine_grid: bool = False) -> list[list[dict]]:
+    """The forward calls of each configuration, ``repeats`` a configuration in launch order: a
+    call is one kernel ({"kernel": "main" or "splitkv", "grid", "time_s"}), or split-KV's two,
+    the combine's time (and, with ``combine_grid``, its grid) on the call it follows."""
+    out, at = [], 0
+    for _ in range(configs):
+        calls = []
+        while at < len(launches):
+            name, grid, t = launches[at]
+            if "combine" in name and calls:
+                calls[-1].update({"combine_grid": grid} if combine_grid else {}, combine_s=t)
+            elif len(calls) == repeats:
+                break
+            else:
+                calls.append({"kernel": "splitkv" if "splitkv" in name else "main", "grid": grid, "time_s": t})
+            at += 1
+        out.append(calls)
+    return out
+
+
+def save(out: str, json_name: str, report: dict) -> None:
+    """DIR/JSON_NAME, indented."""
+    with open(os.path.join(out, json_name), "w") as f:
+        json.dump(report, f, indent=1)
+
+
+def cli(doc: str, target, summarise, json_name: str, kernel_regex: str, script: str) -> None:
     """The command line of these measurements: ``--target`` (the launches), ``--out DIR``
-    (ncu over them), ``--summarise NCU_CSV --out DIR`` (DIR/JSON_NAME from a saved CSV and
+    (ncu over ``python3 SCRIPT --target`` for the kernels matching ``kernel_regex``, then
+    ``summarise``), ``--summarise NCU_CSV --out DIR`` (DIR/JSON_NAME from a saved CSV and
     DIR/machine.json)."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--out")
@@ -142,11 +160,11 @@ def cli(doc: str, target, drive, summarise, json_name: str) -> None:
     elif args.summarise:
         summarise(open(args.summarise).read(), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
     else:
-        drive(args.out)
+        summarise(run_ncu(kernel_regex, script, args.out), args.out, machine(args.out))
 
 
 def main() -> None:
-    cli(__doc__, target, drive, summarise, "block_cost.json")
+    cli(__doc__, target, summarise, "block_cost.json", "regex:flash_fwd", __file__)
 
 
 if __name__ == "__main__":

@@ -19,12 +19,11 @@ Target:        python3 benchmarks/sdpa_bwd_cost.py --target
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, machine, run_ncu  # noqa: E402
+from sdpa_block_cost import cli, durations, save, sdpa_calls  # noqa: E402
 
 #: kHeadDim -> key rows a block (B_c) of the H200's backward kernel (docs/spec/kernels.md)
 BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
@@ -45,20 +44,8 @@ def configs() -> list[dict]:
 
 
 def target() -> None:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
     for cfg in configs():
-        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16, requires_grad=True)
-        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16,
-                            requires_grad=True) for _ in range(2))
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            for _ in range(REPEATS):
-                out = F.scaled_dot_product_attention(q, k, v)
-                out.backward(torch.ones_like(out))
-        torch.cuda.synchronize()
-        del q, k, v, out
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, backward=True)
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
@@ -78,18 +65,12 @@ def summarise(text: str, out: str, machine: dict) -> None:
             got = sorted(t for k, t in calls if k == kind)
             med[kind] = got[len(got) // 2] if got else None
         rows.append({**cfg, "median_s": med})
-    with open(os.path.join(out, "bwd_cost.json"), "w") as f:
-        json.dump({**machine, "launches": len(launches), "rows": rows}, f, indent=1)
+    save(out, "bwd_cost.json", {**machine, "launches": len(launches), "rows": rows})
     print(f"{len(launches)} of {3 * REPEATS * len(configs())} launches")
 
 
-def drive(out: str) -> None:
-    text = run_ncu("regex:flash_bwd", __file__, out)
-    summarise(text, out, machine(out))
-
-
 def main() -> None:
-    cli(__doc__, target, drive, summarise, "bwd_cost.json")
+    cli(__doc__, target, summarise, "bwd_cost.json", "regex:flash_bwd", __file__)
 
 
 if __name__ == "__main__":

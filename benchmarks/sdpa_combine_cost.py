@@ -16,12 +16,11 @@ Target:        python3 benchmarks/sdpa_combine_cost.py --target
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, machine, run_ncu  # noqa: E402
+from sdpa_block_cost import cli, durations, forward_calls, save, sdpa_calls  # noqa: E402
 
 REPEATS = 3
 
@@ -32,51 +31,21 @@ def configs() -> list[dict]:
 
 
 def target() -> None:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
     for cfg in configs():
-        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16)
-        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16)
-                for _ in range(2))
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            for _ in range(REPEATS):
-                F.scaled_dot_product_attention(q, k, v)
-        torch.cuda.synchronize()
-        del q, k, v
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS)
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
     """Each configuration's launches in order: (kernel, grid, seconds); the combine follows its split kernel."""
     launches = durations(text)
-    rows, at = [], 0
-    for cfg in configs():
-        calls = []
-        while at < len(launches) and len(calls) < REPEATS:
-            name, grid, t = launches[at]
-            at += 1
-            if "combine" in name:
-                if calls:
-                    calls[-1].update(combine_grid=grid, combine_s=t)
-                continue
-            calls.append({"kernel": "splitkv" if "splitkv" in name else "main", "grid": grid, "time_s": t})
-        if at < len(launches) and "combine" in launches[at][0]:
-            calls[-1].update(combine_grid=launches[at][1], combine_s=launches[at][2])
-            at += 1
-        rows.append({**cfg, "calls": calls})
-    with open(os.path.join(out, "combine_cost.json"), "w") as f:
-        json.dump({**machine, "launches": len(launches), "rows": rows}, f, indent=1)
+    calls = forward_calls(launches, len(configs()), REPEATS, combine_grid=True)
+    rows = [{**cfg, "calls": c} for cfg, c in zip(configs(), calls)]
+    save(out, "combine_cost.json", {**machine, "launches": len(launches), "rows": rows})
     print(f"{len(launches)} launches for {len(configs())} configurations of {REPEATS} calls")
 
 
-def drive(out: str) -> None:
-    text = run_ncu("regex:flash_fwd", __file__, out)
-    summarise(text, out, machine(out))
-
-
 def main() -> None:
-    cli(__doc__, target, drive, summarise, "combine_cost.json")
+    cli(__doc__, target, summarise, "combine_cost.json", "regex:flash_fwd", __file__)
 
 
 if __name__ == "__main__":

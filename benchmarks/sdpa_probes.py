@@ -1,4 +1,4 @@
-"""Two ncu probes of PyTorch's flash-attn 2 kernels (device machine), whose CSVs are committed.
+"""Three ncu probes of PyTorch's flash-attn 2 kernels (device machine), whose CSVs are committed.
 
 ``--fwd-pipes``: one forward launch each at d = 32, 64, 128 with 132 one-block heads (one block
 an SM, 4,096 keys), for Nsight Compute's instruction and issue sections
@@ -31,20 +31,11 @@ launch__grid_size,launch__shared_mem_per_block_static,dram__bytes_read.sum,lts__
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
-
-def _sdpa(d: int, heads: int, n_q: int, n_kv: int, calls: int) -> None:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    q = torch.randn(1, heads, n_q, d, device="cuda", dtype=torch.float16)
-    k = torch.randn(1, heads, n_kv, d, device="cuda", dtype=torch.float16)
-    v = torch.randn_like(k)
-    with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-        for _ in range(calls):
-            F.scaled_dot_product_attention(q, k, v)
-    torch.cuda.synchronize()
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sdpa_block_cost import sdpa_calls  # noqa: E402
 
 
 def main() -> None:
@@ -56,16 +47,16 @@ def main() -> None:
     if args.uneven_loads:
         for d in (72, 80, 88, 104, 40):
             for n_q, n_kv in ((128, 64), (128, 128), (128, 256), (256, 64), (128, 4096), (2048, 4096)):
-                _sdpa(d, 256, n_q, n_kv, 1)
+                sdpa_calls(d, 256, n_q, n_kv, 1)
     if args.fwd_pipes:
         for d in (32, 64, 128):
-            _sdpa(d, 132, 128, 4096, 1)
+            sdpa_calls(d, 132, 128, 4096, 1)
     if args.combine:
         for d in (32, 64, 128, 256):
             for n in (512, 8192, 65536):
-                _sdpa(d, 4, 1, n, 3)
+                sdpa_calls(d, 4, 1, n, 3)
             for n in (256, 512, 1024, 2048, 4096):
-                _sdpa(d, 1, n, n, 3)
+                sdpa_calls(d, 1, n, n, 3)
 
 
 if __name__ == "__main__":

@@ -15,12 +15,11 @@ Run (device):  python3 benchmarks/sdpa_uneven_cost.py --out DIR     (ncu; writes
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, machine, run_ncu  # noqa: E402
+from sdpa_block_cost import cli, durations, save, sdpa_calls  # noqa: E402
 
 REPEATS = 3
 SMS = 132
@@ -47,22 +46,8 @@ def configs(name: str = "first") -> list[dict]:
 
 
 def target() -> None:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
     for cfg in configs(SET):
-        grad = cfg["pass"] == "backward"
-        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16, requires_grad=grad)
-        k, v = (torch.randn(1, cfg["heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16,
-                            requires_grad=grad) for _ in range(2))
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            for _ in range(REPEATS):
-                out = F.scaled_dot_product_attention(q, k, v)
-                if grad:
-                    out.backward(torch.ones_like(out))
-        torch.cuda.synchronize()
-        del q, k, v, out
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, backward=cfg["pass"] == "backward")
 
 
 def summarise(text: str, out: str, machine: dict) -> None:
@@ -80,18 +65,12 @@ def summarise(text: str, out: str, machine: dict) -> None:
                 got.append(t)
         got.sort()
         rows.append({**cfg, "times_s": got, "median_s": got[len(got) // 2] if got else None})
-    with open(os.path.join(out, "uneven_cost.json"), "w") as f:
-        json.dump({**machine, "set": SET, "launches": len(launches), "rows": rows}, f, indent=1)
+    save(out, "uneven_cost.json", {**machine, "set": SET, "launches": len(launches), "rows": rows})
     print(f"{len(launches)} launches; {sum(r['median_s'] is not None for r in rows)} of {len(rows)} configurations")
 
 
-def drive(out: str) -> None:
-    text = run_ncu("regex:flash_", __file__, out)
-    summarise(text, out, machine(out))
-
-
 def main() -> None:
-    cli(__doc__, target, drive, summarise, "uneven_cost.json")
+    cli(__doc__, target, summarise, "uneven_cost.json", "regex:flash_", __file__)
 
 
 if __name__ == "__main__":

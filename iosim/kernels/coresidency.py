@@ -138,31 +138,31 @@ SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 }
 
 
+#: kernel -> (the tables of its kernel-size tiles, those of its uneven instantiation: the first
+#: that has the tile gives its factor); by name, looked up when asked
+_PAIR_TABLES = {KERNEL: (("FACTORS",), ("UNEVEN_FACTORS", "FACTORS")),
+                BACKWARD: (("BACKWARD_FACTORS",), ("UNEVEN_BACKWARD_FACTORS", "BACKWARD_FACTORS")),
+                SPLITKV: (("SPLITKV_FACTORS",), ())}   # borrowed factors: none for its uneven form
+_STEP_TABLES = {KERNEL: (("STEP_FACTORS",), ("UNEVEN_STEP_FACTORS", "STEP_FACTORS"))}
+
+
+def _lookup(tables: dict, kernel: str, key: tuple, even_k: bool, default):
+    names = tables.get(kernel, ((), ()))[0 if even_k else 1]
+    return next((globals()[n][key] for n in names if key in globals()[n]), default)
+
+
 def coresident_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int,
                       even_k: bool = True):
-    """(blocks an SM, step factor) of a flash-attn 2 forward or backward tile, or None where
-    unmeasured; ``even_k``: d is the kernel's head dim (else its uneven instantiation's, where
-    measured, and the even one's where not)."""
-    key = (block_q, block_kv, warps, kernel_head_dim)
-    if kernel == BACKWARD:
-        tables = (BACKWARD_FACTORS,) if even_k else (UNEVEN_BACKWARD_FACTORS, BACKWARD_FACTORS)
-    elif kernel == KERNEL:
-        tables = (FACTORS,) if even_k else (UNEVEN_FACTORS, FACTORS)
-    elif kernel == SPLITKV and even_k:
-        tables = (SPLITKV_FACTORS,)
-    else:
-        return None
-    return next((t[key] for t in tables if key in t), None)
+    """(blocks an SM, step factor) of a flash-attn 2 forward, backward or split-KV tile, or None
+    where unmeasured; ``even_k``: d is the kernel's head dim (else its uneven instantiation's,
+    where measured, and the even one's where not)."""
+    return _lookup(_PAIR_TABLES, kernel, (block_q, block_kv, warps, kernel_head_dim), even_k, None)
 
 
 def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int,
                 even_k: bool = True) -> float:
     """A lone forward block's measured step over the model's, or 1 where unmeasured."""
-    if kernel != KERNEL:
-        return 1.0
-    key = (block_q, block_kv, warps, kernel_head_dim)
-    tables = (STEP_FACTORS,) if even_k else (UNEVEN_STEP_FACTORS, STEP_FACTORS)
-    return next((t[key] for t in tables if key in t), 1.0)
+    return _lookup(_STEP_TABLES, kernel, (block_q, block_kv, warps, kernel_head_dim), even_k, 1.0)
 
 
 __all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",

@@ -18,16 +18,15 @@ the combine keeps the memory-bound model.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from ..kernels import combine_kernel as ck
-from .launch_time import COPY
+from .launch_time import combine
 from .roofline import TimePrediction
 
 #: the per-resource key of the combine's chain of dependent loads
 CHAIN = "dependent loads, one a split"
-#: the memory times the chain is set beside (:func:`.launch_time.memory_seconds`)
-MEMORY = ("L2", "DRAM", COPY)
 
 
 def predict(base: TimePrediction, rates, *, splits: int, rows: int, kernel_head_dim: int,
@@ -37,13 +36,12 @@ def predict(base: TimePrediction, rates, *, splits: int, rows: int, kernel_head_
     blocks = math.ceil(rows / ck.block_rows(kernel_head_dim))
     waves = math.ceil(blocks / (rates.sm_count * ck.blocks_per_sm(splits)))
     chain = waves * (ck.BASE_S + splits * ck.SPLIT_S) + reads / rates.dram_bytes
-    per = {**base.per_resource_s, CHAIN: chain}
-    memory = max(per.get(k, 0.0) for k in MEMORY)
-    bound = base.bound
-    if chain >= memory:
-        plural = lambda n, word: f"{n} {word}{'s' if n > 1 else ''}"  # noqa: E731
-        bound = f"{CHAIN} ({plural(splits, 'split')}; {plural(blocks, 'block')}, {plural(waves, 'wave')})"
-    return TimePrediction(per["launch"] + max(chain, memory), bound, per)
+    out = combine({**base.per_resource_s, CHAIN: chain}, chain, [CHAIN])
+    if not out.bound.startswith("compute"):
+        return out
+    plural = lambda n, word: f"{n} {word}{'s' if n > 1 else ''}"  # noqa: E731
+    return dataclasses.replace(out, bound=f"{CHAIN} ({plural(splits, 'split')}; {plural(blocks, 'block')}, "
+                                          f"{plural(waves, 'wave')})")
 
 
 __all__ = ["CHAIN", "predict"]

@@ -179,23 +179,39 @@ def _no_worse(kernel: str, then: list, now: list, band: tuple = (0.80, 1.20)) ->
     assert median_error(now) <= median_error(then), (kernel, then, now)
 
 
+def _config_key(cfg: dict) -> tuple:
+    """A measured configuration as both predictions.json and the compared rows name it."""
+    return (cfg["head_dim"], cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"]),
+            cfg["batch"], cfg["heads"], cfg["causal"])
+
+
+def _prospective(compare_module, name: str):
+    """A committed prospective check replayed: (today's rows, ratios) where ``ratios(kernel)``
+    gives that kernel's rows and their predicted ÷ measured times as written then and now."""
+    import json
+
+    raw = VALIDATION / name
+    rows = compare_module.compare(str(raw), cache=True)
+    written = json.loads((raw / "predictions.json").read_text())["rows"]
+    before = {(*_config_key(r["config"]), k): v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+
+    def ratios(kernel: str):
+        got = [r for r in rows if r["kernel"] == kernel]
+        then = [before[(*_config_key(r), kernel)] / r["measured"]["time_s"] for r in got]
+        return got, then, [r["predicted"]["time_s"] / r["measured"]["time_s"] for r in got]
+
+    return rows, ratios
+
+
 def test_overlap_check_replays(compare_module):
     """The prospective run of session 8 (docs/validation/2026-12-01-overlap-check.md): the
     predictions written before measuring (predictions.json, kept as written) met the forward
     within 0.84-1.25 and the backward within 0.97-1.14; today's model replays it with every
     load exact and its main kernels' times within ±20 %, no worse at the median."""
-    import json
-
-    raw = VALIDATION / "2026-12-01-overlap-check"
-    rows = compare_module.compare(str(raw), cache=True)
-    written = json.loads((raw / "predictions.json").read_text())["rows"]
-    before = {(r["config"]["seq_len"], r["config"]["head_dim"], r["config"]["heads"], k): v["predicted_s"]
-              for r in written for k, v in r["kernel_times"].items()}
+    rows, ratios = _prospective(compare_module, "2026-12-01-overlap-check")
     assert len(rows) == 52 and all(r["within_target"]["loads"] for r in rows)
     for kernel, (lo, hi) in (("main", (0.80, 1.30)), ("dq_dk_dv", (0.95, 1.20))):
-        measured = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
-        then = [before[(r["seq_len"], r["head_dim"], r["heads"], kernel)] / t for r, t in measured]
-        now = [r["predicted"]["time_s"] / t for r, t in measured]
+        _, then, now = ratios(kernel)
         assert len(then) == 13 and all(lo <= x <= hi for x in then), (kernel, then)
         _no_worse(kernel, then, now)
 
@@ -238,19 +254,11 @@ def test_fill_check_replays(compare_module):
     measured them; every load exact. As written then: main forwards 0.72-1.06 (d = 32 lowest),
     main backwards 0.89-1.17, dot_do_o 0.77-1.06; today's model: the main kernels within
     ±20 %, and every kernel's median |error| no larger."""
-    import json
-
-    raw = VALIDATION / "2026-12-02-fill-check"
-    rows = compare_module.compare(str(raw), cache=True)
-    written = json.loads((raw / "predictions.json").read_text())["rows"]
-    before = {(r["config"]["head_dim"], r["config"]["batch"], r["config"]["heads"], r["config"]["causal"], k):
-              v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+    rows, ratios = _prospective(compare_module, "2026-12-02-fill-check")
     assert len(rows) == 69 and all(r["within_target"]["loads"] for r in rows)
     for kernel, n, (lo, hi) in (("main", 11, (0.70, 1.10)), ("dq_dk_dv", 16, (0.85, 1.20)),
                                 ("dot_do_o", 16, (0.75, 1.10))):
-        got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
-        then = [before[(r["head_dim"], r["batch"], r["heads"], r["causal"], kernel)] / t for r, t in got]
-        now = [r["predicted"]["time_s"] / t for r, t in got]
+        _, then, now = ratios(kernel)
         assert len(then) == n and all(lo <= x <= hi for x in then), (kernel, then)
         _no_worse(kernel, then, now, (lo, hi) if kernel == "dot_do_o" else (0.80, 1.20))
 
@@ -263,17 +271,7 @@ def test_step_check_replays(compare_module):
     dims' factors measured after it) every main kernel at N >= 2,048 within ±20 %, no worse at
     the median. Loads: 66 of 70 exact; the four misses (d = 72's forwards, d = 40's GQA
     split-KV) are within 0.24 % and not explained."""
-    import json
-
-    raw = VALIDATION / "2026-12-02-step-check"
-    rows = compare_module.compare(str(raw), cache=True)
-    written = json.loads((raw / "predictions.json").read_text())["rows"]
-
-    def key(cfg):
-        return (cfg["head_dim"], cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"]),
-                cfg["batch"], cfg["heads"], cfg["causal"])
-
-    before = {(*key(r["config"]), k): v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+    rows, ratios = _prospective(compare_module, "2026-12-02-step-check")
     missed = [(r["kernel"], r["head_dim"]) for r in rows if not r["within_target"]["loads"]]
     assert len(rows) == 70 and sorted(missed) == [("main", 72), ("main", 72), ("splitkv", 40), ("splitkv", 72)]
     for r in rows:
@@ -281,11 +279,9 @@ def test_step_check_replays(compare_module):
             assert abs(r["predicted"]["loads"] / r["measured"]["loads"] - 1) < 0.003, r
     for kernel, n, (lo, hi) in (("combine", 6, (0.88, 1.00)), ("main", 10, (0.72, 1.10)),
                                 ("dq_dk_dv", 16, (0.75, 1.05))):
-        got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
-        then = [before[(*key(r), kernel)] / t for r, t in got]
-        now = [r["predicted"]["time_s"] / t for r, t in got]
+        got, then, now = ratios(kernel)
         assert len(then) == n and all(lo <= x <= hi for x in then), (kernel, then)
-        long = [x for (r, _), x in zip(got, now) if r.get("seq_len_q", r["seq_len"]) >= 2048]
+        long = [x for r, x in zip(got, now) if r.get("seq_len_q", r["seq_len"]) >= 2048]
         _no_worse(kernel, then, now, (0.85, 1.15) if kernel == "combine" else (0.70, 1.20))
         assert kernel == "combine" or all(0.80 <= x <= 1.20 for x in long), (kernel, long)
 
@@ -296,22 +292,10 @@ def test_final_check_replays(compare_module):
     measured them; nothing changed after. Every load exact; today's model gives the times
     written then (main forwards 1.00-1.04, main backwards 0.86-1.04, at N >= 2,048 within
     ±20 %)."""
-    import json
-
-    raw = VALIDATION / "2026-12-02-final-check"
-    rows = compare_module.compare(str(raw), cache=True)
-    written = json.loads((raw / "predictions.json").read_text())["rows"]
-
-    def key(cfg):
-        return (cfg["head_dim"], cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"]),
-                cfg["batch"], cfg["heads"], cfg["causal"])
-
-    before = {(*key(r["config"]), k): v["predicted_s"] for r in written for k, v in r["kernel_times"].items()}
+    rows, ratios = _prospective(compare_module, "2026-12-02-final-check")
     assert len(rows) == 44 and all(r["within_target"]["loads"] for r in rows)
     for kernel, n, (lo, hi) in (("main", 6, (0.98, 1.06)), ("dq_dk_dv", 10, (0.84, 1.06)),
                                 ("combine", 4, (0.83, 1.00))):
-        got = [(r, r["measured"]["time_s"]) for r in rows if r["kernel"] == kernel]
-        then = [before[(*key(r), kernel)] / t for r, t in got]
-        now = [r["predicted"]["time_s"] / t for r, t in got]
+        _, then, now = ratios(kernel)
         assert len(then) == n and all(lo <= x <= hi for x in then), (kernel, then)
         _no_worse(kernel, then, now, (0.80, 1.20))
