@@ -81,6 +81,8 @@ def result_table(r: Result) -> str:
         f"(bound by {r.time.bound})"
     )
     parts = [head, traffic, onchip, timing, summary, theory]
+    if r.l2_off:
+        parts.append(f"L2 model: off ({r.l2_off.removeprefix('the L2 model is off for this run: ')})")
     if r.cache is not None:
         s = r.cache.total
         parts.append(

@@ -57,8 +57,9 @@ def combine_results(results: list[Result], **fields) -> Result:
     cache = None
     if caches:
         outer = {k: v for c in caches for k, v in (c.outer or {}).items()}
+        near = {k: v for c in caches for k, v in (c.near or {}).items()}
         cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
-                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None)
+                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None, near)
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,

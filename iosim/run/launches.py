@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
-from ..models.cache import occupancy, replay
+from ..models.cache import PlayLimit, occupancy, plan
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
@@ -29,7 +29,7 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import Result
-from .setup import Launch, Setup
+from .setup import AUTO_REQUESTS, MAX_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
@@ -44,17 +44,64 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) 
     return _run_all(setup, mode, inputs)
 
 
+def cache_plans(setup: Setup) -> tuple[list, str | None]:
+    """Each launch's (:class:`~iosim.models.cache.Plan`, the count that recorded it) (None
+    each where the L2 model is off)
+    and, where ``cache="auto"`` left it off, why. A count run of each launch records its
+    accesses (the same in numeric mode); a run whose streams would hold more than
+    :data:`~iosim.run.setup.MAX_REQUESTS` requests is refused, one past
+    :data:`~iosim.run.setup.AUTO_REQUESTS` is left without the model when it was not asked for."""
+    if not setup.options.cache:
+        return [None] * len(setup.launches), None
+    counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
+               for l in setup.launches]
+    plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
+    requests = sum(p.requests for p in plans)
+    if setup.options.cache == "auto" and requests > AUTO_REQUESTS:
+        why = (f"the L2 model is off for this run: its streams would hold {requests:,} requests (about "
+               f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default {AUTO_REQUESTS:,}")
+        return [None] * len(plans), why
+    if requests > MAX_REQUESTS:
+        raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}: model the run "
+                           "without it (cache off, --no-cache), or with fewer heads or larger blocks", field="cache")
+    return list(zip(plans, counted)), None
+
+
+def l2_by_default(setup: Setup) -> bool:
+    """Whether ``iosim simulate`` models the L2 for ``setup`` when not told: on by default
+    (:meth:`Setup.cache_by_default`) and within the default budget (:func:`cache_plans`)."""
+    if not setup.cache_by_default():
+        return False
+    return cache_plans(dataclasses.replace(setup, options=dataclasses.replace(setup.options, cache="auto")))[1] is None
+
+
+def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | None]:
+    """Each launch's (CacheReport, the count) for the (plan, count) of :func:`cache_plans`,
+    played; past :data:`MAX_REQUESTS` (where the heads' extension needs more heads than
+    planned), off when ``cache="auto"``, refused when the L2 model was asked for."""
+    try:
+        return [None if x is None else (x[0].play(MAX_REQUESTS), x[1]) for x in planned], why
+    except PlayLimit as e:
+        if setup.options.cache == "auto":
+            return [None] * len(planned), (f"the L2 model is off for this run: extending its heads took more than "
+                                           f"{MAX_REQUESTS:,} requests ({e.requests:,})")
+        raise ProblemError(f"the L2 model would play more than {MAX_REQUESTS:,} requests ({e.requests:,}: its heads' "
+                           "extension did not settle): model the run without it (cache off, --no-cache), or with "
+                           "fewer heads", field="cache") from None
+
+
 def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
     """The launches counted in order, as one result. In numeric mode the BLAS runs on one
     thread (the caller sees to it): the products are of small tiles, and on a contended
     many-core machine a threaded BLAS waits for cores (issue 15 measured 0.45 s alone and
     23 s contended); on 2 cores the two settings are within 20 % (docs/performance.md)."""
+    planned, l2_off = _played(setup, *cache_plans(setup))
     results = []
-    for launch in setup.launches:
-        result = _run_one(setup, launch, mode, inputs)
+    for launch, l2 in zip(setup.launches, planned):
+        result = _run_one(setup, launch, mode, inputs, l2)
         if mode == "numeric" and setup.options.kernel is not None and launch.passes == "forward":
             inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
-        results.append(result)
+        results.append(dataclasses.replace(result, l2_off=l2_off))
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
@@ -77,15 +124,17 @@ def _time_model(result: Result, tile=None) -> str:
     return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
 
 
-def _run_one(setup: Setup, launch: Launch, mode: str, inputs) -> Result:
-    """Count one launch, apply the models, and report it on the user's problem."""
+def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None) -> Result:
+    """Count one launch (in count mode, the count that recorded its L2 accesses: ``l2``, the
+    pair (CacheReport, count) of :func:`_played`), apply the models, and report it on the
+    user's problem."""
     user, runs = setup.problem, launch.problem
     if mode == "numeric" and runs != user:
         inputs = {k: (v.reshape((runs.batch, runs.heads, runs.seq_len_q) + v.shape[3:]) if k in ("Q", "dO") else v)
                   for k, v in inputs.items()}
-    counted = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs,
-                           record=setup.options.cache)
-    result = _result(setup, launch, mode, counted)
+    counted = l2[1] if l2 is not None and mode == "count" else \
+        count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs)
+    result = _result(setup, launch, mode, counted, l2[0] if l2 is not None else None)
     if runs == user:
         return result
     outputs = {k: v.reshape((user.batch, -1, user.seq_len_q) + v.shape[3:])
@@ -96,10 +145,9 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs) -> Result:
     return dataclasses.replace(result, problem=user, outputs=outputs, options=options)
 
 
-def _result(setup: Setup, launch: Launch, mode: str, c: Counted) -> Result:
-    """The models applied to one launch's counts."""
+def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Result:
+    """The models applied to one launch's counts (the L2 model's ``cache`` report, or None)."""
     profile, p = setup.profile, launch.problem
-    cache = _cache_model(setup, launch, c) if setup.options.cache else None
     link_bytes = dict(c.link_bytes)
     if cache is not None:  # with the L2 modelled, only what misses it crosses the DRAM's own link
         dram = cache.total
@@ -131,15 +179,15 @@ def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> d
     return out
 
 
-def _cache_model(setup: Setup, launch: Launch, c: Counted):
-    """Play every head's recorded accesses through the profile's L2 (and caches behind it)."""
+def _cache_plan(setup: Setup, launch: Launch, c: Counted):
+    """Every head's recorded accesses, to be played through the profile's L2 (and caches behind it)."""
     profile, p = setup.profile, launch.problem
     slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
-    return replay(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
-                  kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
-                  concurrency={k: slots for k in kernels}, outer_levels=outer, group_size=p.group_size)
+    return plan(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
+                kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
+                concurrency={k: slots for k in kernels}, outer_levels=outer, group_size=p.group_size)
 
 
 def _blocks_per_sm(profile, launch: Launch, sram_peak: int) -> int:

@@ -43,7 +43,8 @@ class Options:
     ``"local:2"``). ``kernel``: ``"flash-attn-2"`` or ``"flash-attn-3"`` runs the launches
     the real kernels make, with their tiles. ``cache``: also play the accesses through the
     profile's L2 (``threads_per_block`` threads and ``registers_per_thread`` registers
-    each decide how many thread blocks share it). ``seed``: random inputs in numeric mode.
+    each decide how many thread blocks share it); ``"auto"``: the same, unless it would
+    play more than its default budget (the result's ``l2_off`` says why it did not). ``seed``: random inputs in numeric mode.
     """
 
     tiles: str = "exact"
@@ -59,7 +60,7 @@ class Options:
     kernel: str | None = None
     #: ``kernel="triton-fa2"``: its (BLOCK_M, BLOCK_N, num_warps, num_stages) (None: the preset's default)
     kernel_config: tuple | None = None
-    cache: bool = False
+    cache: bool | str = False
     threads_per_block: int = 128
     registers_per_thread: int | None = None
     seed: int = 0
@@ -74,6 +75,8 @@ class Options:
             raise ProblemError(f"num_splits must be at most {MAX_SPLITS} (flash-attn's combine kernel holds at most "
                                f"{MAX_SPLITS} splits), got {self.num_splits:,}", field="num_splits")
         require_positive_int("threads_per_block", self.threads_per_block)
+        if self.cache not in (True, False, "auto"):
+            raise ProblemError(f"cache must be True, False or \"auto\", got {self.cache!r}", field="cache")
         if isinstance(self.kernel_config, list):
             object.__setattr__(self, "kernel_config", tuple(self.kernel_config))
         if not isinstance(self.schedule_kwargs, Mapping):

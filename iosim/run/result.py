@@ -23,6 +23,9 @@ the JSON Schema is docs/result.schema.json):
   ``write_bytes``, ``hit_rate``, ``per_kernel``}; ``dram`` {``read_bytes``, ``write_bytes``}
   (what reaches the HBM devices; docs/cache.md); ``outer_caches`` {NAME: {``read_bytes``,
   ``write_bytes``, ``hit_rate``}} for cache levels behind the L2 (MI300X's Infinity Cache).
+  A ``per_kernel`` entry has ``heads_extended_within`` where its heads were extended from
+  two steps that nearly agreed (how far apart, over a step's DRAM bytes). Where the model
+  was on by default and the run was past its budget: ``l2_off`` (why) instead.
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """
@@ -127,6 +130,8 @@ class Result:
     kernels: dict[str, dict[str, tuple[int, int]]] = field(default_factory=dict)
     #: the L2 model's prediction (a :class:`~iosim.models.cache.CacheReport`), when asked for
     cache: ModelOutput | None = None
+    #: why the L2 model is off, where it was on by default and the run past its default budget
+    l2_off: str | None = None
     #: kernel launch -> {"matmul", "exp", "elementwise", "thread_blocks"}, summed over heads
     kernel_ops: dict[str, dict[str, int]] = field(default_factory=dict)
     #: numeric mode: O and the statistics (and gradients), shaped (B, H, N, ·)
@@ -149,7 +154,9 @@ class Result:
         return self.ops.get("matmul", 0)
 
     def _cache_dict(self) -> dict:
-        return {} if self.cache is None else self.cache.to_dict()
+        if self.cache is None:
+            return {} if self.l2_off is None else {"l2_off": self.l2_off}
+        return self.cache.to_dict()
 
     def to_dict(self) -> dict:
         """The JSON contract described in this module's docstring."""

@@ -64,22 +64,28 @@ class Launch:
         return self.blocks.num_q_blocks(self.problem) * self.blocks.num_kv_blocks(self.problem)
 
 
-#: the L2 model (docs/cache.md) expands one head's tile steps into arrays (about 100 bytes
-#: a step): on by default up to this many tile steps per head, never past MAX_CACHE_STEPS
+#: the L2 model (docs/cache.md) expands one head's recorded accesses into a program per
+#: thread block before it plays them (about 100 bytes a tile step where the blocks do not run
+#: in lockstep: causal or block-sparse masks, a user's schedule; where they do, the blocks
+#: share one program): there, on by default up to this many tile steps per head, never past
+#: MAX_CACHE_STEPS
 AUTO_CACHE_STEPS = 4_000_000
 MAX_CACHE_STEPS = 16_000_000
-#: where thread blocks do not run in lockstep (causal or block-sparse masks, a user's
-#: schedule) it plays each step of every head it plays, a µs or two each: on by default
-#: up to this many in all (every head's), never past MAX_REPLAY_STEPS
-AUTO_REPLAY_STEPS = 4_000_000
-MAX_REPLAY_STEPS = 50_000_000
+#: what playing costs: the requests its streams hold (:class:`iosim.models.cache.Plan`), about
+#: SECONDS_PER_REQUEST each on the development machine (docs/performance.md); on by default up
+#: to AUTO_REQUESTS, never past MAX_REQUESTS
+AUTO_REQUESTS = 4_000_000
+MAX_REQUESTS = 20_000_000
+SECONDS_PER_REQUEST = 2e-6
 
 
-def l2_on_by_default(has_cache: bool, steps_per_head: int, steps_in_all: int, lockstep: bool) -> bool:
-    """Whether simulate and explore model the L2 when not told: for a profile with a cache,
-    up to :data:`AUTO_CACHE_STEPS` tile steps per head and, unless the thread blocks run in
-    lockstep, :data:`AUTO_REPLAY_STEPS` in all (every head's)."""
-    return has_cache and steps_per_head <= AUTO_CACHE_STEPS and (lockstep or steps_in_all <= AUTO_REPLAY_STEPS)
+def l2_on_by_default(has_cache: bool, steps_per_head: int, lockstep: bool) -> bool:
+    """Whether simulate and explore model the L2 when not told (``cache="auto"``): for a
+    profile with a cache, unless thread blocks out of lockstep make more than
+    :data:`AUTO_CACHE_STEPS` tile steps per head; the run then drops the model, saying so,
+    where its streams would hold more than :data:`AUTO_REQUESTS` requests
+    (:func:`iosim.run.launches.cache_plans`)."""
+    return has_cache and (lockstep or steps_per_head <= AUTO_CACHE_STEPS)
 
 
 @dataclass(frozen=True)
@@ -104,30 +110,22 @@ class Setup:
         return sum(l.steps_per_head for l in self.launches)
 
     @property
-    def replay_steps(self) -> int:
-        """Tile steps the L2 model plays if it plays every head (it plays them in launch order)."""
-        return sum(l.steps_per_head * l.problem.heads_total for l in self.launches)
-
-    @property
     def lockstep(self) -> bool:
         """Whether the thread blocks of each launch run alike (a built-in schedule, no causal
         or block mask): the L2 model then plays their shared requests once per round."""
         return self.builtin and not any(l.problem.causal or l.mask is not None for l in self.launches)
 
     def cache_by_default(self) -> bool:
-        """Whether ``iosim simulate`` (and explore) model the L2 when not told: for a profile
-        with a cache, up to :data:`AUTO_CACHE_STEPS` tile steps per head and, unless the
-        thread blocks run in lockstep, :data:`AUTO_REPLAY_STEPS` in all."""
-        return l2_on_by_default(self.profile.cache is not None, self.steps_per_head, self.replay_steps,
-                                self.lockstep)
+        """Whether ``iosim simulate`` (and explore) model the L2 when not told
+        (:func:`l2_on_by_default`)."""
+        return l2_on_by_default(self.profile.cache is not None, self.steps_per_head, self.lockstep)
 
     def cache_too_large(self) -> str | None:
-        """Why the L2 model cannot take this run even when asked (None: it can)."""
-        if self.steps_per_head > MAX_CACHE_STEPS:
-            return f"{self.steps_per_head:,} tile steps per head, more than {MAX_CACHE_STEPS:,}"
-        if not self.lockstep and self.replay_steps > MAX_REPLAY_STEPS:
-            return (f"{self.replay_steps:,} tile steps (every head's, its thread blocks not in lockstep), more than "
-                    f"{MAX_REPLAY_STEPS:,}")
+        """Why the L2 model cannot take this run even when asked, before any counting (None:
+        it can; the requests it would play are checked once counted)."""
+        if not self.lockstep and self.steps_per_head > MAX_CACHE_STEPS:
+            return (f"{self.steps_per_head:,} tile steps per head, its thread blocks not in lockstep, more than "
+                    f"{MAX_CACHE_STEPS:,}")
         return None
 
     @property

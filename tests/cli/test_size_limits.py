@@ -2,12 +2,15 @@
 `--seq-len 10**38` raised OverflowError, `-d 10**38` TypeError, `--heads`/`--batch`/
 `--num-splits 10**18` never finished). The limits are in docs/input-limits.md."""
 
+import dataclasses
+
 import pytest
 
 from iosim import Options, Problem, ProblemError, prepare, simulate
 from iosim.cli.main import main
 from iosim.run.options import MAX_SPLITS
-from iosim.run.setup import AUTO_CACHE_STEPS, AUTO_REPLAY_STEPS, MAX_CACHE_STEPS, MAX_REPLAY_STEPS
+from iosim.run.launches import cache_plans, l2_by_default
+from iosim.run.setup import AUTO_CACHE_STEPS, AUTO_REQUESTS, MAX_CACHE_STEPS, MAX_REQUESTS
 from iosim.workload.problem import MAX_HEAD_DIM, MAX_HEADS_TOTAL, MAX_SEQ_LEN
 
 HUGE = str(10 ** 38)
@@ -20,9 +23,10 @@ HUGE = str(10 ** 38)
     (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
     (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
      f"num-splits must be at most {MAX_SPLITS}"),
-    (["-N", "8192", "-d", "128", "-B", "32", "-H", "1024", "--causal", "--cache"], f"more than {MAX_REPLAY_STEPS:,}"),
-    (["-N", str(2 ** 20), "-d", "128", "--block-q", "64", "--block-kv", "64", "--cache"],
+    (["-N", str(2 ** 18), "-d", "128", "--block-q", "64", "--block-kv", "64", "--causal", "--cache"],
      f"more than {MAX_CACHE_STEPS:,}"),
+    (["-N", str(2 ** 20), "-d", "16", "--block-q", "64", "--block-kv", "64", "--cache"],
+     f"requests, more than {MAX_REQUESTS:,}"),
 ])
 def test_sizes_past_the_limits_are_refused_in_one_line(capsys, argv, message):
     if "--algo" not in argv:
@@ -46,15 +50,22 @@ def test_the_api_refuses_the_same_sizes():
 def test_the_l2_model_is_on_by_default_only_within_its_budget():
     def setup(**kw):
         return prepare("h100-sxm", "fa2", Problem(head_dim=128, **kw), blocks=(128, 64))
-    # thread blocks in lockstep: on for any head count, up to AUTO_CACHE_STEPS steps per head
+    # thread blocks in lockstep: on whatever the tile steps, within the requests' budget
     many = setup(seq_len=8192, batch=32, heads=64)
-    assert many.lockstep and many.replay_steps > AUTO_REPLAY_STEPS and many.cache_by_default()
+    assert many.lockstep and l2_by_default(many)
     long = setup(seq_len=2 ** 18)
-    assert long.steps_per_head > AUTO_CACHE_STEPS and not long.cache_by_default()
-    # causal: every step of the heads played, up to AUTO_REPLAY_STEPS in all
+    assert long.steps_per_head > AUTO_CACHE_STEPS and long.cache_by_default() and l2_by_default(long)
+    # causal: each thread block its own program, up to AUTO_CACHE_STEPS tile steps per head;
+    # many heads cost the heads played (the launch pattern's extension), not every head
     few = setup(seq_len=8192, heads=16, causal=True)
-    assert not few.lockstep and few.replay_steps == 16 * 64 * 128 <= AUTO_REPLAY_STEPS and few.cache_by_default()
-    assert not setup(seq_len=8192, batch=32, heads=64, causal=True).cache_by_default()
+    assert not few.lockstep and few.cache_by_default() and l2_by_default(few)
+    assert l2_by_default(setup(seq_len=8192, batch=32, heads=64, causal=True))
+    assert not setup(seq_len=2 ** 18, causal=True).cache_by_default()
+    # past the default budget of requests: off by default, with the reason in the result
+    over = setup(seq_len=65536, heads=16, causal=True)
+    assert over.cache_by_default() and not l2_by_default(over)
+    auto = dataclasses.replace(over, options=dataclasses.replace(over.options, cache="auto"))
+    planned, why = cache_plans(auto)
+    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}" in why
     with pytest.raises(ProblemError, match="the L2 model would play"):
-        simulate("toy", "fa2", Problem(seq_len=8192, head_dim=128, batch=32, heads=1024, causal=True),
-                 options=Options(cache=True))
+        simulate("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64), options=Options(cache=True))

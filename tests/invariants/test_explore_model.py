@@ -11,6 +11,7 @@ import pytest
 from iosim import Options, Problem, prepare, simulate
 from iosim.cli.main import main
 from iosim.errors import ProblemError
+from iosim.run.launches import l2_by_default
 from iosim.hardware.loader import profile_from_yaml
 from iosim.studies.explore import explore
 
@@ -90,16 +91,17 @@ def test_kernel_time_model_for_the_kernels_own_tile(hw):
 
 @pytest.mark.parametrize("problem,on", [
     (Problem(seq_len=1024, head_dim=64), True),
-    (Problem(seq_len=65536, head_dim=64), True),                # 262,144 tile steps per head
-    (Problem(seq_len=2 ** 19, head_dim=64), False),              # 16,777,216 tile steps per head
-    (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), True),  # 4,096 per head, 1,048,576 in all
-    (Problem(seq_len=8192, head_dim=64, batch=64, heads=16, causal=True), False),  # not in lockstep: 4,194,304
+    (Problem(seq_len=2 ** 19, head_dim=64), True),                 # lockstep: 16,777,216 tile steps per head
+    (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), True),
+    (Problem(seq_len=8192, head_dim=64, batch=64, heads=16, causal=True), True),  # plays a few hundred heads
+    (Problem(seq_len=65536, head_dim=64, heads=16, causal=True), False),  # 8,454,144 requests to play
+    (Problem(seq_len=2 ** 18, head_dim=64, causal=True), False),   # 4,194,304 tile steps per head, not in lockstep
 ])
 def test_default_cache_follows_simulate(problem, on):
-    """explore models the L2 by default exactly when simulate does (Setup.cache_by_default)."""
+    """explore models the L2 by default exactly when simulate does (run.launches.l2_by_default)."""
     res = explore("h100-sxm", "fa2", problem, block_q=[128], block_kv=[128], jobs=1)
     setup = prepare("h100-sxm", "fa2", problem, blocks=(128, 128))
-    assert res.cache == setup.cache_by_default() == on
+    assert res.cache == l2_by_default(setup) == on
 
 
 def test_the_l2_model_never_adds_dram_traffic():

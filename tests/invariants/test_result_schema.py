@@ -55,6 +55,21 @@ def test_cli_json_validates():
     VALIDATOR.validate(json.loads(out))
 
 
+def test_runs_past_the_l2_budget_and_extended_heads_validate():
+    """The L2 model off by default past its budget says why (``l2_off``); heads extended from
+    steps that nearly agree say how near (``heads_extended_within``): both in the contract."""
+    argv = [sys.executable, "-m", "iosim", "simulate", "--hw", "h200", "--algo", "fa2", "-d", "128",
+            "--block-q", "128", "--block-kv", "64", "--causal", "--format", "json"]
+    done = subprocess.run(argv + ["-N", "65536", "-H", "16"], capture_output=True, text=True, check=True)
+    off = json.loads(done.stdout)
+    assert "l2" not in off and "more than the default" in off["l2_off"] and "L2 model is off" in done.stderr
+    VALIDATOR.validate(off)
+    near = simulate("h200", "fa2", Problem(seq_len=2048, head_dim=128, batch=4, heads=200, causal=True),
+                    blocks=(128, 64), options=Options(cache=True)).to_dict()
+    assert near["l2"]["per_kernel"]["main"]["heads_extended_within"] > 0
+    VALIDATOR.validate(near)
+
+
 def test_json_keys_are_ascii():
     """Issue 15: scripts type the JSON's keys; none may need a character off the keyboard
     (the roofline's link resources were 'link hbm–l2', with an en dash). Every golden output."""

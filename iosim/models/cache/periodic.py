@@ -40,48 +40,104 @@ def period(slots: int, ctas_per_head: int, group: int) -> int:
     return math.lcm(math.lcm(slots, n) // n, max(1, group))
 
 
+#: two steps of P heads, counted by head, whose counters differ by at most this fraction of a
+#: step's DRAM bytes extend the totals too, and the result says so (:func:`_marked`)
+NEAR = 1e-2
+
+
 def all_heads(play, heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes,
-              capacity_bytes: int, play_marked=None) -> tuple[CacheStats, dict]:
+              capacity_bytes: int, play_marked=None) -> tuple[CacheStats, dict, float | None]:
     """``play(heads)``, the stats of the nearest cache and {level: stats} of those behind it,
-    for every head (see the module's docstring); ``footprint_bytes()``: one head's distinct
-    bytes (asked only when the extension may pay). ``play_marked(h, marks)``, where given,
-    plays ``h`` heads once and also returns the stats at the round each head of ``marks``
-    starts: the two steps are then read off one run (:func:`_marked`)."""
+    for every head (see the module's docstring), and None where that is exact or else how
+    far apart the two steps it extended were (:func:`_marked`); ``footprint_bytes()``: one
+    head's distinct bytes (asked only when the extension may pay). ``play_marked(h, marks)``,
+    where given, plays ``h`` heads once and also returns the stats at the round each head of
+    ``marks`` starts: the two steps are then read off one run."""
     p = period(slots, ctas_per_head, group)
-    waves = -(-slots // max(1, ctas_per_head))                       # heads resident together
-    if 3 * (2 * (waves + 1) + 1 + p) >= heads:                        # too few heads to extend
-        return play(heads)
-    turnover = -(-capacity_bytes // max(1, footprint_bytes()))        # heads that fill the cache
-    h0 = 2 * (waves + turnover) + 1
+    h0 = _warm_up(heads, slots, ctas_per_head, p, footprint_bytes, capacity_bytes)
+    if h0 is None:                                                    # too few heads to extend
+        return (*play(heads), None)
     if play_marked is not None:
         return _marked(play, play_marked, heads, h0, p)
     while True:
         h0 += (heads - h0) % p                                        # h0 ≡ heads (mod P)
         if 3 * (h0 + p) >= heads:                                     # playing every head is cheaper
-            return play(heads)
+            return (*play(heads), None)
         t0, t1, t2 = play(h0), play(h0 + p), play(h0 + 2 * p)
         step = _difference(t1, t0)
         if step == _difference(t2, t1):
-            return _extend(t0, step, (heads - h0) // p)
+            return (*_extend(t0, step, (heads - h0) // p), None)
         h0 *= 2
 
 
-def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, dict]:
+def _warm_up(heads: int, slots: int, ctas_per_head: int, p: int, footprint_bytes, capacity_bytes: int):
+    """h₀, the heads played before the two steps of P are read (None: too few heads to extend)."""
+    waves = -(-slots // max(1, ctas_per_head))                       # heads resident together
+    if 3 * (2 * (waves + 1) + 1 + p) >= heads:
+        return None
+    turnover = -(-capacity_bytes // max(1, footprint_bytes()))        # heads that fill the cache
+    return 2 * (waves + turnover) + 1
+
+
+def heads_played(heads: int, *, slots: int, ctas_per_head: int, group: int, footprint_bytes,
+                 capacity_bytes: int) -> int:
+    """How many heads :func:`all_heads` plays with a ``play_marked`` (one run), when the first
+    two steps agree: the cost of the model, asked before it plays."""
+    p = period(slots, ctas_per_head, group)
+    a = _warm_up(heads, slots, ctas_per_head, p, footprint_bytes, capacity_bytes)
+    if a is None:
+        return heads
+    h = a + 2 * p + 1
+    h += (heads - h) % p
+    return min(h, heads)
+
+
+def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, dict, float | None]:
     """One run of h ≡ ``heads`` (mod P) heads, h > a + 2P, with the stats read where heads
     a, a + P and a + 2P start: the stream from one mark to the next is one period of the
     launch pattern, so when the two steps agree the heads after h add that step every P
     heads, and the run's end (its last heads, the dirty bytes left) stands for the end of
-    the full launch. ``a`` doubles while the steps differ."""
+    the full launch. Where thread blocks have unequal lengths (causal masks) the rounds
+    at which heads start need not repeat exactly, and a mark cuts a varying number of
+    requests into the next step; where the player also counts per query head
+    (``per_head``: CacheStats field -> bytes per head), the steps are then taken by head
+    instead — heads a … a + P − 1 and a + P … a + 2P − 1, every request each makes and
+    every byte it wrote — and when those agree within :data:`NEAR` the second extends and
+    the larger difference of the two ways (by rounds, by heads) is returned: the launch
+    pattern repeats only that nearly. ``a`` doubles while the steps differ more."""
     while True:
         h = a + 2 * p + 1
         h += (heads - h) % p
         if h >= heads:
-            return play(heads)
-        end, (m0, m1, m2) = play_marked(h, (a, a + p, a + 2 * p))
-        step = _difference(m1, m0)
-        if step == _difference(m2, m1):
-            return _extend(end, step, (heads - h) // p)
+            return (*play(heads), None)
+        end, (m0, m1, m2), per_head = play_marked(h, (a, a + p, a + 2 * p))
+        step = _difference(m2, m1)
+        if _difference(m1, m0) == step:
+            return (*_extend(end, step, (heads - h) // p), None)
+        if per_head is not None:
+            first, second = _heads(per_head, a, p), _heads(per_head, a + p, p)
+            if _apart(first, second) <= NEAR:       # reported: the larger of the two ways' differences
+                apart = max(_apart(first, second), _apart(_difference(m1, m0), step))
+                return (*_extend(end, second, (heads - h) // p), apart)
         a *= 2
+
+
+def _heads(per_head: dict, first: int, p: int) -> tuple:
+    """The counters of query heads first … first + P − 1 (every request they make, every
+    write-back of what they wrote; what is still dirty at the run's end would be written
+    back in a longer launch), as a step: (counters, {})."""
+    got = {name: int(per_head[name][first:first + p].sum()) for name in _FIELDS}
+    got["dram_write_bytes"] += got["dirty_bytes_left"]
+    got["dirty_bytes_left"] = 0
+    return tuple(got[name] for name in _FIELDS), {}
+
+
+def _apart(x: tuple, y: tuple) -> float:
+    """The largest difference of two steps' counters, over the DRAM bytes of a step (the
+    nearest cache's reads and write-backs, their mean)."""
+    names = _FIELDS.index("dram_read_bytes"), _FIELDS.index("dram_write_bytes")
+    scale = sum(x[0][k] + y[0][k] for k in names) / 2
+    return max(abs(u - v) for u, v in zip(x[0], y[0])) / max(scale, 1)
 
 
 _FIELDS = [f.name for f in dataclasses.fields(CacheStats)]

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
 
 from .lru import CacheStats, LRUCache
-from .periodic import all_heads, copies, period
+from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
 from . import stack
-from .stream import add_repeats, play, stream
+from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
 MAX_CTAS_PER_SM = 32
@@ -62,6 +65,9 @@ class CacheReport:
     concurrency: dict        # kernel -> resident CTAs
     #: kernel -> {level name: CacheStats} of the levels beyond the nearest (MI300X's Infinity Cache)
     outer: dict = None
+    #: kernel -> how far apart (relative) the two steps of the launch pattern were that extended
+    #: its heads, where they were not equal (:func:`~.periodic.all_heads`); absent: exact
+    near: dict = None
 
     @property
     def total(self) -> CacheStats:
@@ -72,7 +78,8 @@ class CacheReport:
         s = self.total
         per_kernel = {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
                           "dram_write_bytes": v.dram_write_bytes, "dirty_bytes_left": v.dirty_bytes_left,
-                          "concurrent_blocks": self.concurrency[k]}
+                          "concurrent_blocks": self.concurrency[k],
+                          **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {})}
                       for k, v in self.kernels.items()}
         return {
             "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
@@ -102,10 +109,39 @@ def _sum(stats) -> CacheStats:
     return out
 
 
-def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
-           chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True,
-           group_size: int = 1, method: str = "stream") -> CacheReport:
-    """Play one head's recorded ``requests`` for every head through an LRU cache.
+@dataclass(frozen=True)
+class Plan:
+    """A run's L2 model, ready to play: ``requests``, how many its streams hold (what playing
+    costs: about 2 µs each on the development machine, docs/performance.md), known before
+    playing. Exact where the heads' extension takes its first two steps; where they differ
+    (:func:`~.periodic.all_heads`), more heads are played than planned."""
+
+    requests: int
+    _play: Callable[[int | None], CacheReport]
+
+    def play(self, limit: int | None = None) -> CacheReport:
+        """The report; :class:`PlayLimit` before any stream that would take the requests
+        played past ``limit``."""
+        return self._play(limit)
+
+
+class PlayLimit(Exception):
+    """Playing would pass its limit of requests (the heads' extension needed more heads than planned)."""
+
+    def __init__(self, requests: int):
+        super().__init__(f"{requests:,} requests")
+        self.requests = requests
+
+
+def replay(requests: list, **kw) -> CacheReport:
+    """:func:`plan` the recorded ``requests`` and play them."""
+    return plan(requests, **kw).play()
+
+
+def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
+         chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True, group_size: int = 1,
+         method: str = "stream") -> Plan:
+    """One head's recorded ``requests``, to be played for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
     ``h`` is the query head that makes its group's once-per-K/V-head accesses (the GQA
@@ -120,33 +156,64 @@ def replay(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, co
     cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
     (the reference it is checked against).
     """
-    stats, outer = {}, {}
-    for kernel, prog in head_programs(requests, chunk_rows).items():
+    programs = head_programs(requests, chunk_rows)
+    kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
+              capacity_bytes=capacity_bytes)
+    cost = sum(_cost(prog, concurrency.get(k, 1), outer_levels, **kw) for k, prog in programs.items())
+    return Plan(cost, lambda limit: _replay(programs, concurrency, outer_levels, method, limit, **kw))
+
+
+def _cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
+          capacity_bytes: int) -> int:
+    """Requests the streams of one kernel will hold, as :func:`_replay` plays them."""
+    copied = None if outer_levels else _copies(prog, heads, slots, kv_of_q, leads_group, group)
+    if copied is not None:
+        return sum(stream_size(prog, h, slots) for h in copied[::2])
+    played = heads_played(heads, slots=slots, ctas_per_head=len(prog.cta_class), group=group,
+                          footprint_bytes=lambda: prog.footprint,
+                          capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
+    return stream_size(prog, played, slots)
+
+
+def _replay(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
+            kv_of_q, leads_group, group: int, capacity_bytes: int) -> CacheReport:
+    stats, outer, near = {}, {}, {}
+    played = [0]
+
+    def spend(prog: HeadPrograms, h: int, slots: int) -> None:
+        played[0] += stream_size(prog, h, slots)
+        if limit is not None and played[0] > limit:
+            raise PlayLimit(played[0])
+
+    for kernel, prog in programs.items():
         slots = concurrency.get(kernel, 1)
         if method == "stream" and not outer_levels:
-            stats[kernel] = _by_copies(prog, heads_total, slots, kv_of_q, leads_group, group_size, capacity_bytes)
+            stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes)
             if stats[kernel] is not None:
                 continue
         if method == "stream":
-            def play_marked(heads, marks, prog=prog, slots=slots):
-                s = stream(prog, heads, slots, kv_of_q, leads_group, marks)
+            def play_marked(h, marks, prog=prog, slots=slots):
+                spend(prog, h, slots)
+                s = stream(prog, h, slots, kv_of_q, leads_group, marks)
                 return _play_in_parts(s, capacity_bytes, outer_levels)
 
-            def play_heads(heads: int, play_marked=play_marked) -> tuple:
-                return play_marked(heads, ())[0]
+            def play_heads(h: int, play_marked=play_marked) -> tuple:
+                return play_marked(h, ())[0]
         else:
-            def play_heads(heads: int, prog=prog, slots=slots) -> tuple:
-                return _play(lambda cache: _run(cache, _cta_lists(prog, heads), slots, kv_of_q, leads_group),
+            def play_heads(h: int, prog=prog, slots=slots) -> tuple:
+                return _play(lambda cache: _run(cache, _cta_lists(prog, h), slots, kv_of_q, leads_group),
                              capacity_bytes, outer_levels)
             play_marked = None
 
-        stats[kernel], levels = all_heads(play_heads, heads_total, slots=slots, ctas_per_head=len(prog.cta_class),
-                                          group=group_size, footprint_bytes=lambda prog=prog: prog.footprint,
-                                          capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels),
-                                          play_marked=play_marked)
+        stats[kernel], levels, apart = all_heads(
+            play_heads, heads, slots=slots, ctas_per_head=len(prog.cta_class), group=group,
+            footprint_bytes=lambda prog=prog: prog.footprint,
+            capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels), play_marked=play_marked)
         if levels:
             outer[kernel] = levels
-    return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None)
+        if apart is not None:
+            near[kernel] = apart
+    return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None, near)
 
 
 def _caches(capacity_bytes: int, outer_levels: tuple) -> tuple:
@@ -180,17 +247,27 @@ def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group,
                capacity_bytes: int) -> CacheStats | None:
     """Every head from two streams, exactly (:func:`~.periodic.copies`): P heads, played
     once for the ⌊heads / P⌋ copies of the launch pattern, and the remaining heads; None
-    where that does not hold (CTAs of unequal lengths, heads that do not repeat every P,
-    fewer than two copies, keys :mod:`.stack` cannot play)."""
+    where that does not hold (:func:`_copies`, or keys :mod:`.stack` cannot play)."""
+    copied = _copies(prog, heads, slots, kv_of_q, leads_group, group)
+    if copied is None:
+        return None
+    p, times, rest = copied
+    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group), capacity_bytes) for h in (p, rest)]
+    if None in played:
+        return None
+    return copies(played[0], times, played[1], capacity_bytes)
+
+
+def _copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, group: int) -> tuple | None:
+    """(P, copies, remaining heads) where every head follows from copies of P heads; None
+    where it does not (CTAs of unequal lengths, heads that do not repeat every P, fewer
+    than two copies)."""
     p = period(slots, len(prog.cta_class), group)
     times, rest = divmod(heads, p)
     lengths = prog.lengths
     if times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
         return None
-    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group), capacity_bytes) for h in (p, rest)]
-    if None in played:
-        return None
-    return copies(played[0], times, played[1], capacity_bytes)
+    return p, times, rest
 
 
 def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
@@ -205,23 +282,29 @@ def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
     return True
 
 
-def _stacked(s, capacity_bytes: int):
-    """The stream ``s`` played at once (:func:`.stack.play`), its repeats counted as hits;
-    None where that is not exact."""
-    got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts)
+def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
+    """The stream ``s`` played at once (:func:`.stack.play`), its repeats counted as hits
+    (and, ``by_issuer``, every counter per query head too); None where that is not exact."""
+    got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts, s.issuer if by_issuer else None)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)
+        if by_issuer:
+            extra, reads = s.repeats * s.size, s.write == 0
+            for name, mask in (("read_bytes", reads), ("read_hit_bytes", reads), ("write_bytes", ~reads)):
+                got.by_group[name] += np.bincount(s.issuer[mask], extra[mask], minlength=len(got.by_group[name])
+                                                  ).astype(np.int64)
     return got
 
 
 def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple) -> tuple:
     """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
-    stats at each of ``s.cuts``]); the dirty bytes left are the end's only. One cache
-    with no level behind it is played at once (:mod:`.stack`) where that is exact."""
-    got = None if outer_levels else _stacked(s, capacity_bytes)
+    stats at each of ``s.cuts``], every counter per query head or None); the dirty bytes
+    left are the end's only. One cache with no level behind it is played at once
+    (:mod:`.stack`) where that is exact, and only then counted per head."""
+    got = None if outer_levels else _stacked(s, capacity_bytes, by_issuer=True)
     if got is not None:
-        return (got.stats, {}), [(m, {}) for m in got.marks]
+        return (got.stats, {}), [(m, {}) for m in got.marks], got.by_group
     cache, chain = _caches(capacity_bytes, outer_levels)
     marks, done = [], 0
     for cut in s.cuts:
@@ -230,7 +313,7 @@ def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple) -> tuple:
         done = cut
     play(cache, s, done)
     _dirty_left(cache, chain)
-    return _report(cache, chain), marks
+    return _report(cache, chain), marks, None
 
 
 def _dirty_left(cache: LRUCache, chain: list) -> None:

@@ -47,12 +47,16 @@ class Played:
     #: (each is evicted once that many bytes of other keys come after it)
     tail_need: np.ndarray
     tail_size: np.ndarray
+    #: with ``groups``: CacheStats field -> its bytes per group (a write-back and a dirty
+    #: byte left belong to the group of the last request of their key's stay)
+    by_group: dict | None = None
 
 
-def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=()) -> Played | None:
+def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
+         groups: np.ndarray | None = None) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
-    (its old value fetched on a miss)."""
+    (its old value fetched on a miss); ``groups``: a group per request (≥ 0), to count by."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
@@ -79,7 +83,25 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     dirty = _dirty_so_far(order, hit, writes > 0)
     stats, marks = _stats(sizes, writes, hit, nxt, dirty, ends, last, cached)
     tail = last[-1][dirty[last[-1]] & cached[-1]]
-    return Played(stats, marks, int(sizes[prev < 0].sum()), need(np.full(len(tail), n), tail), sizes[tail])
+    by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
+                                                     last[-1], cached[-1])
+    return Played(stats, marks, int(sizes[prev < 0].sum()), need(np.full(len(tail), n), tail), sizes[tail],
+                  by_group)
+
+
+def _by_group(groups, sizes, writes, hit, nxt, dirty, last, cached) -> dict:
+    """CacheStats field -> bytes per group, over the whole stream."""
+    read, fill = writes == 0, writes == 2
+    stay_end = dirty & (nxt >= 0) & ~hit[np.maximum(nxt, 0)]
+    at_end = np.zeros(len(sizes), bool)
+    at_end[last] = True
+    kept = np.zeros(len(sizes), bool)
+    kept[last] = cached
+    masks = {"read_bytes": read, "read_hit_bytes": read & hit, "write_bytes": ~read,
+             "dram_read_bytes": ~hit & (read | fill), "dram_write_bytes": stay_end | (at_end & dirty & ~kept),
+             "dirty_bytes_left": at_end & dirty & kept}
+    width = int(groups.max()) + 1 if len(groups) else 0
+    return {name: np.bincount(groups[m], sizes[m], minlength=width).astype(np.int64) for name, m in masks.items()}
 
 
 def _need(q_at, q_from, *, again, prev, sizes, total) -> np.ndarray:

@@ -65,6 +65,8 @@ class Stream:
     #: per head asked for (``marks``): the index of the first request at or after the round
     #: its first CTA starts
     cuts: list
+    #: per request: the query head whose thread block makes it
+    issuer: np.ndarray | None = None
 
     @functools.cached_property
     def keys(self) -> list:
@@ -83,15 +85,11 @@ class Stream:
         """Per request, an integer naming its chunk (equal for equal chunks)."""
         if not len(self.size):
             return np.zeros(0, np.int64)
-        k = self.key_parts
-        low, span = k.min(axis=0), k.max(axis=0) - k.min(axis=0) + 1
-        if int(span[0]) * int(span[1]) * int(span[2]) < 1 << 62:          # one int64 per chunk
-            return ((k[:, 0] - low[0]) * span[1] + (k[:, 1] - low[1])) * span[2] + (k[:, 2] - low[2])
-        order = np.lexsort(k.T[::-1])
-        new = np.concatenate([[True], (k[order][1:] != k[order][:-1]).any(axis=1)])
-        ids = np.empty(len(order), np.int64)
-        ids[order] = np.cumsum(new) - 1
-        return ids
+        cols = [c - c.min() for c in self.key_parts.T]
+        if np.prod([float(c.max()) + 1 for c in cols]) >= 2.0 ** 62:   # name each column's values densely
+            cols = [np.unique(c, return_inverse=True)[1].reshape(-1) for c in cols]
+        span = [int(c.max()) + 1 for c in cols]
+        return (cols[0] * span[1] + cols[1]) * span[2] + cols[2]
 
 
 def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
@@ -108,20 +106,35 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
         slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
         heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
         parts.append((t0 + cls.shared_steps, np.full(len(heads_of), slots_of[0]), heads_of,
-                      *(cls.shared[f] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1)))
+                      *(cls.shared[f] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1),
+                      np.full(len(heads_of), h)))
         if len(cls.private_steps):
             own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
             steps = len(cls.private_steps)
             parts.append((np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, steps),
                           np.tile(own_heads, len(rows)), *(cls.private[f][rows].ravel() for f in FIELDS[:4]),
-                          np.zeros(steps * len(rows), np.int64)))
-    rounds, slot_of, head_key, hi, lo, size, write, rep = (
-        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(8))
+                          np.zeros(steps * len(rows), np.int64), np.full(steps * len(rows), h)))
+    rounds, slot_of, head_key, hi, lo, size, write, rep, issuer = (
+        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(9))
     order = np.lexsort((slot_of, rounds))
     order = order[head_key[order] >= 0]
     cuts = np.searchsorted(rounds[order], [int(start[m * n]) for m in marks]).tolist()
     return Stream(np.stack([head_key[order], hi[order], lo[order]], axis=1), size[order], write[order],
-                  rep[order], cuts)
+                  rep[order], cuts, issuer[order])
+
+
+def stream_size(prog: HeadPrograms, heads: int, slots: int) -> int:
+    """How many requests :func:`stream` makes for ``heads`` heads (at most: group reductions
+    another query head makes are counted too), without making them: the cost of playing it."""
+    n = len(prog.cta_class)
+    if n == 0 or heads == 0:
+        return 0
+    start, _ = schedule(np.tile(prog.lengths, heads), slots)
+    cls = np.tile(prog.cta_class, heads)
+    shared = np.array([len(k.shared_steps) for k in prog.classes], np.int64)
+    own = np.array([len(k.private_steps) for k in prog.classes], np.int64)
+    cohorts = np.unique(np.stack([cls, np.repeat(np.arange(heads), n), start], axis=1), axis=0)
+    return int(shared[cohorts[:, 0]].sum() + own[cls].sum())
 
 
 def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
@@ -153,4 +166,4 @@ def add_repeats(stats, s: Stream, start: int = 0, stop: int | None = None) -> No
         stats.write_bytes += int(extra[writes].sum())
 
 
-__all__ = ["Stream", "schedule", "stream", "play", "add_repeats"]
+__all__ = ["Stream", "schedule", "stream", "stream_size", "play", "add_repeats"]

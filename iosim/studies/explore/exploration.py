@@ -15,6 +15,7 @@ from ...hardware import HardwareProfile
 from ...kernels.plan import KERNELS
 from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
+from ...run.launches import l2_by_default
 from ...run.setup import AUTO_CACHE_STEPS, l2_on_by_default
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
@@ -282,9 +283,10 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
         if s.cache and profile.cache is None:
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return s.cache
-    steps = measure.steps_per_head(reference)    # as Setup.cache_by_default decides for simulate
-    return l2_on_by_default(profile.cache is not None, steps, steps * problem.heads_total,
-                            lockstep and not problem.causal)
+    steps = measure.steps_per_head(reference)    # as simulate decides (run.launches.l2_by_default)
+    if not l2_on_by_default(profile.cache is not None, steps, lockstep and not problem.causal):
+        return False
+    return l2_by_default(measure.tile_setup(reference))        # a reference that does not fit still plans
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,

@@ -20,7 +20,7 @@ from ...kernels.triton_preset import (DEFAULT_CONFIG, TritonConfig, infeasible_r
                                       registers_per_thread, search_space, shared_bytes, triton_tile)
 from ...models import triton_time
 from ...run import Options, prepare, resolve_profile
-from ...run.launches import kernel_traffic, run_launches
+from ...run.launches import kernel_traffic, l2_by_default, run_launches
 from ...workload.problem import Problem
 from .ties import DEFAULT_TIE
 
@@ -163,8 +163,8 @@ def _use_cache(profile, problem: Problem, cache: bool | None) -> bool:
         if cache and profile.cache is None:
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return cache
-    setup = prepare(profile, "fa2", problem, options=Options(kernel="triton-fa2", kernel_config=DEFAULT_CONFIG))
-    return setup.cache_by_default()
+    return l2_by_default(prepare(profile, "fa2", problem, options=Options(kernel="triton-fa2",
+                                                                         kernel_config=DEFAULT_CONFIG)))
 
 
 __all__ = ["explore_triton", "ConfigCandidate", "TritonExploreResult"]

@@ -1,0 +1,64 @@
+"""When `iosim simulate` models the L2 by itself, and what that costs (issue 13: "a fast L2
+model that is always on"): whole commands without ``--cache``/``--no-cache``, FA2's forward
+pass with the flash-attn-2 preset's tile (128 × 64 at d = 128) on the H200 profile. Prints,
+per case, whether the model was on (or the note saying why not), DRAM bytes read, and the
+command's time (median of ``--repeats``). The iosim run is the one on ``sys.path`` (set
+PYTHONPATH to time another checkout).
+
+Run:  python benchmarks/cache_default.py [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+CASES = [
+    ("N = 262,144, 16 heads", ["-N", "262144", "-H", "16"]),
+    ("N = 1,048,576, 1 head", ["-N", "1048576"]),
+    ("N = 8,192, B = 32 × H = 64, causal", ["-N", "8192", "-B", "32", "-H", "64", "--causal"]),
+    ("N = 2,048, B = 4 × H = 200, causal", ["-N", "2048", "-B", "4", "-H", "200", "--causal"]),
+    ("N = 32,768, 16 heads, causal", ["-N", "32768", "-H", "16", "--causal"]),
+    ("N = 65,536, 16 heads, causal", ["-N", "65536", "-H", "16", "--causal"]),
+    ("N = 65,536, 16 heads, causal, --cache", ["-N", "65536", "-H", "16", "--causal", "--cache"]),
+]
+BASE = ["simulate", "--hw", "h200", "--algo", "fa2", "-d", "128", "--block-q", "128", "--block-kv", "64",
+        "--format", "json"]
+
+
+def run(argv: list) -> tuple[float, dict, str]:
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "iosim", *BASE, *argv], capture_output=True, text=True)
+    took = time.perf_counter() - start
+    out = json.loads(done.stdout) if done.returncode == 0 else {}
+    return took, out, done.stderr.strip().splitlines()[-1] if done.stderr.strip() else ""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print("| case | L2 model | DRAM read (B) | extended within | time (median) |")
+    print("|---|---|---|---|---|")
+    for name, argv in CASES:
+        runs = [run(argv) for _ in range(args.repeats)]
+        took = statistics.median(r[0] for r in runs)
+        _, out, note = runs[-1]
+        if "dram" in out:
+            near = [k.get("heads_extended_within") for k in out["l2"]["per_kernel"].values()]
+            within = ", ".join(f"{x:.4f}" for x in near if x) or "exact"
+            print(f"| {name} | on | {out['dram']['read_bytes']:,} | {within} | {took:.2f} s |", flush=True)
+        else:
+            print(f"| {name} | off: {note.removeprefix('iosim: ')[:150]} | — | — | {took:.2f} s |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
