@@ -85,11 +85,14 @@ class Stream:
         """Per request, an integer naming its chunk (equal for equal chunks)."""
         if not len(self.size):
             return np.zeros(0, np.int64)
-        cols = [c - c.min() for c in self.key_parts.T]
+        head, hi, lo = self.key_parts.T
+        cols = [c - c.min() for c in (head, hi >> 26, hi & ((1 << 26) - 1), lo)]   # hi: (tensor, split) << 26 | column
         if np.prod([float(c.max()) + 1 for c in cols]) >= 2.0 ** 62:   # name each column's values densely
             cols = [np.unique(c, return_inverse=True)[1].reshape(-1) for c in cols]
-        span = [int(c.max()) + 1 for c in cols]
-        return (cols[0] * span[1] + cols[1]) * span[2] + cols[2]
+        ids = cols[0]
+        for c in cols[1:]:
+            ids = ids * (int(c.max()) + 1) + c
+        return ids
 
 
 def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
