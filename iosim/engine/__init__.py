@@ -24,6 +24,8 @@ The modules, one role each:
 * :mod:`.access` — where one load or store lands and the shape of its tile (C4);
 * :mod:`.tiles` — :class:`~iosim.engine.tiles.Tile` arithmetic, the same in every mode,
   reporting its operations;
+* :mod:`.hooks` — what the context does with those reports (operations, products,
+  temporaries), a part of :class:`~iosim.engine.context.Context`;
 * :mod:`.tensors` — the HBM tensors: their axes, dtypes and on-chip roles;
 * :mod:`.residency` — what is on chip, where, and whether it fits;
 * :mod:`.ledger` — the accounts, per head: traffic per tensor, bytes per link,

@@ -60,8 +60,10 @@ class Block:
         for the other count − 1 (see :meth:`BlockLoops._iterate`)."""
         if self.count == 1:
             return (self,)
-        first = replace(self, count=1, second=None,
-                        mask_key=("single", self.index) if self.mask_key is None else self.mask_key)
+        # replace(self, count=1, second=None, mask_key=...), spelled out: a loop makes one per group
+        first = Block(self.axis, self.index, self.start, self.rows, self.block, 1,
+                      ("single", self.index) if self.mask_key is None else self.mask_key, None, self.members,
+                      self.affine, self.per, self.lo_of)
         rest_key = ("single", self.second) if self.mask_key is None and self.count == 2 else self.mask_key
         rest = Block(self.axis, self.second, self.second * self.block, self.rows, self.block, self.count - 1,
                      rest_key, members=None if self.members is None else self.members[1:])

@@ -21,12 +21,13 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..dtypes import width
+from ..dtypes import WIDTH_BYTES, width
 from ..errors import ScheduleError, require_choice
 from ..workload.problem import BlockSizes, Problem
 from .access import check_group_write, resident_suffix, split_blocks, tile_extent
 from .blocks import Block, BlockMask, Split
 from .affine import AffineUnsupported
+from .hooks import TileHooks
 from .ledger import AffineCtaWork, CtaWork, Ledger
 from .loops import BlockLoops
 from .requests import RequestRecorder
@@ -38,7 +39,42 @@ from .tiles import Tile, shape_size
 MODES = ("count", "trace", "numeric")
 
 
-class Context(BlockLoops):
+class _ThreadBlock:
+    """:meth:`Context.thread_block`'s ``with`` (a class, not a generator: a count opens one
+    per query block)."""
+
+    __slots__ = ("ctx", "key", "previous", "work", "works", "made")
+
+    def __init__(self, ctx: "Context", key):
+        self.ctx, self.key = ctx, key
+
+    def __enter__(self) -> None:
+        ctx = self.ctx
+        self.previous = ctx._cta_work
+        work = self.work = ctx._cta_work = ctx._new_cta_work(self.key)
+        works = self.works = ctx.ledger.cta_work[ctx.ledger.kernel]
+        works.append(work)
+        self.made = ctx._cta_made[id(work)] = (ctx.current_scope, tuple(s.group for s in ctx.residency.scopes))
+
+    def __exit__(self, *exc) -> None:
+        ctx, work, works, made = self.ctx, self.work, self.works, self.made
+        ctx._cta_work = self.previous
+        # Count mode runs a group of identical thread blocks as its first member, then
+        # the rest: one record for the group, as its members did the same work (an
+        # affine group's rest takes its first member's record, and decides when expanded).
+        if len(works) > 1 and works[-1] is work:
+            last = works[-2]
+            last_scope, last_groups = ctx._cta_made.get(id(last), (None, None))
+            if last_scope is not made[0] and last_groups == made[1] and not last.affine:
+                if work.affine:
+                    work.absorb(last, made[0].group)
+                    del works[-2]
+                elif last.ops == work.ops and last.products == work.products:
+                    last.count += work.count
+                    works.pop()
+
+
+class Context(BlockLoops, TileHooks):
     """One run of one schedule on one problem; what a schedule sees as ``ctx``.
 
     Attributes a schedule may read: ``problem`` (N, d, dtype, causal...), ``blocks``
@@ -71,6 +107,9 @@ class Context(BlockLoops):
         #: the innermost loop iteration running: the lifetime of the temporaries computed now
         self.current_scope: Scope = residency.current
         self.level_names = level_names
+        scratch, regs = level_names.get("scratchpad"), level_names.get("registers")
+        #: the ledger's key of the link scratchpad operands of a product are read over (TileHooks)
+        self._operand_link = tuple(sorted((scratch, regs))) if regs else None
         self._path_links = path_links or (lambda a, b: [])
         self._links: dict[str, list] = {}   # on-chip level -> its links to HBM (_link_keys)
         self._padded = tiles == "padded"
@@ -110,32 +149,11 @@ class Context(BlockLoops):
         them grouped: see :mod:`iosim.engine.requests`). Call it before the schedule runs."""
         self._recorder = RequestRecorder(self.problem)
 
-    @contextmanager
-    def thread_block(self, key):
+    def thread_block(self, key) -> "_ThreadBlock":
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
-        FlashAttention-2's query block i. Thread blocks run concurrently and share the L2."""
-        previous = self._cta_work
-        work = self._cta_work = self._new_cta_work(key)
-        works = self.ledger.cta_work[self.ledger.kernel]
-        works.append(work)
-        made = self._cta_made[id(work)] = (self.current_scope, tuple(s.group for s in self.residency.scopes))
-        try:
-            yield
-        finally:
-            self._cta_work = previous
-            # Count mode runs a group of identical thread blocks as its first member, then
-            # the rest: one record for the group, as its members did the same work (an
-            # affine group's rest takes its first member's record, and decides when expanded).
-            if len(works) > 1 and works[-1] is work:
-                last = works[-2]
-                last_scope, last_groups = self._cta_made.get(id(last), (None, None))
-                if last_scope is not made[0] and last_groups == made[1] and not last.affine:
-                    if work.affine:
-                        work.absorb(last, made[0].group)
-                        del works[-2]
-                    elif last.ops == work.ops and last.products == work.products:
-                        last.count += work.count
-                        works.pop()
+        FlashAttention-2's query block i. Thread blocks run concurrently and share the L2.
+        A context manager: ``with ctx.thread_block(("q", i.index)): ...``."""
+        return _ThreadBlock(self, key)
 
     def _new_cta_work(self, key):
         """The record of a thread block opened now: an affine group's at the group's own
@@ -174,11 +192,11 @@ class Context(BlockLoops):
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(("load", tensor), rows_block, cols_block)
         shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows, box_cols)
-        level, dtype = self._account(spec, "read", traffic, where=(rows_block, cols_block, split))
+        level, dtype = self._account(spec, "read", traffic, False, (rows_block, cols_block, split))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
-        life = self.residency.keep(name, level, shape_size(shape), dtype, how="loaded", by=("load", tensor))
+        life = self.residency.keep(name, level, shape_size(shape), dtype, "loaded", ("load", tensor))
         data = self._store.read(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
-        return Tile(shape, data, self, home=(level, width(dtype)), life=life)
+        return Tile(shape, data, self, (level, WIDTH_BYTES[dtype]), life)
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
               split: Split | None = None, whole_rows: bool = False, reduce: bool = False) -> None:
@@ -245,16 +263,20 @@ class Context(BlockLoops):
         """Count one HBM access of ``elements`` and the links it crosses; returns its on-chip place.
         A ``reduce`` write is recorded for the cache model as a reduction (its old value is
         read by the memory system, not by the thread block)."""
-        self.ledger.add_traffic(spec.name, direction, elements * self.weight, per_kv_head)
+        ledger, weight = self.ledger, self.current_scope.weight
+        ledger.traffic_by_kernel[(ledger.kernel, spec.name, direction, per_kv_head)] += elements * weight
         if self._recorder is not None:
             work = self._cta_work
             cta, cta_scope = (work.key, self._cta_made[id(work)][0]) if work is not None else (None, None)
             self._recorder.record(spec, "reduce" if reduce else direction, per_kv_head, where, self.ledger.kernel, cta,
                                   scope=self.current_scope, cta_scope=cta_scope, cta_work=work)
-        level, dtype = self.residency.place(spec.role, spec.dtype_for(self.problem))
-        nbytes = elements * spec.width(self.problem) * self.weight
-        links = self.ledger.link_bytes_per_kv_head if per_kv_head else self.ledger.link_bytes
-        for key in self._link_keys(level):
+        tensor_dtype = spec.dtype or self.problem.dtype     # spec.dtype_for(self.problem)
+        level, dtype = self.residency.placement[spec.role]   # self.residency.place(spec.role, tensor_dtype)
+        dtype = dtype or tensor_dtype
+        nbytes = elements * width(tensor_dtype) * weight
+        links = ledger.link_bytes_per_kv_head if per_kv_head else ledger.link_bytes
+        keys = self._links.get(level)
+        for key in self._link_keys(level) if keys is None else keys:
             links[key] += nbytes
         return level, dtype
 
@@ -293,12 +315,16 @@ class Context(BlockLoops):
         return self._keep(name, tile, role, "kept", ("keep", name))
 
     def _keep(self, name: str, tile: Tile, role: str, how: str, by: tuple) -> Tile:
-        tile.check(by)
-        if tile.home is None and tile.life is self.current_scope:    # a temporary of this iteration
-            self.residency.drop_temporary(tile.life, id(tile))
-        level, dtype = self.residency.place(role, self.problem.dtype)
-        tile.life = self.residency.keep(name, level, tile.size, dtype, how=how, by=by)
-        tile.home = (level, width(dtype))
+        life = tile.life
+        if life is not None and (not life.alive or (life.confines and life is not tile.ctx.current_scope)):
+            tile.check(by)   # raises: the tile is no longer on chip here
+        residency = self.residency
+        if tile.home is None and life is self.current_scope and life.temps:   # a charged temporary of this iteration
+            residency.drop_temporary(life, id(tile))
+        level, dtype = residency.placement[role]     # residency.place(role, self.problem.dtype)
+        dtype = dtype or self.problem.dtype
+        tile.life = residency.keep(name, level, tile.size, dtype, how, by)
+        tile.home = (level, WIDTH_BYTES[dtype])
         return tile
 
     def fill(self, name: str, block: Block, value: float, role: str, cols: int | None = None) -> Tile:
@@ -342,9 +368,9 @@ class Context(BlockLoops):
         """A block is a loop variable: usable only inside the iteration that yields it (in
         count mode it may stand for a group of iterations, which nothing outside that
         iteration could weigh exactly)."""
-        scope = self.current_scope
+        current = self.current_scope.block
         for block in blocks:
-            if block is None or block is scope.block:
+            if block is None or block is current:
                 continue
             if not any(s.block is block for s in self.residency.scopes):
                 label = getattr(block, "label", repr(block))
@@ -359,42 +385,3 @@ class Context(BlockLoops):
             given = " (given in inputs)" if spec.name in self._store.input_names else ""
             raise ScheduleError(f"{describe_use(use)}: {spec.name} is an input of this run{given}; a schedule "
                                 "reads its inputs and never writes or initialises them")
-
-    # -- accounting hooks used by tiles -------------------------------------------------
-    def count_ops(self, kind: str, n: int) -> None:
-        weight = self.current_scope.weight
-        self.ledger.add_ops(kind, n * weight)
-        work = self._cta_work
-        if work is not None:
-            if work.affine:
-                work.add("ops", kind, n, self.current_scope.per_member)
-            else:
-                work.ops[kind] += n * (weight // work.count)    # _per_cta_weight
-
-    def _per_cta_weight(self) -> int:
-        """Trip count of the current body inside one thread block (exact: the block's own
-        weight divides every weight nested in it)."""
-        return self.weight // self._cta_work.count
-
-    def note_temporary(self, tile: Tile) -> None:
-        """A tile operation computed the temporary ``tile`` (see :meth:`ResidencyTracker.temporary`)."""
-        if self.residency.temporaries is not None:   # only where temporaries are charged
-            self.residency.temporary(tile, tile.size)
-
-    def count_matmul(self, a: Tile, b: Tile, flops: int) -> None:
-        """FLOPs of a product, plus the bytes its scratchpad operands are read with."""
-        self.count_ops("matmul", flops)
-        work = self._cta_work
-        if work is not None:
-            staged = [bool(t.home) and t.home[0] == "scratchpad" for t in (a, b)]
-            shape = (a.shape[0], b.shape[1], a.shape[1], staged[0], staged[1])
-            if work.affine:
-                work.add("products", shape, 1, self.current_scope.per_member)
-            else:
-                work.products[shape] += self._per_cta_weight()
-        scratch = self.level_names.get("scratchpad")
-        regs = self.level_names.get("registers")
-        for operand in (a, b):
-            if operand.home and operand.home[0] == "scratchpad" and regs:
-                key = tuple(sorted((scratch, regs)))
-                self.ledger.link_bytes[key] += operand.size * operand.home[1] * self.weight

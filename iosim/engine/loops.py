@@ -92,15 +92,22 @@ class BlockLoops:
     def _run_loop(self, blocks, enclosing, descending: bool):
         rec = self._recorder
         loop = rec.begin_loop(descending) if rec is not None else None
+        residency = self.residency
         for group in blocks:
-            for block in affine.first_then_rest(group) if affine.is_affine(group) else group.first_then_rest():
+            # a plain block outside every affine group (most loops): weighed as affine.weigh would
+            plain = type(group) is Block and group.affine is None and group.per is None and enclosing.per_member is None
+            members = group.first_then_rest() if plain or not affine.is_affine(group) else affine.first_then_rest(group)
+            for block in members:
                 if self.current_scope is not enclosing:
                     state = "ended" if not enclosing.alive else "another loop open inside it"
                     raise ScheduleError(
                         f"a loop was run or resumed outside the iteration it was made in ({enclosing.where}), "
                         f"which has {state}: loops must nest (a loop left half-way is over, and two loops cannot be "
                         "stepped together)")
-                scope = self.residency.push(block, *affine.weigh(enclosing, block), group=group)
+                if plain:
+                    scope = residency.push(block, enclosing.weight * block.count, None, 0, group)
+                else:
+                    scope = residency.push(block, *affine.weigh(enclosing, block), group=group)
                 self.current_scope = scope
                 if loop is not None:
                     rec.enter(scope, loop)
@@ -108,8 +115,8 @@ class BlockLoops:
                     yield block
                 finally:
                     if scope.alive:
-                        self.residency.pop(scope)
-                        self.current_scope = self.residency.current
+                        residency.pop(scope)
+                        self.current_scope = residency.current
 
     @property
     def weight(self) -> int:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass, field
 
-from ..dtypes import ACCUM_DTYPE, width
+from ..dtypes import ACCUM_DTYPE, WIDTH_BYTES, width
 from ..errors import CapacityError, ScheduleError, require_choice
 from .affine import AffineUnsupported
 
@@ -166,7 +166,14 @@ class LevelUse:
     #: bytes of the live temporaries it holds (only where temporaries are charged)
     transient: int = 0
     peak: int = 0
-    peak_tiles: list = field(default_factory=list)
+    #: the allocations resident at the peak, in listing order (an allocation never changes
+    #: its name, bytes or description, so they are listed when read: :attr:`peak_tiles`)
+    peak_entries: list = field(default_factory=list)
+
+    @property
+    def peak_tiles(self) -> list[tuple[str, int, str]]:
+        """(name, bytes, ``elements × dtype``) of each tile resident at the peak."""
+        return [(e.name, e.nbytes, e.description) for e in self.peak_entries]
 
 
 class ResidencyTracker:
@@ -229,13 +236,16 @@ class ResidencyTracker:
         overwrote it, e.g. ``("keep", "S_ij")`` for ``ctx.keep('S_ij', …)``. Else it lives
         in the current iteration.
         """
-        nbytes = elements * width(dtype)
+        try:
+            nbytes = elements * WIDTH_BYTES[dtype]
+        except (KeyError, TypeError):
+            nbytes = elements * width(dtype)    # raises: not a dtype
         by = by or ("keep", name)
         current = self.current
         for scope in reversed(self._scopes):
             old = scope.entries.get(name)
             if old is not None:
-                if scope is not current and (old.nbytes, old.level) != (nbytes, level_role):
+                if scope is not current and (old.nbytes != nbytes or old.level != level_role):
                     self._check_ungrouped(scope, old, nbytes, by)
                 self.use[old.level].current -= old.nbytes
                 old.alive = False
@@ -249,7 +259,7 @@ class ResidencyTracker:
         use.current += nbytes
         if use.current > use.peak:
             use.peak = use.current
-            use.peak_tiles = self._listing(level_role)
+            use.peak_entries = [e for scope in self._scopes for e in scope.entries.values() if e.level == level_role]
             self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
         elif use.transient:   # below the peak, only live temporaries can overflow it
             self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")

@@ -51,7 +51,10 @@ class TensorSpec:
 
     def num_cols(self, problem: Problem) -> int:
         """Columns of the values (what the arithmetic sees)."""
-        return {"d": problem.head_dim, "d_rounded": problem.head_dim, "kv": problem.seq_len_kv, None: 1}[self.cols]
+        cols = self.cols
+        if cols == "d":     # the common case first: a load of Q, K, V or a store of O
+            return problem.head_dim
+        return {"d": problem.head_dim, "d_rounded": problem.head_dim, "kv": problem.seq_len_kv, None: 1}[cols]
 
     def moved_cols(self, problem: Problem) -> int:
         """Columns a row moves in HBM: the values', or, for a buffer allocated with a

@@ -32,6 +32,8 @@ class OpCounter(Protocol):
 
     def note_temporary(self, tile: "Tile") -> None: ...
 
+    def computed(self, shape: tuple[int, ...], kind: str, n: int) -> "Tile": ...
+
     @property
     def current_scope(self): ...
 
@@ -42,10 +44,6 @@ def shape_size(shape: tuple[int, ...]) -> int:
     for s in shape:
         n *= s
     return n
-
-
-def _shape_of(x: "Tile | float") -> tuple[int, ...]:
-    return x.shape if isinstance(x, Tile) else ()
 
 
 def _broadcast(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -72,12 +70,20 @@ class Tile:
     by the matrix products. ``life`` is its lifetime: an
     :class:`~iosim.engine.residency.Allocation` or, for a temporary, the
     :class:`~iosim.engine.residency.Scope` (loop iteration) that computed it.
+
+    A tile's operations run a hundred or more times a count: each asks whether its tiles
+    are usable in one test (:meth:`check` says why not) and has the context make its
+    result (``ctx.computed``: the temporary, with its operations counted).
     """
 
-    __slots__ = ("shape", "data", "ctx", "home", "life", "__weakref__")
+    __slots__ = ("shape", "size", "data", "ctx", "home", "life", "__weakref__")
 
     def __init__(self, shape: tuple[int, ...], data, ctx: OpCounter, home: str | None = None, life=None):
-        self.shape = tuple(shape)
+        shape = shape if type(shape) is tuple else tuple(shape)
+        self.shape = shape
+        n = len(shape)
+        #: elements per head (the shape never changes)
+        self.size = shape[0] * shape[1] if n == 2 else shape[0] if n == 1 else shape_size(shape)
         self.data = data
         self.ctx = ctx
         self.home = home
@@ -86,13 +92,10 @@ class Tile:
     # -- construction helpers -------------------------------------------------------
     def _new(self, shape, data) -> "Tile":
         """A temporary: the result of arithmetic, living in the iteration running now."""
-        tile = Tile(shape, data, self.ctx, None, self.ctx.current_scope)
-        self.ctx.note_temporary(tile)
+        ctx = self.ctx
+        tile = Tile(shape, data, ctx, None, ctx.current_scope)
+        ctx.note_temporary(tile)
         return tile
-
-    def _view(self, shape, data, home=None) -> "Tile":
-        """The same values seen another way (transposed, as a column): same lifetime."""
-        return Tile(shape, data, self.ctx, home, self.life)
 
     def check(self, use: str) -> None:
         """Raise :class:`ScheduleError` unless the tile is still on chip where it is used:
@@ -102,33 +105,33 @@ class Tile:
         if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
             raise ScheduleError(life.misuse(self, use, self.ctx.current_scope))
 
-    @property
-    def size(self) -> int:
-        """Elements per head."""
-        return shape_size(self.shape)
-
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"Tile{self.shape}"
 
     # -- element-wise arithmetic (1 op per output element) ---------------------------
     def _elementwise(self, other, op, reverse=False) -> "Tile":
-        use = _OP_NAMES[op]
-        self.check(use)
+        ctx = self.ctx
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not ctx.current_scope)):
+            self.check(_OP_NAMES[op])
         if isinstance(other, Tile):
-            other.check(use)
-        elif not isinstance(other, numbers.Real):
-            raise ScheduleError(f"tile {use} {type(other).__name__}: an operand is a tile or a number")
-        a, b = (other, self) if reverse else (self, other)
-        sa, sb = _shape_of(a), _shape_of(b)
-        shape = sa if sa == sb or not sb else sb if not sa else _broadcast(sa, sb)
-        if shape is None:
-            raise ScheduleError(f"tile {use}: shapes {sa} and {sb} do not combine (a per-row vector "
-                                "meets a matrix as v.col())")
-        out = self._new(shape, None)
-        self.ctx.count_ops("elementwise", shape_size(shape))
+            life = other.life
+            if life is not None and (not life.alive or (life.confines and life is not ctx.current_scope)):
+                other.check(_OP_NAMES[op])
+            sa, sb = (other.shape, self.shape) if reverse else (self.shape, other.shape)
+            shape = sa if sa == sb or not sb else sb if not sa else _broadcast(sa, sb)
+            if shape is None:
+                raise ScheduleError(f"tile {_OP_NAMES[op]}: shapes {sa} and {sb} do not combine (a per-row vector "
+                                    "meets a matrix as v.col())")
+        elif type(other) is float or type(other) is int or isinstance(other, numbers.Real):
+            shape = self.shape   # a number broadcasts to the tile's shape, either side
+        else:
+            raise ScheduleError(f"tile {_OP_NAMES[op]} {type(other).__name__}: an operand is a tile or a number")
+        out = ctx.computed(shape, "elementwise", None)
         if self.data is not None:
             # Data carries a leading heads axis; per-row vectors meet matrices through
             # col() (shape (BH, r, 1)), so the per-head broadcast above also holds here.
+            a, b = (other, self) if reverse else (self, other)
             out.data = op(_data_of(a), _data_of(b))
         return out
 
@@ -151,9 +154,10 @@ class Tile:
         return self._special(np.log)
 
     def _special(self, fn) -> "Tile":
-        self.check(fn.__name__)
-        out = self._new(self.shape, None)
-        self.ctx.count_ops("exp", out.size)
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
+            self.check(fn.__name__)
+        out = self.ctx.computed(self.shape, "exp", None)
         if self.data is not None:
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 out.data = fn(self.data)
@@ -169,9 +173,10 @@ class Tile:
         return self._reduce(np.sum)
 
     def _reduce(self, fn) -> "Tile":
-        self.check("rowmax" if fn is np.max else "rowsum")
-        out = self._new(self.shape[:-1], None)
-        self.ctx.count_ops("elementwise", self.size)
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
+            self.check("rowmax" if fn is np.max else "rowsum")
+        out = self.ctx.computed(self.shape[:-1], "elementwise", self.size)
         if self.data is not None:
             out.data = fn(self.data, axis=-1)
         return out
@@ -184,8 +189,7 @@ class Tile:
         do the same (``Check_inf`` in flash-attn's softmax.h).
         """
         self.check("inf_as_zero")
-        out = self._new(self.shape, None)
-        self.ctx.count_ops("elementwise", out.size)
+        out = self.ctx.computed(self.shape, "elementwise", None)
         if self.data is not None:
             out.data = np.where(np.isneginf(self.data), 0.0, self.data)
         return out
@@ -198,8 +202,7 @@ class Tile:
         normalisation does (``inv_sum = sum == 0 ? 1 : 1/sum``).
         """
         self.check("reciprocal")
-        out = self._new(self.shape, None)
-        self.ctx.count_ops("elementwise", out.size)
+        out = self.ctx.computed(self.shape, "elementwise", None)
         if self.data is not None:
             out.data = 1.0 / np.where(self.data == 0.0, 1.0, self.data)
         return out
@@ -209,20 +212,24 @@ class Tile:
 
         ``diag(v) X`` of the paper is ``v.col() * X``.
         """
-        self.check("col")
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
+            self.check("col")
         if len(self.shape) != 1:
             raise ScheduleError(f"col() applies to a per-row vector, not to a tile of shape {self.shape}")
-        return self._view(self.shape + (1,), None if self.data is None else self.data[..., None])
+        return Tile(self.shape + (1,), None if self.data is None else self.data[..., None], self.ctx, None, life)
 
     @property
     def T(self) -> "Tile":
         """Transpose of a matrix tile (free: a change of indexing, not a data move)."""
-        self.check(".T")
+        life = self.life
+        if life is not None and (not life.alive or (life.confines and life is not self.ctx.current_scope)):
+            self.check(".T")
         if len(self.shape) != 2:
             raise ScheduleError(f".T applies to a matrix tile, not to a tile of shape {self.shape}")
         # A contiguous copy: NumPy multiplies stacks of transposed views without BLAS, 10-50× slower.
         data = None if self.data is None else np.ascontiguousarray(np.swapaxes(self.data, -1, -2))
-        return self._view(self.shape[::-1], data, self.home)
+        return Tile(self.shape[::-1], data, self.ctx, self.home, life)
 
     def __matmul__(self, other: "Tile") -> "Tile":
         """Matrix product; 2·m·k·n FLOPs, and reads of scratchpad-resident operands."""
