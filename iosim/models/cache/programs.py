@@ -216,13 +216,12 @@ def _template(at: dict, private: np.ndarray, shared_start, shared_col, own_start
     n[private] = own_chunks
     step0 = np.cumsum(n) - n
     shared = _chunks(shared_start, shared_col, rows[~private], at, ~private, chunk_rows)
-    own = [_chunks(s, col, rows[private], at, private, chunk_rows) for s, col in zip(own_start, own_col)]
     def steps(mask):
         return np.repeat(step0[mask], n[mask]) + _within(n[mask])
+    own = (_own_chunks(own_start, own_col, rows[private], at, private, own_chunks, chunk_rows) if len(own_start)
+           else {name: np.zeros((0, 0), np.int64) for name in FIELDS})
     return {"length": int(n.sum()), "shared_steps": steps(~private), "shared": shared,
-            "private_steps": steps(private),
-            "private": {name: np.stack([o[name] for o in own]) if own else np.zeros((0, 0), np.int64)
-                        for name in FIELDS}}
+            "private_steps": steps(private), "private": own}
 
 
 def _within(n: np.ndarray) -> np.ndarray:
@@ -241,6 +240,22 @@ def _chunks(start, col, rows, at, which, chunk_rows: int) -> dict:
     pick = {name: at[name][which][idx] for name in ("hi_base", "row_bytes", "write", "kind")}
     return {"hi": pick["hi_base"] + col[idx], "lo": lo * (chunk_rows + 1) + (hi - lo),
             "size": (hi - lo) * pick["row_bytes"], "write": pick["write"], "kind": pick["kind"]}
+
+
+def _own_chunks(start, col, rows, at, which, n, chunk_rows: int) -> dict:
+    """FIELDS -> per CTA (a row) and chunk, the CTAs' own accesses ``which``: :func:`_chunks`
+    of each row of ``start`` and ``col`` (CTAs × accesses), stacked; ``n``: the chunks each
+    access makes, the same in every row (the CTAs' class)."""
+    idx = np.repeat(np.arange(start.shape[1]), n)
+    window = (start // chunk_rows)[:, idx] + _within(n)
+    first = start[:, idx]
+    lo = np.maximum(first, window * chunk_rows)
+    hi = np.minimum(first + rows[idx], (window + 1) * chunk_rows)
+    pick = {name: at[name][which][idx] for name in ("hi_base", "row_bytes", "write", "kind")}
+    ctas = (len(start), 1)
+    return {"hi": pick["hi_base"] + col[:, idx], "lo": lo * (chunk_rows + 1) + (hi - lo),
+            "size": (hi - lo) * pick["row_bytes"], "write": np.tile(pick["write"], ctas),
+            "kind": np.tile(pick["kind"], ctas)}
 
 
 def _product(levels: tuple) -> list[np.ndarray]:
