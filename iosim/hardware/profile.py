@@ -169,6 +169,8 @@ class HardwareProfile:
     warnings: tuple[str, ...] = ()
     _adjacent: dict = field(init=False, repr=False, compare=False)   # level -> {neighbour: Link}
     _paths: dict = field(init=False, repr=False, compare=False)
+    _roles: dict = field(init=False, repr=False, compare=False)      # role -> its levels, outside-in
+    _derived: dict = field(init=False, repr=False, compare=False)    # what properties found, once
 
     def __post_init__(self) -> None:
         # Freeze whatever mappings/sequences the caller passed, then build the graph once.
@@ -185,6 +187,12 @@ class HardwareProfile:
         # Every load and store asks for a path; the profile is immutable, so each is found once.
         object.__setattr__(self, "_paths", {})
         object.__setattr__(self, "_adjacent", adjacent)
+        # Every count asks for the levels by role; they are found once.
+        roles: dict = {}
+        for lv in self.levels.values():
+            roles.setdefault(lv.role, []).append(lv)
+        object.__setattr__(self, "_roles", {role: tuple(found) for role, found in roles.items()})
+        object.__setattr__(self, "_derived", {})
 
     @property
     def graph(self):
@@ -219,7 +227,7 @@ class HardwareProfile:
         """The unique level with ``role``; ValueError if there is none or several."""
         if role not in ROLES:
             raise ValueError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
-        found = [lv for lv in self.levels.values() if lv.role == role]
+        found = self._roles.get(role, ())
         if len(found) != 1:
             names = ", ".join(lv.name for lv in found) or "none"
             raise ValueError(f"profile {self.name!r} has {len(found)} {role!r} levels ({names})")
@@ -238,15 +246,17 @@ class HardwareProfile:
     @property
     def registers(self) -> Level | None:
         """The register file, or None if the profile does not model one."""
-        found = [lv for lv in self.levels.values() if lv.role == "registers"]
+        found = self._roles.get("registers", ())
         return found[0] if found else None
 
     @property
     def caches(self) -> tuple[Level, ...]:
         """Every cache level, ordered from DRAM inward (by hops from the dram level)."""
-        hops = {name: h for name, (h, _) in self._walk(self.dram.name).items()}
-        found = [lv for lv in self.levels.values() if lv.role == "cache"]
-        return tuple(sorted(found, key=lambda lv: hops.get(lv.name, len(self.levels))))
+        if "caches" not in self._derived:     # found once (the profile is immutable)
+            hops = {name: h for name, (h, _) in self._walk(self.dram.name).items()}
+            found = self._roles.get("cache", ())
+            self._derived["caches"] = tuple(sorted(found, key=lambda lv: hops.get(lv.name, len(self.levels))))
+        return self._derived["caches"]
 
     @property
     def cache(self) -> Level | None:

@@ -11,6 +11,7 @@ always come from running a schedule.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -48,6 +49,7 @@ class Theorem2:
         return count_elements / self.value
 
 
+@functools.lru_cache(maxsize=256)     # every tile of an explore point asks for the same one
 def theorem2(family: str, seq_len_q: int, seq_len_kv: int, head_dim: int, sram_elements: int,
              name: str = "Theorem 2", density: float | None = None) -> Theorem2:
     """Theorem 2's expression for ``family`` ("standard" or "flash").
