@@ -27,7 +27,7 @@ from ..workload.problem import BlockSizes, Problem
 from .access import check_group_write, resident_suffix, split_blocks, tile_extent
 from .blocks import Block, BlockMask, Split
 from .affine import AffineUnsupported
-from .hooks import TileHooks
+from .hooks import ThreadBlock, TileHooks
 from .ledger import AffineCtaWork, CtaWork, Ledger
 from .loops import BlockLoops
 from .requests import RequestRecorder
@@ -37,41 +37,6 @@ from .tensors import INPUT_TENSORS, TensorSpec, TensorTable
 from .tiles import Tile, shape_size
 
 MODES = ("count", "trace", "numeric")
-
-
-class _ThreadBlock:
-    """:meth:`Context.thread_block`'s ``with`` (a class, not a generator: a count opens one
-    per query block)."""
-
-    __slots__ = ("ctx", "key", "previous", "work", "works", "made")
-
-    def __init__(self, ctx: "Context", key):
-        self.ctx, self.key = ctx, key
-
-    def __enter__(self) -> None:
-        ctx = self.ctx
-        self.previous = ctx._cta_work
-        work = self.work = ctx._cta_work = ctx._new_cta_work(self.key)
-        works = self.works = ctx.ledger.cta_work[ctx.ledger.kernel]
-        works.append(work)
-        self.made = ctx._cta_made[id(work)] = (ctx.current_scope, tuple(s.group for s in ctx.residency.scopes))
-
-    def __exit__(self, *exc) -> None:
-        ctx, work, works, made = self.ctx, self.work, self.works, self.made
-        ctx._cta_work = self.previous
-        # Count mode runs a group of identical thread blocks as its first member, then
-        # the rest: one record for the group, as its members did the same work (an
-        # affine group's rest takes its first member's record, and decides when expanded).
-        if len(works) > 1 and works[-1] is work:
-            last = works[-2]
-            last_scope, last_groups = ctx._cta_made.get(id(last), (None, None))
-            if last_scope is not made[0] and last_groups == made[1] and not last.affine:
-                if work.affine:
-                    work.absorb(last, made[0].group)
-                    del works[-2]
-                elif last.ops == work.ops and last.products == work.products:
-                    last.count += work.count
-                    works.pop()
 
 
 class Context(BlockLoops, TileHooks):
@@ -95,6 +60,7 @@ class Context(BlockLoops, TileHooks):
         count_init: bool = False,
         block_mask: np.ndarray | None = None,
         affine: bool = True,
+        cta_work: bool = True,
     ):
         require_choice("mode", mode, MODES, ScheduleError)
         require_choice("tiles", tiles, ("exact", "padded"), ScheduleError)
@@ -122,6 +88,9 @@ class Context(BlockLoops, TileHooks):
         self.num_splits: int | None = None
         self._recorder: RequestRecorder | None = None  # set by record_requests()
         self._cta_work: CtaWork | None = None  # the thread block the accesses belong to
+        #: whether each thread block's work is kept (ledger.cta_work: what the kernel time model
+        #: reads); a run that reads only the totals leaves it
+        self._keep_cta_work = cta_work
         #: id(CtaWork) -> (the iteration it was made in, the groups of the loops around it)
         self._cta_made: dict[int, tuple] = {}
         if mode == "numeric":
@@ -148,22 +117,23 @@ class Context(BlockLoops, TileHooks):
         """Keep every HBM access, in program order, for the cache model (a count run keeps
         them grouped: see :mod:`iosim.engine.requests`). Call it before the schedule runs."""
         self._recorder = RequestRecorder(self.problem)
+        self._keep_cta_work = True    # each access names its thread block's record
 
-    def thread_block(self, key) -> "_ThreadBlock":
+    def thread_block(self, key) -> ThreadBlock:
         """The accesses inside belong to one thread block (CTA) of the current kernel, e.g.
         FlashAttention-2's query block i. Thread blocks run concurrently and share the L2.
         A context manager: ``with ctx.thread_block(("q", i.index)): ...``."""
-        return _ThreadBlock(self, key)
+        return ThreadBlock(self, key)
 
     def _new_cta_work(self, key):
         """The record of a thread block opened now: an affine group's at the group's own
         iteration (its members' work differs), a plain one elsewhere."""
         scope = self.current_scope
         if scope.per_member is None:
-            return CtaWork(key, self.weight)
+            return CtaWork(key, self.weight) if self._keep_cta_work else None
         if scope.block.affine is None:
             raise AffineUnsupported("a thread block inside an inner loop of an affine group")
-        return AffineCtaWork(key, self.weight, scope.unit, scope.block)
+        return AffineCtaWork(key, self.weight, scope.unit, scope.block) if self._keep_cta_work else None
 
     @contextmanager
     def kernel(self, name: str):
@@ -190,13 +160,17 @@ class Context(BlockLoops, TileHooks):
         """
         spec = self.tensors[tensor]
         rows_block, cols_block = split_blocks(spec, block)
-        self._check_blocks(("load", tensor), rows_block, cols_block)
+        if rows_block is not self.current_scope.block or cols_block is not None:   # else: this iteration's block
+            self._check_blocks(("load", tensor), rows_block, cols_block)
         shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows, box_cols)
         level, dtype = self._account(spec, "read", traffic, False, (rows_block, cols_block, split))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
-        life = self.residency.keep(name, level, shape_size(shape), dtype, "loaded", ("load", tensor))
-        data = self._store.read(spec, rows_block, cols_block, split) if self.mode == "numeric" else None
-        return Tile(shape, data, self, (level, WIDTH_BYTES[dtype]), life)
+        tile = Tile(shape, None, self, None, None)
+        tile.life = self.residency.keep(name, level, tile.size, dtype, "loaded", ("load", tensor))
+        tile.home = (level, WIDTH_BYTES[dtype])
+        if self.mode == "numeric":
+            tile.data = self._store.read(spec, rows_block, cols_block, split)
+        return tile
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
               split: Split | None = None, whole_rows: bool = False, reduce: bool = False) -> None:

@@ -1,4 +1,5 @@
-"""What tile arithmetic reports to its run: operations, matrix products, temporaries.
+"""What tile arithmetic reports to its run: operations, matrix products, temporaries; and
+the thread blocks that work is recorded for.
 
 :class:`TileHooks` is a part of :class:`~iosim.engine.context.Context`, which inherits
 it (as it inherits its loops from :class:`~iosim.engine.loops.BlockLoops`): every
@@ -84,3 +85,44 @@ class TileHooks:
                 links[key] += a.size * a_home[1] * weight
             if b_staged:
                 links[key] += b.size * b_home[1] * weight
+
+
+class ThreadBlock:
+    """:meth:`Context.thread_block <iosim.engine.context.Context.thread_block>`'s ``with``:
+    the thread block's work record, opened and closed (a class, not a generator: a count
+    opens one per query block)."""
+
+    __slots__ = ("ctx", "key", "previous", "work", "works", "made")
+
+    def __init__(self, ctx, key):
+        self.ctx, self.key = ctx, key
+
+    def __enter__(self) -> None:
+        ctx = self.ctx
+        work = self.work = ctx._new_cta_work(self.key)
+        if work is None:   # a run that keeps no thread block's work
+            return
+        self.previous = ctx._cta_work
+        ctx._cta_work = work
+        works = self.works = ctx.ledger.cta_work[ctx.ledger.kernel]
+        works.append(work)
+        self.made = ctx._cta_made[id(work)] = (ctx.current_scope, tuple(s.group for s in ctx.residency.scopes))
+
+    def __exit__(self, *exc) -> None:
+        if self.work is None:
+            return
+        ctx, work, works, made = self.ctx, self.work, self.works, self.made
+        ctx._cta_work = self.previous
+        # Count mode runs a group of identical thread blocks as its first member, then
+        # the rest: one record for the group, as its members did the same work (an
+        # affine group's rest takes its first member's record, and decides when expanded).
+        if len(works) > 1 and works[-1] is work:
+            last = works[-2]
+            last_scope, last_groups = ctx._cta_made.get(id(last), (None, None))
+            if last_scope is not made[0] and last_groups == made[1] and not last.affine:
+                if work.affine:
+                    work.absorb(last, made[0].group)
+                    del works[-2]
+                elif last.ops == work.ops and last.products == work.products:
+                    last.count += work.count
+                    works.pop()

@@ -116,11 +116,16 @@ BACKWARD_TENSORS = (
 INPUT_TENSORS = frozenset(s.name for s in FORWARD_TENSORS + BACKWARD_TENSORS if s.role == "input")
 
 
+#: the built-in tensors by name (every run's table starts as a copy)
+_DEFAULT_SPECS = FORWARD_TENSORS + SPLIT_TENSORS + KERNEL_TENSORS + BACKWARD_TENSORS
+_BUILT_IN = {s.name: s for s in _DEFAULT_SPECS}
+
+
 class TensorTable:
     """The tensors a run knows about: the built-in ones plus any a schedule declares."""
 
-    def __init__(self, specs=FORWARD_TENSORS + SPLIT_TENSORS + KERNEL_TENSORS + BACKWARD_TENSORS):
-        self._specs = {s.name: s for s in specs}
+    def __init__(self, specs=_DEFAULT_SPECS):
+        self._specs = dict(_BUILT_IN) if specs is _DEFAULT_SPECS else {s.name: s for s in specs}
 
     def __getitem__(self, name: str) -> TensorSpec:
         try:

@@ -48,6 +48,11 @@ def shape_size(shape: tuple[int, ...]) -> int:
 
 def _broadcast(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...] | None:
     """NumPy's broadcast of two shapes, or None where they do not combine."""
+    if len(sa) == 2 and len(sb) == 2:   # a matrix and a column (v.col() * X): the common case
+        (a0, a1), (b0, b1) = sa, sb
+        if (a0 == b0 or a0 == 1 or b0 == 1) and (a1 == b1 or a1 == 1 or b1 == 1):
+            return (b0 if a0 == 1 else a0, b1 if a1 == 1 else a1)
+        return None
     n = max(len(sa), len(sb))
     sa, sb = (1,) * (n - len(sa)) + sa, (1,) * (n - len(sb)) + sb
     out = []

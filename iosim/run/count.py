@@ -49,31 +49,36 @@ class Counted:
 
 
 def count_launch(profile: HardwareProfile, launch: Launch, options: Options, sram_bytes: int, mode: str,
-                 inputs: dict[str, np.ndarray] | None = None, record: bool = False) -> Counted:
+                 inputs: dict[str, np.ndarray] | None = None, record: bool = False,
+                 cta_work: bool = True) -> Counted:
     """Run ``launch``'s schedule once in ``mode`` and collect its counts.
 
     With ``record`` every access is kept in program order (a count run keeps them grouped,
-    its thread blocks one by one: :mod:`iosim.engine.requests`).
+    its thread blocks one by one: :mod:`iosim.engine.requests`). Without ``cta_work`` no
+    thread block's work is kept (``cta_work`` comes back empty, and ``kernel_ops`` has no
+    ``thread_blocks``): for a caller that reads only the totals.
     """
     try:
-        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=True)
+        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=True, cta_work=cta_work)
     except AffineUnsupported:
         # The schedule asked an affine group of causal blocks (engine/affine.py) for what only
         # its members know: count it again grouped by active set, as exact and slower.
-        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=False)
+        ctx, tracker = _run(profile, launch, options, sram_bytes, mode, inputs, record, affine=False, cta_work=cta_work)
     return _collect(launch.problem, ctx, tracker, mode)
 
 
 def _run(profile: HardwareProfile, launch: Launch, options: Options, sram_bytes: int, mode: str,
-         inputs, record: bool, affine: bool) -> tuple[Context, ResidencyTracker]:
+         inputs, record: bool, affine: bool, cta_work: bool = True) -> tuple[Context, ResidencyTracker]:
     """Run the schedule on a fresh context (affine groups of causal blocks if ``affine``)."""
-    tracker = _tracker(profile, sram_bytes, options.residency, options.enforce_registers)
+    profile.scratchpad    # asked for first, as ever (a profile without one fails there)
+    names = level_names(profile)
+    tracker = _tracker(profile, sram_bytes, options.residency, options.enforce_registers, names)
     ctx = Context(
         launch.problem, launch.blocks, mode=mode, residency=tracker,
-        level_names=level_names(profile),
+        level_names=names,
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,
-        block_mask=launch.mask, affine=affine,
+        block_mask=launch.mask, affine=affine, cta_work=cta_work,
     )
     if record:
         ctx.record_requests()
@@ -93,13 +98,14 @@ def level_names(profile: HardwareProfile) -> dict[str, str]:
             "registers": regs.name if regs is not None else "registers"}
 
 
-def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str, registers: bool) -> ResidencyTracker:
+def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str, registers: bool,
+             names: dict[str, str]) -> ResidencyTracker:
     """A residency tracker that enforces the per-block shared memory (and the registers too,
-    with ``registers``)."""
+    with ``registers``); ``names``: :func:`level_names`."""
     regs = profile.registers
     return ResidencyTracker(
         residency,
-        level_names={"scratchpad": profile.scratchpad.name, "registers": level_names(profile)["registers"]},
+        level_names={"scratchpad": names["scratchpad"], "registers": names["registers"]},
         capacities={"scratchpad": sram_bytes, "registers": regs.per_block_bytes if regs is not None else None},
         enforced={"scratchpad", "registers"} if registers else {"scratchpad"},
         charge_temporaries=registers,
@@ -146,8 +152,11 @@ def _per_heads(per_q: dict, per_kv: dict, key, bh: int, bhk: int) -> int:
 def _tensors(problem: Problem, ctx: Context, ledger: Ledger) -> dict[str, TensorTraffic]:
     bh, bhk = problem.heads_total, problem.kv_heads_total
     per_q, per_kv = ledger.traffic, ledger.traffic_per_kv_head
+    moved = {name for name, _ in per_q} | {name for name, _ in per_kv}
     tensors = {}
     for spec in ctx.tensors:
+        if spec.name not in moved:   # no traffic: r = w = 0 below
+            continue
         r = _per_heads(per_q, per_kv, (spec.name, "read"), bh, bhk)
         w = _per_heads(per_q, per_kv, (spec.name, "write"), bh, bhk)
         if r or w:

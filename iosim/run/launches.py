@@ -32,8 +32,11 @@ from .result import Result
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
 
 
-def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
-    """Every launch of ``setup`` counted in order and reported as one :class:`Result`."""
+def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
+    """Every launch of ``setup`` counted in order and reported as one :class:`Result`.
+    Without ``cta_work`` a run that models neither the L2 nor a real kernel's time keeps no
+    thread block's work (its ``cta_work`` is empty; :func:`iosim.run.count.count_launch`):
+    for a caller that reads only the totals and the roofline time."""
     too_large = setup.cache_too_large() if setup.options.cache else None
     if too_large:                                                      # before any counting
         raise ProblemError(f"the L2 model would play {too_large}: model the run without it (cache off, "
@@ -41,7 +44,7 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) 
     if mode == "numeric":
         with threadpool_limits(limits=1, user_api="blas"):
             return _run_all(setup, mode, _numeric_inputs(setup, inputs))
-    return _run_all(setup, mode, inputs)
+    return _run_all(setup, mode, inputs, bool(cta_work or setup.options.cache or setup.options.kernel is not None))
 
 
 def cache_plans(setup: Setup) -> tuple[list, str | None]:
@@ -90,7 +93,7 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
                            "fewer heads", field="cache") from None
 
 
-def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> Result:
+def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
     """The launches counted in order, as one result. In numeric mode the BLAS runs on one
     thread (the caller sees to it): the products are of small tiles, and on a contended
     many-core machine a threaded BLAS waits for cores (issue 15 measured 0.45 s alone and
@@ -98,7 +101,7 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None) -> R
     planned, l2_off = _played(setup, *cache_plans(setup))
     results = []
     for launch, l2 in zip(setup.launches, planned):
-        result = _run_one(setup, launch, mode, inputs, l2)
+        result = _run_one(setup, launch, mode, inputs, l2, cta_work)
         if mode == "numeric" and setup.options.kernel is not None and launch.passes == "forward":
             inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
         results.append(dataclasses.replace(result, l2_off=l2_off))
@@ -124,7 +127,7 @@ def _time_model(result: Result, tile=None) -> str:
     return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
 
 
-def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None) -> Result:
+def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, cta_work: bool = True) -> Result:
     """Count one launch (in count mode, the count that recorded its L2 accesses: ``l2``, the
     pair (CacheReport, count) of :func:`_played`), apply the models, and report it on the
     user's problem."""
@@ -133,7 +136,7 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None) 
         inputs = {k: (v.reshape((runs.batch, runs.heads, runs.seq_len_q) + v.shape[3:]) if k in ("Q", "dO") else v)
                   for k, v in inputs.items()}
     counted = l2[1] if l2 is not None and mode == "count" else \
-        count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs)
+        count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs, cta_work=cta_work)
     result = _result(setup, launch, mode, counted, l2[0] if l2 is not None else None)
     if runs == user:
         return result

@@ -64,7 +64,7 @@ def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: s
     :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded here (in the worker)."""
     options = Options(**option_kwargs)
     _worker().update(profile=profile, algorithm=resolve_schedule(algorithm), problem=problem, passes=passes,
-                     options=options, cache=cache, base=None, measured={})
+                     options=options, cache=cache, base=None, measured={}, tile_options={})
     if options.kernel is not None:
         _worker()["base"] = prepare(profile, algorithm, problem, passes=passes,
                                     options=dataclasses.replace(options, cache=False, sram_bytes=None))
@@ -90,7 +90,10 @@ def tile_setup(blocks: tuple[int, int], *, cache: bool = False, sram_bytes: int 
     """The setup :func:`count_tile` runs for one tile (``prepare``, or the preset's launches
     with the tile)."""
     w = _worker()
-    options = dataclasses.replace(w["options"], cache=cache, sram_bytes=sram_bytes)
+    options = w["tile_options"].get((cache, sram_bytes))
+    if options is None:   # the same for every tile of the point (Options is frozen): made once
+        options = w["tile_options"][cache, sram_bytes] = dataclasses.replace(w["options"], cache=cache,
+                                                                              sram_bytes=sram_bytes)
     if options.kernel is None:
         return prepare(w["profile"], w["algorithm"], w["problem"], passes=w["passes"], blocks=blocks, options=options)
     return kernel_setup(w["base"], blocks, options)
@@ -127,7 +130,7 @@ def measured(blocks: tuple[int, int]) -> tuple | None:
 
 def _measure(blocks: tuple[int, int]) -> tuple:
     setup = tile_setup(blocks)
-    r = run_launches(setup, "count", None)
+    r = run_launches(setup, "count", None, cta_work=False)   # the tuple reads no thread block's work
     w = _worker()
     lo, exact = time_bounds(r, w["profile"]) if w["cache"] else (r.time.predicted_s, True)
     hi = r.time.predicted_s
