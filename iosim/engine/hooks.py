@@ -30,7 +30,7 @@ class TileHooks:
             if work.affine:
                 work.add("ops", kind, n, scope.per_member)
             else:
-                work.ops[kind] += n * (weight // work.count)    # _per_cta_weight
+                work.ops[kind] += n * (weight // work.count)    # the trip count inside one thread block
 
     def computed(self, shape: tuple[int, ...], kind: str, n: int | None) -> Tile:
         """The temporary ``shape`` tile an operation computes now, with its ``n`` operations
@@ -41,23 +41,8 @@ class TileHooks:
         residency = self.residency
         if residency.temporaries is not None:   # only where temporaries are charged
             residency.temporary(tile, tile.size)
-        if n is None:
-            n = tile.size
-        weight = scope.weight
-        ledger = self.ledger
-        ledger.ops_by_kernel[(ledger.kernel, kind)] += n * weight
-        work = self._cta_work
-        if work is not None:
-            if work.affine:
-                work.add("ops", kind, n, scope.per_member)
-            else:
-                work.ops[kind] += n * (weight // work.count)    # _per_cta_weight
+        self.count_ops(kind, tile.size if n is None else n)
         return tile
-
-    def _per_cta_weight(self) -> int:
-        """Trip count of the current body inside one thread block (exact: the block's own
-        weight divides every weight nested in it)."""
-        return self.weight // self._cta_work.count
 
     def note_temporary(self, tile: Tile) -> None:
         """A tile operation computed the temporary ``tile`` (see :meth:`ResidencyTracker.temporary`)."""
@@ -76,7 +61,7 @@ class TileHooks:
             if work.affine:
                 work.add("products", shape, 1, self.current_scope.per_member)
             else:
-                work.products[shape] += self.current_scope.weight // work.count   # _per_cta_weight
+                work.products[shape] += self.current_scope.weight // work.count   # inside one thread block
         key = self._operand_link
         if key is not None and (a_staged or b_staged):
             weight = self.current_scope.weight
