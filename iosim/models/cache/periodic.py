@@ -85,11 +85,13 @@ def heads_played(heads: int, *, slots: int, ctas_per_head: int, group: int, foot
     two steps agree: the cost of the model, asked before it plays."""
     p = period(slots, ctas_per_head, group)
     a = _warm_up(heads, slots, ctas_per_head, p, footprint_bytes, capacity_bytes)
-    if a is None:
-        return heads
+    return heads if a is None else min(_run_length(a, p, heads), heads)
+
+
+def _run_length(a: int, p: int, heads: int) -> int:
+    """The heads of the one run :func:`_marked` plays: past a + 2P, ≡ ``heads`` (mod P)."""
     h = a + 2 * p + 1
-    h += (heads - h) % p
-    return min(h, heads)
+    return h + (heads - h) % p
 
 
 def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, dict, float | None]:
@@ -106,8 +108,7 @@ def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, 
     the larger difference of the two ways (by rounds, by heads) is returned: the launch
     pattern repeats only that nearly. ``a`` doubles while the steps differ more."""
     while True:
-        h = a + 2 * p + 1
-        h += (heads - h) % p
+        h = _run_length(a, p, heads)
         if h >= heads:
             return (*play(heads), None)
         end, (m0, m1, m2), per_head = play_marked(h, (a, a + p, a + 2 * p))
