@@ -152,7 +152,8 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     stream of a kernel whose CTAs have one length, with no cache behind this one, is
     played as copies of P heads (:func:`_by_copies`); otherwise the heads are played as
     :func:`~.periodic.all_heads` says: every one, or, for many heads, enough of them to
-    extend the totals exactly. ``method``: ``"stream"`` plays the
+    extend the totals (exactly, or where two steps only nearly agree within
+    :data:`~.periodic.NEAR`, and the report says so). ``method``: ``"stream"`` plays the
     cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
     (the reference it is checked against).
     """
