@@ -14,12 +14,18 @@ by thread block in the model's launch order and round robin, through:
   holds the chunk; a miss there is served by the home partition when that holds it (over
   the fabric) and filled into both, else read from DRAM. Writes are placed like reads.
 
-Nothing in it is fitted: the capacities are the profile's halves, the SM halves and the
-hash are choices (an alternating assignment of SMs, also tried, gave 35× the measured
-bytes at N = 65,536). It is a pure-Python LRU (about a million requests a second), so
-configurations whose streams exceed ``--limit`` requests are skipped.
+* ``measured_map`` (with ``--sides DIR``, the output of ``benchmarks/l2_sm_sides.py``): the
+  same two partitions with the H200's measured maps instead of the halves: which SMs find
+  another SM's lines near, and which SM the launch order puts each slot on.
+
+Nothing in it is fitted: the capacities are the profile's halves; in ``two`` the SM halves
+and the hash are choices (an alternating assignment of SMs, also tried, gave 35× the
+measured bytes at N = 65,536), in ``measured_map`` only the hash is. It is a pure-Python
+LRU (about a million requests a second), so configurations whose streams exceed
+``--limit`` requests are skipped.
 
 Run:  python benchmarks/l2_partition_experiment.py docs/validation/GRID [...] [--limit 6000000]
+      [--sides docs/validation/2026-12-02-l2-sides]
 Prints one JSON line per main forward launch: measured DRAM read bytes (ncu), and each
 model's prediction and ratio.
 """
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 from collections import OrderedDict
 
 import numpy as np
@@ -79,13 +86,27 @@ class Partition:
         return False
 
 
-def dram_reads(stream: tuple, capacity: int, sms: int, parts: int) -> int:
-    """DRAM bytes read with ``parts`` partitions (1: the model's one LRU)."""
+def measured_sides(folder: str):
+    """slot -> partition from the H200's measured maps (benchmarks/l2_sm_sides.py): the SM the
+    launch order puts slot s on (order.json: the first wave's blocks), and that SM's side
+    (sides.json: the SMs that find SM 0's lines near)."""
+    with open(os.path.join(folder, "sides.json")) as f:
+        hops = np.array([r["hop_ns"] for r in json.load(f)["sides"]["0"]])
+    with open(os.path.join(folder, "order.json")) as f:
+        order = json.load(f)["sm"]
+    far = hops > (hops.min() + hops.max()) / 2
+    return lambda s: int(far[order[s]])
+
+
+def dram_reads(stream: tuple, capacity: int, sms: int, parts: int, side_of=None) -> int:
+    """DRAM bytes read with ``parts`` partitions (1: the model's one LRU); ``side_of(slot)``:
+    a slot's partition (default: SMs 0 … S/2 − 1 and S/2 … S − 1, slot s on SM s mod S)."""
     caches = [Partition(capacity // parts) for _ in range(parts)]
+    side_of = side_of or (lambda s: int((s % sms) >= sms // 2))
     dram = 0
     for s, head, hi, lo, size, write in zip(*(a.tolist() for a in stream)):
         key = (head, hi, lo)
-        near = int((s % sms) >= sms // 2) if parts == 2 else 0
+        near = side_of(s) if parts == 2 else 0
         if caches[near].touch(key, size):
             continue
         home = hash(key) & 1 if parts == 2 else 0
@@ -94,7 +115,7 @@ def dram_reads(stream: tuple, capacity: int, sms: int, parts: int) -> int:
     return dram
 
 
-def predict(problem, limit: int):
+def predict(problem, limit: int, sides=None):
     setup = prepare("h200", "fa2", problem, options=Options(cache=True, kernel="flash-attn-2"))
     launch = setup.launches[0]
     counted = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
@@ -105,24 +126,32 @@ def predict(problem, limit: int):
     slots = profile.sm_count * launches._blocks_per_sm(profile, launch, counted.sram.peak_bytes)
     lead = lambda q: (q % problem.heads) % problem.group_size == 0  # noqa: E731
     stream = cta_stream(prog, problem.heads_total, slots, problem.kv_head_of, lead)
-    return {f"{parts}": dram_reads(stream, profile.cache.capacity_bytes, profile.sm_count, parts) for parts in (1, 2)}
+    got = {f"{parts}": dram_reads(stream, profile.cache.capacity_bytes, profile.sm_count, parts) for parts in (1, 2)}
+    if sides is not None:
+        got["measured"] = dram_reads(stream, profile.cache.capacity_bytes, profile.sm_count, 2, sides)
+    return got
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("grids", nargs="+")
     ap.add_argument("--limit", type=int, default=6_000_000)
+    ap.add_argument("--sides", help="a folder of benchmarks/l2_sm_sides.py's output: also the measured maps")
     args = ap.parse_args()
+    sides = measured_sides(args.sides) if args.sides else None
     for grid in args.grids:
         for cfg, problem, measured in sdpa.raw_configs(grid):
             main_launch = [m for m in measured if sdpa.label(m["name"]) == "main"]
-            got = predict(problem, args.limit) if main_launch else None
+            got = predict(problem, args.limit, sides) if main_launch else None
             if got is None:
                 continue
             meas = main_launch[0]["metrics"]["dram__bytes_read.sum"]
-            print(json.dumps({"grid": grid.rstrip("/").split("/")[-1], **cfg, "measured": meas,
-                              "one": got["1"], "two": got["2"], "one_ratio": round(got["1"] / meas, 3),
-                              "two_ratio": round(got["2"] / meas, 3)}), flush=True)
+            names = {"1": "one", "2": "two", "measured": "measured_map"}
+            row = {"grid": grid.rstrip("/").split("/")[-1], **cfg, "measured": meas}
+            for key, name in names.items():
+                if key in got:
+                    row.update({name: got[key], f"{name}_ratio": round(got[key] / meas, 3)})
+            print(json.dumps(row), flush=True)
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 (docs/validation/2026-12-02-l2-partitions-experiment.md), measured, not chosen.
 
 1. **Sides.** One thread on SM ``a`` walks a random cycle of 4,096 128-byte lines (512 KiB,
-   fresh lines each pair) with ``ld.global.cg``, then one thread on SM ``b`` walks it again,
-   timing each hop with ``clock64``. If the L2 keeps a line near the SMs that read it and at a
+   fresh lines each pair, the L2 flushed first) with ``ld.global.cg``, then one thread on SM
+   ``b`` walks it again; the mean hop (``%globaltimer`` over the walk: each hop waits on the
+   one before) and each hop's ``clock64`` (noisier: a few read the clock early). If the L2 keeps a line near the SMs that read it and at a
    home partition, an SM on ``a``'s side finds every line near (L2-hit latency), and one on
    the other side finds only the lines homed on its side near and the rest over the fabric
    (slower). Per ``b``: the median hop and the fraction of slow hops, for ``a`` = 0 and 1.
@@ -37,6 +38,8 @@ extern "C" __global__ void walk(const unsigned* next, unsigned start, int hops, 
     if (!go || threadIdx.x != 0) return;
     __shared__ unsigned held[1];
     unsigned i = start;
+    unsigned long long g0, g1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g0));
     for (int h = 0; h < hops; ++h) {
         long long t0 = clock64();
         unsigned j = __ldcg(next + i);
@@ -45,6 +48,8 @@ extern "C" __global__ void walk(const unsigned* next, unsigned start, int hops, 
         lat[h] = t1 - t0;
         i = j;
     }
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g1));
+    lat[hops] = (long long)(g1 - g0);   // the whole walk, ns: every hop waits on the one before
     sink[0] = i + held[0];
 }
 
@@ -84,8 +89,9 @@ def sides(mod, sms: int, rng) -> dict:
     walk = mod.get_function("walk")
     words = LINES * LINE
     pool = cp.zeros(words * (2 * sms + 2), cp.uint32)          # fresh lines for every pair
-    lat = cp.zeros(LINES, cp.int64)
+    lat = cp.zeros(LINES + 1, cp.int64)
     sink, claimed = cp.zeros(1, cp.uint32), cp.zeros(1, cp.int32)
+    flush = cp.zeros(64 << 20, cp.int32)                       # 256 MiB: evicts the L2
     grid = (sms * 8,)
 
     def run(base, start, target):
@@ -94,7 +100,8 @@ def sides(mod, sms: int, rng) -> dict:
         cp.cuda.Device().synchronize()
         if int(claimed.get()[0]) != 1:
             raise SystemExit(f"no block ran on SM {target}")
-        return lat.get().copy()
+        got = lat.get()
+        return got[:LINES].copy(), float(got[LINES]) / LINES
 
     out, slot = {}, 0
     for a in (0, 1):
@@ -104,10 +111,12 @@ def sides(mod, sms: int, rng) -> dict:
             slot += 1
             nxt, start = cycle(rng, base)
             pool[base:base + words] = cp.asarray(nxt)
-            cold = run(base, start, a)               # SM a brings the lines in
-            hops = run(base, start, b)               # SM b walks them again
+            flush.fill(b)                            # the copy left the lines in the L2: evict them
+            cold, cold_ns = run(base, start, a)      # SM a brings the lines in from DRAM
+            hops, hop_ns = run(base, start, b)       # SM b walks them again
             keep = b % 11 == 0 or b == 1 - a         # every hop, with the line it reached, for a few
             rows.append({"b": b, "median": float(np.median(hops)), "cold_median": float(np.median(cold)),
+                         "hop_ns": hop_ns, "cold_hop_ns": cold_ns,
                          "hops": hops.tolist() if keep else None,
                          "lines": _walk_lines(nxt, start, base).tolist() if keep else None})
         out[str(a)] = rows
@@ -140,7 +149,8 @@ def main() -> None:
     with open(os.path.join(args.out, "order.json"), "w") as f:
         json.dump(order(mod, sms, args.blocks), f)
     for a, rows in data["sides"].items():
-        print(f"a = {a}: median hop (cycles) per b:", " ".join(f"{r['median']:.0f}" for r in rows))
+        print(f"a = {a}: mean hop (ns) per b:", " ".join(f"{r['hop_ns']:.0f}" for r in rows))
+        print(f"a = {a}: cold mean hop (ns):", " ".join(f"{r['cold_hop_ns']:.0f}" for r in rows[:8]))
 
 
 if __name__ == "__main__":
