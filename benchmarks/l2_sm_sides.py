@@ -5,12 +5,12 @@
 1. **Sides.** One thread on SM ``a`` walks a random cycle of 4,096 128-byte lines (512 KiB,
    fresh lines each pair, the L2 flushed first) with ``ld.global.cg``, then one thread on SM
    ``b`` walks it again; the mean hop (``%globaltimer`` over the walk: each hop waits on the
-   one before) and each hop's ``clock64`` (noisier: a few read the clock early). If the L2 keeps a line near the SMs that read it and at a
+   one before) and each hop's ``clock64`` (unreliable: multi-modal even on one side, the
+   clock read not ordered after the load; kept for a few SMs only). If the L2 keeps a line near the SMs that read it and at a
    home partition, an SM on ``a``'s side finds every line near (L2-hit latency), and one on
    the other side finds only the lines homed on its side near and the rest over the fabric
    (slower). Per ``b``: the median hop and the fraction of slow hops, for ``a`` = 0 and 1.
-2. **Homes.** For one cross-side pair, every hop's latency by line address: which address
-   bits decide a line's home.
+2. **Homes** (not answered: see 1.). For a few pairs, every hop's latency by line address.
 3. **Launch order.** Every block of a FlashAttention-2-like grid (``--blocks`` blocks of 128
    threads, shared memory for two a SM) records ``%smid`` and its start (``%globaltimer``):
    which SM each block of the launch order runs on.
