@@ -13,6 +13,7 @@ from ..report.tables import FORMATTERS
 from ..run import Options, prepare
 from ..run.setup import AUTO_CACHE_STEPS
 from ..run.launches import run_launches
+from ..run.result import L2_OFF
 from ..schedules import SCHEDULES
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args, schedule_or_file
 from .commands import HELP
@@ -82,8 +83,8 @@ def run(args: argparse.Namespace) -> int:
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache="auto"))
     elif args.cache is None and setup.profile.cache is not None:
-        why = (f"the L2 model is off for this run: its thread blocks, not in lockstep, make {setup.steps_per_head:,} "
-               f"tile steps per head, more than the default {AUTO_CACHE_STEPS:,}")
+        why = (f"{L2_OFF}its thread blocks, not in lockstep, make {setup.steps_per_head:,} tile steps per head, "
+               f"more than the default {AUTO_CACHE_STEPS:,}")
     result = run_launches(setup, "count", None)
     why = why or result.l2_off
     if why:

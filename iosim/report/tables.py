@@ -82,7 +82,8 @@ def result_table(r: Result) -> str:
     )
     parts = [head, traffic, onchip, timing, summary, theory]
     if r.l2_off:
-        parts.append(f"L2 model: off ({r.l2_off.removeprefix('the L2 model is off for this run: ')})")
+        from ..run.result import L2_OFF      # loaded with the result shown
+        parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
         s = r.cache.total
         parts.append(

@@ -28,7 +28,7 @@ from ..workload.problem import BlockSizes
 from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
-from .result import Result
+from .result import L2_OFF, Result
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
 
 
@@ -61,7 +61,7 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
     requests = sum(p.requests for p in plans)
     if setup.options.cache == "auto" and requests > AUTO_REQUESTS:
-        why = (f"the L2 model is off for this run: its streams would hold {requests:,} requests (about "
+        why = (f"{L2_OFF}its streams would hold {requests:,} requests (about "
                f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default {AUTO_REQUESTS:,}")
         return [None] * len(plans), why
     if requests > MAX_REQUESTS:
@@ -86,7 +86,7 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
         return [None if x is None else (x[0].play(MAX_REQUESTS), x[1]) for x in planned], why
     except PlayLimit as e:
         if setup.options.cache == "auto":
-            return [None] * len(planned), (f"the L2 model is off for this run: extending its heads took more than "
+            return [None] * len(planned), (f"{L2_OFF}extending its heads took more than "
                                            f"{MAX_REQUESTS:,} requests ({e.requests:,})")
         raise ProblemError(f"the L2 model would play more than {MAX_REQUESTS:,} requests ({e.requests:,}: its heads' "
                            "extension did not settle): model the run without it (cache off, --no-cache), or with "

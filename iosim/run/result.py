@@ -44,6 +44,8 @@ from ..workload.problem import BlockSizes, Problem
 
 #: the version of the JSON contract below
 SCHEMA_VERSION = 1
+#: how every ``l2_off`` reason begins (the table shows what follows it)
+L2_OFF = "the L2 model is off for this run: "
 
 
 class ModelOutput(Protocol):

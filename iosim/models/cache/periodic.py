@@ -116,10 +116,10 @@ def _marked(play, play_marked, heads: int, a: int, p: int) -> tuple[CacheStats, 
         if _difference(m1, m0) == step:
             return (*_extend(end, step, (heads - h) // p), None)
         if per_head is not None:
-            first, second = _heads(per_head, a, p), _heads(per_head, a + p, p)
-            if _apart(first, second) <= NEAR:       # reported: the larger of the two ways' differences
-                apart = max(_apart(first, second), _apart(_difference(m1, m0), step))
-                return (*_extend(end, second, (heads - h) // p), apart)
+            second = _heads(per_head, a + p, p)
+            by_head = _apart(_heads(per_head, a, p), second)
+            if by_head <= NEAR:                     # reported: the larger of the two ways' differences
+                return (*_extend(end, second, (heads - h) // p), max(by_head, _apart(_difference(m1, m0), step)))
         a *= 2
 
 

@@ -71,6 +71,13 @@ class HeadPrograms:
         return np.array([k.length for k in self.classes], np.int64)[self.cta_class]
 
     @functools.cached_property
+    def schedules(self) -> dict:
+        """(heads, slots) -> the (first round, slot) of every CTA of that many heads
+        (:func:`.stream.schedule`), kept: planning a stream, checking its cost and making it
+        ask for the same one."""
+        return {}
+
+    @functools.cached_property
     def footprint(self) -> int:
         """Bytes of the distinct chunks of one head."""
         parts = [(k.shared["hi"], k.shared["lo"], k.shared["size"]) for k in self.classes]

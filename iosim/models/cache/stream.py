@@ -95,10 +95,18 @@ class Stream:
         return ids
 
 
+def _scheduled(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`schedule` of ``heads`` heads of ``prog``, made once."""
+    key = (heads, slots)
+    if key not in prog.schedules:
+        prog.schedules[key] = schedule(np.tile(prog.lengths, heads), slots)
+    return prog.schedules[key]
+
+
 def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
     """The requests of ``heads`` heads as the cache sees them (see the module's docstring)."""
     n = len(prog.cta_class)
-    start, slot = schedule(np.tile(prog.lengths, heads), slots)
+    start, slot = _scheduled(prog, heads, slots)
     cohorts: dict[tuple, list] = {}
     for g, (t0, s) in enumerate(zip(start.tolist(), slot.tolist())):
         h, c = divmod(g, n)
@@ -132,7 +140,7 @@ def stream_size(prog: HeadPrograms, heads: int, slots: int) -> int:
     n = len(prog.cta_class)
     if n == 0 or heads == 0:
         return 0
-    start, _ = schedule(np.tile(prog.lengths, heads), slots)
+    start, _ = _scheduled(prog, heads, slots)
     cls = np.tile(prog.cta_class, heads)
     shared = np.array([len(k.shared_steps) for k in prog.classes], np.int64)
     own = np.array([len(k.private_steps) for k in prog.classes], np.int64)

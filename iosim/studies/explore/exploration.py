@@ -16,7 +16,7 @@ from ...kernels.plan import KERNELS
 from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
 from ...run.launches import l2_by_default
-from ...run.setup import AUTO_CACHE_STEPS, l2_on_by_default
+from ...run.setup import AUTO_CACHE_STEPS
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
@@ -158,7 +158,7 @@ def explore(
     sources: dict = {}
     paper_key = _paper_key(profile, problem, sources)
     kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, name, mine is not None, problem, s)
-    use_cache = _use_cache(s, profile, kernel_key or paper_key, problem, lockstep=mine is None)
+    use_cache = _use_cache(s, profile, kernel_key or paper_key)
     worker_args = (profile, schedule, problem, passes, options, use_cache)
     measure.init_worker(*worker_args)
     limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
@@ -268,10 +268,9 @@ def _kernel_reference(sources: dict, profile: HardwareProfile, algorithm: str, m
     return tile.to_dict(), "", key
 
 
-def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int], problem: Problem,
-               lockstep: bool = True) -> bool:
-    """Whether the L2 model is part of the time (and needed for the dram objective);
-    ``lockstep``: False for a schedule of one's own (as :attr:`iosim.Setup.lockstep`)."""
+def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int]) -> bool:
+    """Whether the L2 model is part of the time (and needed for the dram objective): by
+    default as ``simulate`` decides for the ``reference`` tile (:func:`iosim.run.launches.l2_by_default`)."""
     if s.objective == "dram":
         if profile.cache is None:
             raise ProblemError(f"objective dram: DRAM bytes come from the L2 model, and profile {profile.name} "
@@ -283,10 +282,7 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
         if s.cache and profile.cache is None:
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return s.cache
-    steps = measure.steps_per_head(reference)    # as simulate decides (run.launches.l2_by_default)
-    if not l2_on_by_default(profile.cache is not None, steps, lockstep and not problem.causal):
-        return False
-    return l2_by_default(measure.tile_setup(reference))        # a reference that does not fit still plans
+    return l2_by_default(measure.tile_setup(reference))   # as simulate decides; a tile that does not fit still plans
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,

@@ -194,10 +194,5 @@ def time_bounds(result, profile: HardwareProfile) -> tuple[float, bool]:
     return (result.time.predicted_s, True) if exact else (lo, False)
 
 
-def steps_per_head(blocks: tuple[int, int]) -> int:
-    """Tile steps per head, T_r × T_c over the launches (what the L2 model replays)."""
-    return tile_setup(blocks).steps_per_head
-
-
-__all__ = ["init_worker", "kernel_base", "count_tile", "measure", "measured", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits", "steps_per_head",
+__all__ = ["init_worker", "kernel_base", "count_tile", "measure", "measured", "replay", "replay_many", "time_bounds", "shared_memory_need", "fits",
            "UNLIMITED_BYTES"]
