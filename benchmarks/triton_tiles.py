@@ -37,6 +37,16 @@ SHAPES = [
     (4096, 64, 4, 32, False), (4096, 128, 1, 16, False), (4096, 128, 16, 16, True), (8192, 64, 1, 64, False),
     (8192, 128, 4, 32, True), (8192, 64, 1, 16, True), (16384, 128, 1, 16, False), (32768, 64, 1, 16, True),
 ]
+#: the prospective check of the measured steps (session 12), fixed before any measurement of
+#: them and timed only after iosim's predictions for them were committed
+#: (docs/validation/2026-12-02-triton-check/predictions.json): N 1,000-24,576 (two ragged),
+#: d 64 and 128, causal and not, B·H 4-256
+CHECK_SHAPES = [
+    (1536, 64, 8, 32, False), (3072, 128, 2, 24, True), (6144, 64, 2, 16, False), (12288, 128, 1, 8, False),
+    (2560, 128, 8, 12, False), (5120, 64, 4, 8, True), (24576, 64, 1, 8, True), (16384, 64, 2, 20, False),
+    (1000, 128, 32, 8, False), (7000, 128, 1, 40, True), (4096, 64, 1, 128, True), (10240, 128, 3, 4, False),
+]
+SHAPE_SETS = {"first": SHAPES, "check": CHECK_SHAPES}
 FIELDS = ["seq_len", "head_dim", "batch", "heads", "causal", "dtype", "block_m", "block_n", "num_warps",
           "num_stages", "median_s", "min_s", "runs", "shared_bytes", "registers", "spills", "error"]
 #: the small space: (BLOCK_M, BLOCK_N, num_warps, num_stages) values timed in one device call
@@ -97,7 +107,10 @@ def main() -> int:
                     help="small: BLOCK_M 64/128, BLOCK_N 32/64/128, 4/8 warps, 1-3 stages (36 configs, what one "
                          "device call of the lent H200 compiles and times); full: the preset's whole search space")
     ap.add_argument("--compile-budget-s", type=float, default=170.0)
+    ap.add_argument("--shapes", choices=sorted(SHAPE_SETS), default="first",
+                    help="first: the 12 shapes of 2026-12-01; check: the prospective check of the measured steps")
     args = ap.parse_args()
+    shapes = SHAPE_SETS[args.shapes]
     os.makedirs(args.out, exist_ok=True)
     import torch
     import triton
@@ -106,7 +119,7 @@ def main() -> int:
     props = torch.cuda.get_device_properties(0)
     machine = {"gpu": props.name, "sm_count": props.multi_processor_count, "torch": torch.__version__,
                "triton": triton.__version__, "cuda": torch.version.cuda, "driver": _driver(),
-               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "shapes": SHAPES, "l2_flush": "256 MiB zero_() before each run",
+               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "shapes": shapes, "l2_flush": "256 MiB zero_() before each run",
                "timing": "CUDA events, 2 warm-ups, median of >= 10 runs (up to 50 or 0.25 s)"}
     with open(os.path.join(args.out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)
@@ -121,7 +134,7 @@ def main() -> int:
         json.dump(machine, f, indent=2)
     errors = _compile_all(configs, args.jobs, args.compile_budget_s)
     checked = _check_numerics(configs, errors, args.out, torch, fa2_forward, reference)
-    _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes)
+    _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes, shapes)
     return 0
 
 
@@ -187,7 +200,7 @@ def _check_numerics(configs, errors, out, torch, fa2_forward, reference) -> dict
     return checked
 
 
-def _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes) -> None:
+def _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes, shapes) -> None:
     from iosim.kernels.triton_preset import TritonConfig
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     deadline = time.perf_counter() + args.budget_s
@@ -195,8 +208,8 @@ def _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes) 
     with open(path, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(FIELDS)
-        for si, (n, d, b, h, causal) in enumerate(SHAPES):
-            shape_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(SHAPES) - si)
+        for si, (n, d, b, h, causal) in enumerate(shapes):
+            shape_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(shapes) - si)
             g = torch.Generator(device="cuda").manual_seed(1)
             q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
             order = sorted(configs, key=lambda c: -(c[0] * c[1]))   # large tiles first: small ones are slowest
@@ -223,7 +236,7 @@ def _time_all(configs, errors, checked, args, torch, fa2_forward, shared_bytes) 
                 row[16] = err
                 w.writerow(row)
             f.flush()
-            print(f"shape {si + 1}/{len(SHAPES)} N={n} d={d} B={b} H={h} causal={causal}: {done} timed, "
+            print(f"shape {si + 1}/{len(shapes)} N={n} d={d} B={b} H={h} causal={causal}: {done} timed, "
                   f"{time.perf_counter() - deadline + args.budget_s:.0f} s so far", flush=True)
 
 

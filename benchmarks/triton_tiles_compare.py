@@ -1,7 +1,9 @@
 """Compare the ``triton-fa2`` preset's predictions with benchmarks/triton_tiles.py's measured
 CSV (runs here, no GPU; docs/triton.md):
 
-    python3 benchmarks/triton_tiles_compare.py DIR [--plot FILE.png] [--cache/--no-cache]
+    python3 benchmarks/triton_tiles_compare.py DIR [--plot FILE.png] [--cache/--no-cache] [--out DIR2]
+    python3 benchmarks/triton_tiles_compare.py --predict FILE.json --shapes check   # before measuring
+    python3 benchmarks/triton_tiles_compare.py DIR --predictions FILE.json          # judge those
 
 Per shape: the model's pick (explore's best among the measured configurations) against the
 measured best (within 5 %?), Spearman's rho of predicted against measured time over the
@@ -11,6 +13,8 @@ configurations; then the issue's targets: pick within 5 % on >= 11 of 12 shapes,
 from __future__ import annotations
 
 import argparse
+import ast
+import json
 import os
 import sys
 
@@ -37,15 +41,50 @@ def predict_shape(shape, configs, cache) -> dict:
     return {c.config.key(): c.predicted_s for c in r.candidates if c.feasible}
 
 
+def write_predictions(path: str, shapes: list, cache) -> None:
+    """The model's time for every configuration of the benchmark's small space on ``shapes``,
+    written before the GPU times them (the prospective check)."""
+    import subprocess
+    from triton_tiles import SMALL
+    from iosim.kernels.triton_preset import search_space
+    configs = [c.key() for c in search_space() if c.block_m in SMALL[0] and c.block_n in SMALL[1]
+               and c.num_warps in SMALL[2] and c.num_stages in SMALL[3]]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out = {"commit_before": commit, "cache": cache, "shapes": [list(s) for s in shapes],
+           "predicted_s": {str(tuple(s)): {str(c): t for c, t in sorted(predict_shape(s, configs, cache).items())}
+                           for s in shapes}}
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+    print(f"{len(shapes)} shapes x {len(configs)} configurations predicted into {path}")
+
+
+def read_predictions(path: str):
+    """``predict(shape, configs)`` from a committed predictions file."""
+    with open(path) as f:
+        table = json.load(f)["predicted_s"]
+    return lambda shape, times: {ast.literal_eval(c): t for c, t in table.get(str(tuple(shape)), {}).items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dir", help="the folder triton_tiles.py wrote (results.csv)")
+    ap.add_argument("dir", nargs="?", help="the folder triton_tiles.py wrote (results.csv)")
     ap.add_argument("--plot", help="predicted against measured time per configuration (.png)")
     ap.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None)
+    ap.add_argument("--out", help="where compare.json goes (default: DIR)")
+    ap.add_argument("--predict", help="write the model's predictions for --shapes to this JSON, measure nothing")
+    ap.add_argument("--shapes", default="check", help="the shape set of triton_tiles.py to predict")
+    ap.add_argument("--predictions", help="judge these committed predictions instead of predicting now")
     args = ap.parse_args()
+    if args.predict:
+        from triton_tiles import SHAPE_SETS
+        write_predictions(args.predict, SHAPE_SETS[args.shapes], args.cache)
+        return 0
+    if not args.dir:
+        ap.error("DIR is required unless --predict")
     measured = load_measured(args.dir, CONFIG_FIELDS)
-    compare(measured, lambda shape, times: predict_shape(shape, times, args.cache), args.dir, args.plot,
-            "triton-fa2: predicted vs measured, every configuration")
+    predict = read_predictions(args.predictions) if args.predictions else \
+        (lambda shape, times: predict_shape(shape, times, args.cache))
+    compare(measured, predict, args.out or args.dir, args.plot, "triton-fa2: predicted vs measured, every configuration")
     return 0
 
 

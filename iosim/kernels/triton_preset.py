@@ -38,6 +38,7 @@ from itertools import product
 from ..dtypes import width as dtype_width
 from ..errors import ProblemError
 from .tile_tables import GpuInfo, KernelTile, NoKernelTile, gpu_info
+from .triton_steps import MeasuredStep, measured_step
 
 #: the knobs the benchmark and ``explore --kernel triton-fa2`` try
 BLOCK_M_VALUES = (16, 32, 64, 128, 256)
@@ -191,6 +192,8 @@ class TritonTile(KernelTile):
     p_convert: bool = False
     shared_bytes: int = 0
     spills: bool = False
+    #: the configuration's steps measured on this GPU (:mod:`.triton_steps`), or None
+    measured: MeasuredStep | None = None
 
     @property
     def config(self) -> TritonConfig:
@@ -200,7 +203,8 @@ class TritonTile(KernelTile):
         return {**super().to_dict(), "num_stages": self.num_stages, "mma": f"v{self.mma}",
                 "warps_m": self.warps_m, "computed_rows": self.computed_rows, "pv_rows": self.pv_rows,
                 "p_convert": self.p_convert, "shared_bytes": self.shared_bytes,
-                "registers_per_thread": self.registers, "spills": self.spills}
+                "registers_per_thread": self.registers, "spills": self.spills,
+                "measured_steps": self.measured.source if self.measured else None}
 
 
 def triton_tile(config: TritonConfig, head_dim: int, dtype: str, profile) -> TritonTile:
@@ -217,24 +221,30 @@ def triton_tile(config: TritonConfig, head_dim: int, dtype: str, profile) -> Tri
     if dtype not in ("fp16", "bf16"):
         raise NoKernelTile(f"the Triton kernel runs fp16 and bf16, got {dtype}")
     version = mma_version(config, gpu)
-    regs = registers_per_thread(config, head_dim, version)
+    measured = measured_step(profile.name, config.key(), head_dim)
+    if measured is not None:    # the compiled kernel's own registers and spills
+        regs, spills = measured.registers, measured.spills > 0
+    else:
+        regs = registers_per_thread(config, head_dim, version)
+        spills = regs > MAX_REGISTERS
     return TritonTile(config.block_m, config.block_n, config.num_warps, f"triton-fa2 {config.label()}", head_dim,
                       f"config {config.label()}: mma v{version}", "iosim.gpu.triton_attention",
                       f"{profile.name} ({gpu.arch})", registers=min(regs, MAX_REGISTERS),
                       num_stages=config.num_stages, mma=version, warps_m=warp_grid(config, version)[0],
                       computed_rows=computed_rows(config, version), pv_rows=pv_rows(config, version),
                       p_convert=converts_p(config, version),
-                      shared_bytes=shared_bytes(config, head_dim, dtype), spills=regs > MAX_REGISTERS)
+                      shared_bytes=shared_bytes(config, head_dim, dtype), spills=spills, measured=measured)
 
 
 def infeasible_reason(config: TritonConfig, head_dim: int, dtype: str, profile) -> str:
-    """Why ``config`` cannot run (or would spill) on ``profile``; "" when it fits."""
+    """Why ``config`` cannot run (or would spill) on ``profile``; "" when it fits. A kernel
+    whose steps were measured runs as measured, spills included (its time is the measured one)."""
     try:
         tile = triton_tile(config, head_dim, dtype, profile)
     except NoKernelTile as exc:
         return str(exc)
     reasons = unlaunchable(config, tile, profile)
-    if tile.spills:
+    if tile.spills and tile.measured is None:
         reasons.insert(1 if reasons[:1] and reasons[0].startswith("shared") else 0,
                        f"registers: about {registers_per_thread(config, head_dim, tile.mma)} per thread > "
                        f"{MAX_REGISTERS} (would spill)")

@@ -44,7 +44,21 @@ configurations (docs/triton.md, "The time model"):
 * **Memory**: the L2 and DRAM times as :mod:`iosim.models.kernel_time`; the kernel takes the
   launch floor plus the longest of compute, L2 and DRAM.
 
-No constant is fitted to Triton's measured times; every rate is the profile's.
+**Measured steps.** Where the preset has the configuration's steps measured on the
+profile's GPU (:mod:`iosim.kernels.triton_steps`: whole waves of the compiled kernel on
+launches made for that, none a shape the tile benchmarks time), a round's step and a
+wave's other costs are the measured ones and the analytic step above is not used: ``k`` is
+CUDA's occupancy of the compiled kernel; the launch's fill and drain are paid once, each
+later round its ``wave`` cost; a round of ``r`` uniform blocks takes ``n·R(r)``, ``R(k)``
+measured, a partial round's between the lone block's measured step and the full round's
+(:meth:`~iosim.kernels.triton_steps.MeasuredStep.round_step`); a causal block takes its
+share ``(wave + n·R_causal)/k`` of a full SM (the causal kernel's own measured step),
+list-scheduled as above. The split of compute by unit stays the analytic step's
+proportions. Where no step was measured the analytic model times the launch and the
+launch says so (:func:`model_name`).
+
+No constant is fitted to the timed tile shapes; every rate is the profile's or measured
+on the compiled kernel.
 """
 
 from __future__ import annotations
@@ -60,7 +74,10 @@ RESERVED_SMEM_PER_BLOCK = 1024
 
 
 def blocks_per_sm(tile, profile) -> int:
-    """How many of the kernel's thread blocks one SM holds at once."""
+    """How many of the kernel's thread blocks one SM holds at once: CUDA's own count for the
+    compiled kernel where its steps were measured, else from its estimated footprint."""
+    if tile.measured is not None:
+        return tile.measured.blocks_per_sm
     regs = profile.registers
     return occupancy(1, profile.scratchpad.capacity_bytes or 0, tile.shared_bytes + RESERVED_SMEM_PER_BLOCK,
                      32 * tile.warps, registers_per_thread=tile.registers,
@@ -132,11 +149,18 @@ def _round(tile, per: dict, w: float, resident: int) -> float:
     return max(resident * busiest / _use(tile, resident), chain + w)
 
 
+def model_name(tile) -> str:
+    """What times this configuration's steps, in words (the launch's ``time_model``)."""
+    if tile.measured is not None:
+        return f"kernel time model ({tile.measured.source})"
+    return "kernel time model (analytic steps: none measured for this configuration on this GPU)"
+
+
 def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
-                    rates: KernelRates | None = None) -> tuple[float, dict, int]:
+                    rates: KernelRates | None = None, causal: bool = False) -> tuple[float, dict, int]:
     """(the busiest SM's compute time, its split by unit, blocks per SM) of one launch;
     ``works``: the per-head :class:`~iosim.engine.ledger.CtaWork` list; ``rates``: the
-    profile's, where the caller has them."""
+    profile's, where the caller has them; ``causal``: the causal kernel (its measured step)."""
     rates = rates or KernelRates.from_profile(profile, dtype)
     k = blocks_per_sm(tile, profile)
     blocks = []   # (steps, step seconds by unit, wait per step, prologue) per distinct block, with its count
@@ -152,7 +176,9 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
     if not blocks:
         return 0.0, {}, k
     total_blocks = heads * sum(b[4] for b in blocks)
-    if len({(b[0], b[2]) for b in blocks}) == 1:                        # every block alike
+    if tile.measured is not None:
+        busiest = _measured_busiest(tile, blocks, heads, total_blocks, rates.sm_count, causal)
+    elif len({(b[0], b[2]) for b in blocks}) == 1:                        # every block alike
         n, per, w, p, _ = blocks[0]
         m = math.ceil(total_blocks / rates.sm_count)
         rounds = [k] * (m // k) + ([m % k] if m % k else [])
@@ -166,18 +192,39 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
     return busiest, {u: busiest * v / whole for u, v in work_by_unit.items()}, k
 
 
-def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict) -> dict:
+def _measured_busiest(tile, blocks: list, heads: int, total_blocks: int, sms: int, causal: bool) -> float:
+    """The busiest SM's time from the measured steps (module docstring, "Measured steps");
+    ``blocks``: (steps, analytic step by unit, wait, prologue, count) per distinct block."""
+    m, k = tile.measured, tile.measured.blocks_per_sm
+    n, per, w, _, _ = blocks[0]
+    full = _round(tile, per, w, k)
+
+    def step(r: int) -> float:
+        return m.round_step(r, _round(tile, per, w, r) / full)
+
+    if not causal and len({b[0] for b in blocks}) == 1:
+        per_sm = math.ceil(total_blocks / sms)
+        rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
+        return m.fill_s + (len(rounds) - 1) * m.wave_s + sum(n * step(r) for r in rounds)
+    causal_step = m.causal_step_s if causal and m.causal_step_s is not None else m.step_s
+    lone = causal_step * step(1) / m.step_s
+    runs = [((m.wave_s + b[0] * causal_step) / k, b[4]) for b in blocks]
+    alone = max(b[0] * lone for b in blocks)
+    return m.fill_s + max(busiest_sm(runs, sms, heads), alone)
+
+
+def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict, causal: bool = False) -> dict:
     """kernel -> :class:`~iosim.models.roofline.TimePrediction` (arguments as :func:`iosim.models.kernel_time.predict`,
-    ``tile`` the launch's :class:`~iosim.kernels.triton_preset.TritonTile`)."""
+    ``tile`` the launch's :class:`~iosim.kernels.triton_preset.TritonTile`, ``causal`` the causal kernel)."""
     rates = KernelRates.from_profile(profile, dtype)
     out = {}
     for kernel, (reads, writes) in requested.items():
         per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
         heads, works = work.get(kernel, (0, []))
-        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works, rates)
+        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works, rates, causal)
         per.update(split)
         out[kernel] = combine(per, compute, split)
     return out
 
 
-__all__ = ["predict", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]
+__all__ = ["predict", "model_name", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]

@@ -121,7 +121,7 @@ def _time_model(result: Result, tile=None) -> str:
     """What timed a real kernel's launch: its kernel time model, or, where that has no
     model for the tile, the roofline, a lower bound (issue 14: said, never silent)."""
     if result.kernel_times:
-        return "kernel time model"
+        return triton_time.model_name(tile) if isinstance(tile, TritonTile) else "kernel time model"
     if getattr(tile, "time_model_note", None):
         return tile.time_model_note
     return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
@@ -211,7 +211,7 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         return result  # a tile that says why it has no kernel time model (cuDNN's wgmma kernels)
     if isinstance(tile, TritonTile):
         requested, dram, work = kernel_traffic(result)
-        times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work)
+        times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work, causal=p.causal)
         return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
     per_sm = _blocks_per_sm(setup.profile, launch, result.sram.peak_bytes)
     fa2 = getattr(tile, "kernel", "").startswith("flash-attn 2 ")   # fills and drains measured on these

@@ -19,6 +19,7 @@ def test_every_subpackage_is_listed():
     assert on_disk <= listed, f"add to pyproject's packages: {sorted(on_disk - listed)}"
     assert config["package-dir"]["iosim.hardware_profiles"] == "hardware_profiles"
     assert "*.yaml" in config["package-data"]["iosim.hardware_profiles"]
+    assert "*.json" in config["package-data"]["iosim.kernels"]     # the triton-fa2 preset's measured steps
 
 
 def test_builtin_profiles_are_found():

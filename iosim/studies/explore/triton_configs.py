@@ -132,14 +132,14 @@ def _time_group(out: list, members: list, profile, problem: Problem, use_cache: 
         counted[tile_key] = _count(profile, problem, members[0][1], False)
     result = counted[tile_key]
     traffic = kernel_traffic(result)
-    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic)["main"] for i, _, tile in members}
+    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"] for i, _, tile in members}
     dram_bound = any(t.per_resource_s["DRAM"] >= t.predicted_s - t.per_resource_s["launch"] for t in times.values())
     dram_bytes = None
     if use_cache and dram_bound:
         replayed = _count(profile, problem, members[0][1], True)
         traffic = kernel_traffic(replayed)
         dram_bytes = sum(traffic[1].get("main", (0, 0)))
-        times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic)["main"] for i, _, tile in members}
+        times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"] for i, _, tile in members}
     for index, cfg, tile in members:
         t = times[index]
         out[index] = ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,

@@ -1,0 +1,99 @@
+"""The triton-fa2 preset's measured steps (docs/triton.md, "Measured steps"): the shipped table
+is what the committed timings give, the preset and the time model use it on the GPU it was
+measured on and say when they do not, and the model's arithmetic is the documented one."""
+
+import dataclasses
+import json
+import math
+import os
+import sys
+from importlib import resources
+
+import pytest
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.kernels.triton_preset import TritonConfig, triton_tile
+from iosim.kernels.triton_steps import MeasuredStep, measured_step
+from iosim.models import triton_time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STEPS = os.path.join(ROOT, "docs", "validation", "2026-12-02-triton-steps")
+H200 = load_profile("h200")
+UNITS = ("tensor cores", "shared memory", "exp", "fp32")
+
+
+def test_the_shipped_table_is_what_the_committed_timings_give():
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        import triton_steps_table
+    finally:
+        sys.path.pop(0)
+    derived = triton_steps_table.table([STEPS, os.path.join(STEPS, "run1")])
+    shipped = json.loads(resources.files("iosim.kernels").joinpath("triton_steps_h200.json").read_text())
+    assert json.loads(triton_steps_table.dumps(derived)) == shipped
+    assert len(shipped["entries"]) == 462          # every configuration whose shared memory fits, d = 64 and 128
+
+
+def test_lookup_by_gpu_config_and_head_dim():
+    m = measured_step("h200", (128, 64, 4, 3), 128)
+    assert m is not None and m.blocks_per_sm == 1 and m.step_s > 0 and "H200" in m.source
+    assert measured_step("h100-sxm", (128, 64, 4, 3), 128) is None     # another GPU: nothing measured
+    assert measured_step("h200", (128, 64, 4, 3), 256) is None         # head dim not measured
+    tile = triton_tile(TritonConfig(128, 64, 4, 3), 128, "fp16", H200)
+    assert tile.measured == m and tile.registers == m.registers        # the compiled kernel's registers
+    assert triton_time.blocks_per_sm(tile, H200) == m.blocks_per_sm    # CUDA's occupancy
+
+
+def test_round_step_between_the_lone_and_the_full_round():
+    m = MeasuredStep(4, 4e-6, 1e-6, 5e-6, 1e-6, None, 100, 0, 1, "test")
+    assert m.round_step(4, 0.5) == 4e-6 and m.round_step(9, 0.5) == 4e-6
+    assert m.round_step(1, 0.5) == 1e-6
+    assert m.round_step(3, 0.5) == pytest.approx(1e-6 + 3e-6 * 2 / 3, rel=1e-15)
+    unmeasured = dataclasses.replace(m, lone_step_s=None)
+    assert unmeasured.round_step(2, 0.6) == pytest.approx(2.4e-6, rel=1e-15)   # the analytic ratio
+
+
+def _run(profile, problem, config):
+    return simulate(profile, "fa2", problem, options=Options(kernel="triton-fa2", kernel_config=config, cache=False))
+
+
+def test_uniform_launch_is_fill_waves_and_rounds_of_measured_steps():
+    """N = 2,048, 16 heads, 64×64 with 4 warps, 3 stages, d = 128: 32 blocks a head, 512 in
+    all; k blocks an SM (measured); the busiest SM runs ceil(512 / 132) = 4 blocks in rounds."""
+    cfg, n = (64, 64, 4, 3), 2048
+    r = _run("h200", Problem(seq_len=n, head_dim=128, heads=16), cfg)
+    m = measured_step("h200", cfg, 128)
+    per_sm, k = math.ceil(512 / 132), m.blocks_per_sm
+    rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
+    steps = n // 64
+    full = m.fill_s + (len(rounds) - 1) * m.wave_s + sum(steps * m.round_step(x, 1.0) for x in rounds)
+    t = r.kernel_times["main"]
+    assert sum(t.per_resource_s[u] for u in UNITS) == pytest.approx(full, rel=1e-12)
+    assert r.options["launches"][0]["time_model"].startswith("kernel time model (steps measured on the NVIDIA H200")
+
+
+def test_causal_launch_takes_the_causal_kernels_step():
+    problem = Problem(seq_len=2048, head_dim=64, heads=8, causal=True)
+    cfg = (128, 64, 4, 3)
+    tile = triton_tile(TritonConfig(*cfg), 64, "fp16", H200)
+    slower = dataclasses.replace(tile, measured=dataclasses.replace(tile.measured,
+                                                                    causal_step_s=2 * tile.measured.causal_step_s))
+    r = _run("h200", problem, cfg)
+    requested, dram, work = _traffic(r)
+    base = triton_time.predict(H200, "fp16", tile, requested, dram, work, causal=True)["main"]
+    more = triton_time.predict(H200, "fp16", slower, requested, dram, work, causal=True)["main"]
+    dense = triton_time.predict(H200, "fp16", slower, requested, dram, work, causal=False)["main"]
+    assert base.predicted_s == pytest.approx(r.kernel_times["main"].predicted_s, rel=1e-12)
+    assert more.predicted_s > 1.5 * base.predicted_s          # the causal step is the one used
+    assert dense.predicted_s < more.predicted_s               # a dense kernel's step is not
+
+
+def _traffic(result):
+    from iosim.run.launches import kernel_traffic
+    return kernel_traffic(result)
+
+
+def test_an_unmeasured_gpu_keeps_the_analytic_steps_and_says_so():
+    r = _run("h100-sxm", Problem(seq_len=2048, head_dim=128, heads=16), (128, 64, 4, 3))
+    assert r.options["launches"][0]["time_model"].startswith("kernel time model (analytic steps")
+    assert triton_tile(TritonConfig(128, 64, 4, 3), 128, "fp16", load_profile("h100-sxm")).measured is None
