@@ -27,23 +27,26 @@ class BlockLoops:
     for the cache model's program order).
     """
 
-    def q_blocks(self, visible_to: Block | None = None) -> Iterator[Block]:
-        """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``."""
+    def q_blocks(self, visible_to: Block | None = None, interchangeable: bool = False) -> Iterator[Block]:
+        """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``.
+        ``interchangeable``: the schedule's promise that the loop's iterations are (see
+        :meth:`_iterate`)."""
         self._check_blocks("ctx.q_blocks(visible_to=…)", visible_to)
-        return self._iterate(self._blocks(self.mask_info.q, visible_to))
+        return self._iterate(self._blocks(self.mask_info.q, visible_to), interchangeable=interchangeable)
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
-                  descending: bool = False) -> Iterator[Block]:
+                  descending: bool = False, interchangeable: bool = False) -> Iterator[Block]:
         """Key/value (column) blocks j = 0..T_c−1, or those active with query block
         ``visible_to`` (and inside ``split``, from :meth:`splits`); ``descending`` walks
-        them from the last to the first, as flash-attn's forward kernel does."""
+        them from the last to the first, as flash-attn's forward kernel does;
+        ``interchangeable`` as :meth:`q_blocks`."""
         self._check_blocks("ctx.kv_blocks(…)", visible_to, split)
         axis = self.mask_info.kv
         if split is not None:
             blocks = self.mask_info.blocks_of(axis, split.members, self._grouped)
         else:
             blocks = self._blocks(axis, visible_to)
-        return self._iterate(blocks[::-1] if descending else blocks, descending)
+        return self._iterate(blocks[::-1] if descending else blocks, descending, interchangeable)
 
     def splits(self, visible_to: Block) -> Iterator[Split]:
         """The key/value splits of Flash-Decoding for query block ``visible_to``
@@ -76,7 +79,7 @@ class BlockLoops:
                 raise affine.AffineUnsupported("the visible blocks of a summed block")
         return mask.visible_blocks(axis, visible_to, self._grouped)
 
-    def _iterate(self, blocks, descending: bool = False):
+    def _iterate(self, blocks, descending: bool = False, interchangeable: bool = False):
         """Each iteration is a residency scope and multiplies counts by its trip count.
 
         In count mode a group of identical iterations runs as two: its first member, then
@@ -86,17 +89,31 @@ class BlockLoops:
         the counts, weighted 1 and count − 1, are the same. The loop belongs to the
         iteration running when it is made (its blocks are that iteration's): it must run
         there.
-        """
-        return self._run_loop(blocks, self.current_scope, descending)
 
-    def _run_loop(self, blocks, enclosing, descending: bool):
+        ``interchangeable`` is the schedule's promise that the second run would repeat the
+        first: every iteration of a group does the same work whatever its index and
+        whatever the iterations before it left (the tiles it finds under the enclosing
+        iterations' names have the shapes and places the first one found; FA2's loops,
+        whose accumulators are filled before the inner loop). A count run that records no
+        accesses then runs one body per group of plain blocks, weighted by the group's
+        size: the same counts, work and peaks, from half the bodies. Count = trace tests
+        of the built-in schedules hold the promise to account
+        (tests/invariants/test_interchangeable.py).
+        """
+        one = interchangeable and self._grouped and self._recorder is None
+        return self._run_loop(blocks, self.current_scope, descending, one)
+
+    def _run_loop(self, blocks, enclosing, descending: bool, one: bool = False):
         rec = self._recorder
         loop = rec.begin_loop(descending) if rec is not None else None
         residency = self.residency
         for group in blocks:
             # a plain block outside every affine group (most loops): weighed as affine.weigh would
             plain = type(group) is Block and group.affine is None and group.per is None and enclosing.per_member is None
-            members = group.first_then_rest() if plain or not affine.is_affine(group) else affine.first_then_rest(group)
+            if plain:
+                members = (group,) if one else group.first_then_rest()
+            else:
+                members = group.first_then_rest() if not affine.is_affine(group) else affine.first_then_rest(group)
             for block in members:
                 if self.current_scope is not enclosing:
                     state = "ended" if not enclosing.alive else "another loop open inside it"

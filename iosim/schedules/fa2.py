@@ -30,16 +30,20 @@ def fa2_forward(ctx, kv_descending: bool = False, tma_box: int = 0) -> None:
     (same counts; it changes which tiles concurrent thread blocks share in the L2).
     ``tma_box``: Q, K, V arrive by TMA in whole tiles, B rows × the kernel's head dim
     (cuDNN's Hopper kernel: a ragged block and the columns past d count; O and L do not).
+    Both loops are interchangeable: a query block's work depends only on its rows and its
+    active key blocks, and every inner iteration finds O_i, ℓ_i, m_i filled or kept at the
+    same shapes, so a count may run one body per group of identical blocks.
     """
     d = ctx.problem.head_dim
     box = {"whole_rows": True, "box_cols": tma_box} if tma_box else {}
-    for i in ctx.q_blocks():                                       # 3: for 1 ≤ i ≤ T_r
+    for i in ctx.q_blocks(interchangeable=True):                   # 3: for 1 ≤ i ≤ T_r
         with ctx.thread_block(("q", i.index)):                     #    one thread block per query block
             Q_i = ctx.load("Q", i, **box)                          # 4: load Q_i (shared memory)
             O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)   # 5: on chip, O_i = 0 (registers)
             l_i = ctx.fill("l_i", i, 0.0, role="stats")            #    ℓ_i = 0
             m_i = ctx.fill("m_i", i, -math.inf, role="stats")      #    m_i = −∞
-            for j in ctx.kv_blocks(visible_to=i, descending=kv_descending):  # 6: for 1 ≤ j ≤ T_c (active)
+            for j in ctx.kv_blocks(visible_to=i, descending=kv_descending,   # 6: for 1 ≤ j ≤ T_c (active)
+                                   interchangeable=True):
                 K_j = ctx.load("K", j, **box)                      # 7: load K_j, V_j
                 V_j = ctx.load("V", j, **box)
                 S_ij = ctx.keep("S_ij", (Q_i @ K_j.T) * ctx.softmax_scale, role="scores")  # 8
