@@ -14,8 +14,9 @@ import numpy as np
 
 from ..engine.affine import AffineUnsupported
 from ..engine.context import Context
-from ..engine.ledger import CtaRecords, Ledger
+from ..engine.ledger import CtaRecords
 from ..engine.residency import ResidencyTracker
+from ..dtypes import width
 from ..errors import CapacityError
 from ..hardware import HardwareProfile
 from ..workload.problem import Problem
@@ -115,13 +116,18 @@ def _tracker(profile: HardwareProfile, sram_bytes: int, residency: str, register
 def _collect(problem: Problem, ctx: Context, tracker: ResidencyTracker, mode: str) -> Counted:
     bh, bhk = problem.heads_total, problem.kv_heads_total
     ledger = ctx.ledger
-    tensors = _tensors(problem, ctx, ledger)
-    hbm = HbmTraffic(*(sum(getattr(t, f) for t in tensors.values())
-                       for f in ("read_bytes", "write_bytes", "read_elements", "write_elements")))
     kernels: dict = {}
     for (kernel, tensor, direction, per_kv), elements in ledger.traffic_by_kernel.items():
         entry = kernels.setdefault(kernel, {}).setdefault(tensor, [0, 0])
         entry[direction == "write"] += elements * (bhk if per_kv else bh)
+    tensors = _tensors(problem, ctx, kernels)
+    sums = [0, 0, 0, 0]
+    for t in tensors.values():
+        sums[0] += t.read_bytes
+        sums[1] += t.write_bytes
+        sums[2] += t.read_elements
+        sums[3] += t.write_elements
+    hbm = HbmTraffic(*sums)
     kernel_ops: dict = {}
     for (kernel, kind), n in ledger.ops_by_kernel.items():
         kernel_ops.setdefault(kernel, {})[kind] = n * bh
@@ -149,19 +155,28 @@ def _per_heads(per_q: dict, per_kv: dict, key, bh: int, bhk: int) -> int:
     return per_q.get(key, 0) * bh + per_kv.get(key, 0) * bhk
 
 
-def _tensors(problem: Problem, ctx: Context, ledger: Ledger) -> dict[str, TensorTraffic]:
-    bh, bhk = problem.heads_total, problem.kv_heads_total
-    per_q, per_kv = ledger.traffic, ledger.traffic_per_kv_head
-    moved = {name for name, _ in per_q} | {name for name, _ in per_kv}
+def _tensors(problem: Problem, ctx: Context, kernels: dict) -> dict[str, TensorTraffic]:
+    """Each tensor's traffic over the launch's kernels (``kernels``: kernel -> tensor ->
+    [read, write] elements summed over heads), in the order the run knows its tensors."""
+    moved: dict = {}
+    for per_tensor in kernels.values():
+        for name, (r, w) in per_tensor.items():
+            entry = moved.get(name)
+            if entry is None:
+                moved[name] = [r, w]
+            else:
+                entry[0] += r
+                entry[1] += w
     tensors = {}
     for spec in ctx.tensors:
-        if spec.name not in moved:   # no traffic: r = w = 0 below
+        entry = moved.get(spec.name)
+        if entry is None:   # no traffic
             continue
-        r = _per_heads(per_q, per_kv, (spec.name, "read"), bh, bhk)
-        w = _per_heads(per_q, per_kv, (spec.name, "write"), bh, bhk)
+        r, w = entry
         if r or w:
-            wid = spec.width(problem)
-            tensors[spec.name] = TensorTraffic(spec.dtype_for(problem), r, w, r * wid, w * wid)
+            dtype = spec.dtype_for(problem)
+            wid = width(dtype)
+            tensors[spec.name] = TensorTraffic(dtype, r, w, r * wid, w * wid)
     return tensors
 
 

@@ -104,7 +104,7 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
         result = _run_one(setup, launch, mode, inputs, l2, cta_work)
         if mode == "numeric" and setup.options.kernel is not None and launch.passes == "forward":
             inputs = {**inputs, "O": result.outputs["O"], "L": result.outputs["L"]}
-        results.append(dataclasses.replace(result, l2_off=l2_off))
+        results.append(result if l2_off is None else dataclasses.replace(result, l2_off=l2_off))   # None: as made
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
