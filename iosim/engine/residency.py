@@ -192,6 +192,8 @@ class ResidencyTracker:
             for role in level_names
         }
         self._scopes: list[Scope] = [Scope()]
+        #: name -> its allocation, for the names resident now (each in one scope's entries)
+        self._live: dict[str, Allocation] = {}
         #: the innermost iteration running (the root scope outside every loop)
         self.current: Scope = self._scopes[0]
 
@@ -219,8 +221,10 @@ class ResidencyTracker:
         while scope.alive:
             inner = self._scopes.pop()
             inner.alive = False
+            live = self._live
             for entry in inner.entries.values():
                 entry.alive = False
+                del live[entry.name]
                 self.use[entry.level].current -= entry.nbytes
             if inner.temps:
                 self.use[self.temporaries].transient -= sum(inner.temps.values())
@@ -242,18 +246,17 @@ class ResidencyTracker:
             nbytes = elements * width(dtype)    # raises: not a dtype
         by = by or ("keep", name)
         current = self.current
-        for scope in reversed(self._scopes):
-            old = scope.entries.get(name)
-            if old is not None:
-                if scope is not current and (old.nbytes != nbytes or old.level != level_role):
-                    self._check_ungrouped(scope, old, nbytes, by)
-                self.use[old.level].current -= old.nbytes
-                old.alive = False
-                old.overwritten_by, old.overwritten_in = by, current
-                break
+        old = self._live.get(name)     # a name is resident in one iteration at most
+        if old is not None:
+            scope = old.scope
+            if scope is not current and (old.nbytes != nbytes or old.level != level_role):
+                self._check_ungrouped(scope, old, nbytes, by)
+            self.use[old.level].current -= old.nbytes
+            old.alive = False
+            old.overwritten_by, old.overwritten_in = by, current
         else:
             scope = current
-        entry = Allocation(name, level_role, nbytes, elements, dtype, scope, how, current)
+        entry = self._live[name] = Allocation(name, level_role, nbytes, elements, dtype, scope, how, current)
         scope.entries[name] = entry  # an existing name keeps its place in the listing
         use = self.use[level_role]
         use.current += nbytes
