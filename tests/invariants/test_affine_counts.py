@@ -17,32 +17,7 @@ import iosim.run.count as count_module
 from iosim import Options, Problem, simulate
 from iosim.engine.residency import ResidencyTracker
 from iosim.models.kernel_time import busiest_sm
-
-
-def _summary(r):
-    return {"tensors": r.tensors, "kernels": r.kernels, "ops": r.ops, "kernel_ops": r.kernel_ops,
-            "sram": r.sram, "registers": r.registers, "time": repr(r.time), "kernel_times": repr(r.kernel_times)}
-
-
-def _records(r):
-    """Every thread-block record, in launch order, as the ledger gives it."""
-    return {k: (w.heads, [(x.key, x.count, dict(x.ops), dict(x.products)) for x in w.blocks])
-            for k, w in r.cta_work.items()}
-
-
-def _runs(r):
-    """Thread blocks in launch order as (count, ops, products) runs of equal work (trace
-    mode records them one by one)."""
-    out = {}
-    for k, w in r.cta_work.items():
-        runs = []
-        for x in w.blocks:
-            if runs and runs[-1][1:] == [dict(x.ops), dict(x.products)]:
-                runs[-1][0] += x.count
-            else:
-                runs.append([x.count, dict(x.ops), dict(x.products)])
-        out[k] = (w.heads, runs)
-    return out
+from count_summaries import records as _records, runs as _runs, summary as _summary
 
 
 def _grouped_by_active_set(monkeypatch, *args, **kwargs):

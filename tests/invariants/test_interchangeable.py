@@ -17,34 +17,12 @@ from iosim.engine.tiles import maximum
 from iosim.run.count import count_launch
 from iosim.run.setup import prepare
 from iosim.studies.explore.measure import UNLIMITED_BYTES
+from count_summaries import records, runs, summary
 
 
-def _summary(r):
-    return {"tensors": r.tensors, "kernels": r.kernels, "ops": r.ops, "kernel_ops": r.kernel_ops,
-            "sram": r.sram, "registers": r.registers, "time": repr(r.time), "kernel_times": repr(r.kernel_times)}
-
-
-def _records(r):
-    return {k: (w.heads, [(x.key, x.count, dict(x.ops), dict(x.products)) for x in w.blocks])
-            for k, w in r.cta_work.items()}
-
-
-def _runs(r):
-    """Thread blocks in launch order as runs of equal work (trace mode records them one by one;
-    Flash-Decoding's splits, grouped by their blocks in a count run, are left out: their order
-    is the groups')."""
-    out = {}
-    for k, w in r.cta_work.items():
-        if k == "splitkv":
-            continue
-        runs = []
-        for x in w.blocks:
-            if runs and runs[-1][1:] == [dict(x.ops), dict(x.products)]:
-                runs[-1][0] += x.count
-            else:
-                runs.append([x.count, dict(x.ops), dict(x.products)])
-        out[k] = (w.heads, runs)
-    return out
+#: Flash-Decoding's thread blocks, grouped by their splits' blocks in a count run, come in
+#: the groups' order there: left out where runs of equal work are compared with trace mode
+SPLITS = ("splitkv",)
 
 
 def _declarations_ignored(monkeypatch):
@@ -80,9 +58,9 @@ def test_fa2_counts_as_two_runs_per_group_and_as_trace(shape, hw, options, passe
     traced = simulate(hw, "fa2", problem, mode="trace", **kw)
     _declarations_ignored(monkeypatch)
     twice = simulate(hw, "fa2", problem, **kw)
-    assert _summary(counted) == _summary(twice) == _summary(traced)
-    assert _records(counted) == _records(twice)
-    assert _runs(counted) == _runs(traced)
+    assert summary(counted) == summary(twice) == summary(traced)
+    assert records(counted) == records(twice)
+    assert runs(counted, SPLITS) == runs(traced, SPLITS)
     assert repr(counted.cache) == repr(twice.cache)
 
 
@@ -124,10 +102,14 @@ def _fa2_like(interchangeable: bool):
 
 
 @pytest.mark.parametrize("interchangeable", [False, True])
-def test_an_iteration_dependent_body_differs_from_trace_only_when_declared(interchangeable):
+def test_an_iteration_dependent_body_differs_from_trace_only_when_declared(interchangeable, monkeypatch):
     problem = Problem(seq_len=256, head_dim=32)
-    runs = [simulate("fa-paper-a100", _fa2_like(interchangeable), problem, blocks=(64, 64), mode=mode)
-            for mode in ("count", "trace")]
-    same = runs[0].ops == runs[1].ops
-    assert same != interchangeable        # undeclared: the second run per group catches it
-    assert runs[1].ops["exp"] == 4 * 3 * 64 * 64
+
+    def ops(mode):
+        return simulate("fa-paper-a100", _fa2_like(interchangeable), problem, blocks=(64, 64), mode=mode).ops
+
+    traced = ops("trace")
+    assert traced["exp"] == 4 * 3 * 64 * 64
+    assert (ops("count") == traced) != interchangeable     # undeclared: the second run per group catches it
+    _declarations_ignored(monkeypatch)
+    assert ops("count") == traced                          # what the tests above compare with
