@@ -8,7 +8,7 @@ import io
 
 CSV_FIELDS = ("seq_len", "head_dim", "batch", "heads", "dtype", "causal", "block_m", "block_n", "num_warps",
               "num_stages", "feasible", "reason", "shared_bytes", "registers_per_thread", "mma", "blocks_per_sm",
-              "predicted_s", "bound")
+              "predicted_s", "bound", "steps")
 
 
 def render_triton(results, top: int = 10, csv: bool = False) -> str:
@@ -19,7 +19,7 @@ def render_triton(results, top: int = 10, csv: bool = False) -> str:
 def _table(r, top: int) -> str:
     p = r.problem
     lines = [f"triton-fa2 on {r.profile}: N={p.seq_len_q:,} d={p.head_dim} B={p.batch} H={p.heads} {p.dtype}"
-             f"{' causal' if p.causal else ''}; time model {'with' if r.cache else 'without'} the L2 model",
+             f"{' causal' if p.causal else ''}; time model {'with' if r.cache else 'without'} the L2 model, {r.steps}",
              f"{'rank':>4}  {'config':<18} {'mma':>3} {'blk/SM':>6} {'smem B':>9} {'regs':>4} {'time':>10}  bound"]
     for i, c in enumerate(r.ranked[:top], 1):
         lines.append(f"{i:>4}  {c.config.label():<18} {'v' + str(c.mma):>3} {c.blocks_per_sm:>6} "

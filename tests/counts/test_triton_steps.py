@@ -97,3 +97,15 @@ def test_an_unmeasured_gpu_keeps_the_analytic_steps_and_says_so():
     r = _run("h100-sxm", Problem(seq_len=2048, head_dim=128, heads=16), (128, 64, 4, 3))
     assert r.options["launches"][0]["time_model"].startswith("kernel time model (analytic steps")
     assert triton_tile(TritonConfig(128, 64, 4, 3), 128, "fp16", load_profile("h100-sxm")).measured is None
+
+
+def test_explore_names_what_timed_its_steps():
+    from iosim.studies.explore.triton_configs import explore_triton
+    problem = Problem(seq_len=1024, head_dim=64, heads=4)
+    configs = [(64, 64, 4, 3), (128, 64, 4, 3)]
+    measured = explore_triton("h200", problem, configs=configs, cache=False)
+    assert measured.steps.startswith("steps measured on the NVIDIA H200")
+    assert measured.to_dict()["candidates"][0]["steps"] == measured.steps
+    other = explore_triton("h100-sxm", problem, configs=configs, cache=False)
+    assert other.steps == "analytic steps (none measured on this GPU)"
+    assert other.to_dict()["time_model"].endswith(other.steps)

@@ -24,6 +24,9 @@ from ...run.launches import kernel_traffic, l2_by_default, run_launches
 from ...workload.problem import Problem
 from .ties import DEFAULT_TIE
 
+#: a candidate whose steps the analytic model times (no measurement for it on this GPU)
+ANALYTIC = "analytic"
+
 
 @dataclass(frozen=True)
 class ConfigCandidate:
@@ -39,6 +42,8 @@ class ConfigCandidate:
     bound: str = ""
     dram_bytes: int | None = None
     hbm_bytes: int = 0
+    #: what timed its steps: the measurement's source, or "analytic" (:func:`triton_time.model_name`)
+    steps: str = ""
 
     @property
     def feasible(self) -> bool:
@@ -50,7 +55,7 @@ class ConfigCandidate:
                 "feasible": self.feasible, "reason": self.reason or None, "shared_bytes": self.shared_bytes,
                 "registers_per_thread": self.registers, "mma": f"v{self.mma}", "blocks_per_sm": self.blocks_per_sm,
                 "predicted_s": self.predicted_s, "bound": self.bound or None, "dram_bytes": self.dram_bytes,
-                "hbm_bytes": self.hbm_bytes}
+                "hbm_bytes": self.hbm_bytes, "steps": self.steps or None}
 
 
 @dataclass
@@ -72,6 +77,15 @@ class TritonExploreResult:
         return self.ranked[0]
 
     @property
+    def steps(self) -> str:
+        """What timed the ranked configurations' steps, in words."""
+        kinds = sorted({c.steps for c in self.ranked})
+        if len(kinds) == 1:
+            return kinds[0] if kinds[0] != ANALYTIC else "analytic steps (none measured on this GPU)"
+        measured = sum(c.steps != ANALYTIC for c in self.ranked)
+        return f"measured steps for {measured} of {len(self.ranked)} configurations, analytic for the rest"
+
+    @property
     def near_ties(self) -> list:
         best = self.best.predicted_s
         return [c for c in self.ranked if c.predicted_s <= best * (1 + self.tie)]
@@ -79,7 +93,8 @@ class TritonExploreResult:
     def to_dict(self) -> dict:
         p = self.problem
         return {"kernel_preset": "triton-fa2", "profile": self.profile, "cache": self.cache,
-                "time_model": f"triton-fa2's kernel time model {'with' if self.cache else 'without'} the L2 model",
+                "time_model": f"triton-fa2's kernel time model {'with' if self.cache else 'without'} the L2 model; "
+                              f"{self.steps}",
                 "problem": {"batch": p.batch, "heads": p.heads, "seq_len": p.seq_len_q, "head_dim": p.head_dim,
                             "dtype": p.dtype, "causal": p.causal},
                 "best": self.best.to_dict(), "ties": {"tolerance": self.tie,
@@ -144,7 +159,8 @@ def _time_group(out: list, members: list, profile, problem: Problem, use_cache: 
         t = times[index]
         out[index] = ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
                                      triton_time.blocks_per_sm(tile, profile), t.predicted_s, t.bound,
-                                     dram_bytes, result.hbm.total_bytes)
+                                     dram_bytes, result.hbm.total_bytes,
+                                     tile.measured.source if tile.measured else ANALYTIC)
 
 
 def _infeasible(cfg: TritonConfig, reason: str, problem: Problem, profile) -> ConfigCandidate:
