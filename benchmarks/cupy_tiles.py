@@ -35,7 +35,7 @@ import traceback
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from triton_tiles import SHAPES as TRITON_SHAPES, _driver, time_config  # noqa: E402
+from triton_tiles import CHECK_SHAPES, SHAPES as TRITON_SHAPES, _driver, time_config  # noqa: E402
 
 from iosim.gpu.cupy_kernels import MMA_BLOCKS, launches, make_config  # noqa: E402
 
@@ -55,6 +55,9 @@ def scaled(shape):
 
 
 SHAPES = [scaled(s) for s in TRITON_SHAPES]
+#: the prospective check of the measured steps (session 12): triton_tiles.CHECK_SHAPES, scaled
+#: by the same rule, timed only after the predictions for them were committed
+SHAPE_SETS = {"first": SHAPES, "check": [scaled(s) for s in CHECK_SHAPES]}
 
 
 def config(n, d, bh, causal, tile):
@@ -139,7 +142,7 @@ def check_numerics(out: str) -> dict:
     return checked
 
 
-def time_all(checked: dict, args) -> None:
+def time_all(checked: dict, args, shapes: list) -> None:
     import cupy
     from iosim.gpu.cupy_kernels import Attention
     flush = _Flush()
@@ -148,8 +151,8 @@ def time_all(checked: dict, args) -> None:
     with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(FIELDS)
-        for si, (n, d, b, h, causal) in enumerate(SHAPES):
-            shape_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(SHAPES) - si)
+        for si, (n, d, b, h, causal) in enumerate(shapes):
+            shape_deadline = time.perf_counter() + (deadline - time.perf_counter()) / (len(shapes) - si)
             q, k, v = (cupy.random.standard_normal((b * h, n, d), dtype=cupy.float32).astype(cupy.float16)
                        for _ in range(3))
             done = 0
@@ -173,7 +176,7 @@ def time_all(checked: dict, args) -> None:
             f.flush()
             del q, k, v
             cupy.get_default_memory_pool().free_all_blocks()
-            print(f"shape {si + 1}/{len(SHAPES)} N={n} d={d} B={b} H={h} causal={causal}: {done} timed, "
+            print(f"shape {si + 1}/{len(shapes)} N={n} d={d} B={b} H={h} causal={causal}: {done} timed, "
                   f"{time.perf_counter() - deadline + args.budget_s:.0f} s so far", flush=True)
 
 
@@ -182,7 +185,10 @@ def main() -> int:
     ap.add_argument("--out", required=True)
     ap.add_argument("--budget-s", type=float, default=120.0, help="seconds for the timing phase")
     ap.add_argument("--jobs", type=int, default=min(16, os.cpu_count() or 1), help="parallel compiles")
+    ap.add_argument("--shapes", choices=sorted(SHAPE_SETS), default="first",
+                    help="first: the 12 shapes of 2026-12-01; check: the prospective check of the measured steps")
     args = ap.parse_args()
+    shapes = SHAPE_SETS[args.shapes]
     if not args.budget_s > 0 or args.jobs < 1:
         print("error: --budget-s must be > 0 and --jobs >= 1", file=sys.stderr)
         return 2
@@ -192,7 +198,7 @@ def main() -> int:
     t0 = time.perf_counter()
     machine = {**device_info(), "driver": _driver(), "date": time.strftime("%Y-%m-%d %H:%M:%S"),
                "kernel": "fa2_mma (impl mma, fp16)", "tiles": TILES, "triton_shapes": TRITON_SHAPES,
-               "shapes": SHAPES, "work_cap": WORK_CAP, "l2_flush": "256 MiB fill(0) before each run",
+               "shapes": shapes, "work_cap": WORK_CAP, "l2_flush": "256 MiB fill(0) before each run",
                "timing": "CUDA events, 2 warm-ups, median of >= 10 runs (up to 50 or 0.25 s)"}
     with open(os.path.join(args.out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)
@@ -200,7 +206,7 @@ def main() -> int:
     warm_configs([config(256, d, 2, False, t) for t in TILES for d in (64, 128)], counts=(False,), workers=args.jobs)
     print(f"compiled {2 * len(TILES)} kernels in {time.perf_counter() - t0:.0f} s", flush=True)
     checked = check_numerics(args.out)
-    time_all(checked, args)
+    time_all(checked, args, shapes)
     print(f"total {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 

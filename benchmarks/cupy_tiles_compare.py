@@ -1,7 +1,9 @@
 """Compare the kernel time model's predictions for iosim's CuPy tensor-core FA2 kernel with
 benchmarks/cupy_tiles.py's measured CSV (runs here, no GPU; issue 14, item 3):
 
-    python3 benchmarks/cupy_tiles_compare.py DIR [--plot FILE.png] [--cache/--no-cache]
+    python3 benchmarks/cupy_tiles_compare.py DIR [--plot FILE.png] [--cache/--no-cache] [--out DIR2]
+    python3 benchmarks/cupy_tiles_compare.py --predict FILE.json --shapes check     # before measuring
+    python3 benchmarks/cupy_tiles_compare.py DIR --predictions FILE.json            # judge those
 
 Each (shape, tile) is predicted as ``iosim validate`` predicts the kernel (iosim.gpu.cupy_kernels:
 ``simulate_config`` with the launch's threads per block, then ``model_time`` with the mma
@@ -23,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tile_rank import compare, load_measured  # noqa: E402
+from tile_rank import compare, load_measured, read_predictions, write_predictions  # noqa: E402
 
 CONFIG_FIELDS = ("block_q", "block_kv")
 
@@ -56,11 +58,28 @@ def predict_tile(profile, shape, tile, cache: bool) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("dir", help="the folder cupy_tiles.py wrote (results.csv)")
+    ap.add_argument("dir", nargs="?", help="the folder cupy_tiles.py wrote (results.csv)")
     ap.add_argument("--plot", help="predicted against measured time per tile (.png)")
     ap.add_argument("--cache", action=argparse.BooleanOptionalAction, default=True,
                     help="replay DRAM-bound tiles through the L2 model (default on)")
+    ap.add_argument("--out", help="where compare.json goes (default: DIR)")
+    ap.add_argument("--predict", help="write the model's predictions for --shapes to this JSON, measure nothing")
+    ap.add_argument("--shapes", default="check", help="the shape set of cupy_tiles.py to predict")
+    ap.add_argument("--predictions", help="judge these committed predictions instead of predicting now")
     args = ap.parse_args()
+    if args.predict:
+        from cupy_tiles import SHAPE_SETS, TILES
+        from iosim import load_profile
+        profile = load_profile("h200")
+        table = {s: {t: predict_tile(profile, s, t, args.cache)["predicted_s"] for t in TILES}
+                 for s in SHAPE_SETS[args.shapes]}
+        write_predictions(args.predict, table, {"cache": args.cache})
+        return 0
+    if args.predictions:
+        measured = load_measured(args.dir, CONFIG_FIELDS)
+        compare(measured, read_predictions(args.predictions), args.out or args.dir, args.plot,
+                "iosim fa2_mma (CuPy): predicted vs measured, every tile")
+        return 0
     measured = load_measured(args.dir, CONFIG_FIELDS)
     from iosim import load_profile
     profile = load_profile("h200")
@@ -75,8 +94,9 @@ def main() -> int:
         details[str(shape)] = {f"{t[0]}x{t[1]}": r for t, r in sorted(rows.items())}
         return {tile: r["predicted_s"] for tile, r in rows.items()}
 
-    compare(measured, predict, args.dir, args.plot, "iosim fa2_mma (CuPy): predicted vs measured, every tile",
-            extra={"model": "iosim.gpu.cupy_kernels.model_time (kernel time model, warp layout B_r/16)",
+    compare(measured, predict, args.out or args.dir, args.plot, "iosim fa2_mma (CuPy): predicted vs measured, every tile",
+            extra={"model": "iosim.gpu.cupy_kernels.model_time (measured steps where the GPU has them, else the "
+                            "kernel time model with warp layout B_r/16)",
                    "cache": args.cache, "tiles": details})
     return 0
 

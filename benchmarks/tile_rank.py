@@ -67,6 +67,26 @@ def load_measured(folder: str, config_fields: tuple[str, ...]) -> dict:
     return measured
 
 
+def write_predictions(path: str, table: dict, extra: dict) -> None:
+    """``table`` (shape -> {config: predicted seconds}) as JSON at ``path``, with the commit it
+    was made at: written before the GPU times the shapes (a prospective check)."""
+    import subprocess
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out = {"commit_before": commit, **extra, "shapes": [list(s) for s in table],
+           "predicted_s": {str(tuple(s)): {str(c): t for c, t in sorted(row.items())} for s, row in table.items()}}
+    with open(path, "w") as f:
+        json.dump(out, f, indent=1)
+    print(f"{len(table)} shapes predicted into {path}")
+
+
+def read_predictions(path: str):
+    """``predict(shape, configs)`` from a committed predictions file."""
+    import ast
+    with open(path) as f:
+        table = json.load(f)["predicted_s"]
+    return lambda shape, times: {ast.literal_eval(c): t for c, t in table.get(str(tuple(shape)), {}).items()}
+
+
 def _die(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2

@@ -13,8 +13,6 @@ configurations; then the issue's targets: pick within 5 % on >= 11 of 12 shapes,
 from __future__ import annotations
 
 import argparse
-import ast
-import json
 import os
 import sys
 
@@ -22,7 +20,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import tile_rank  # noqa: E402
-from tile_rank import compare, judge, load_measured, ranks, spearman, summary  # noqa: E402,F401
+from tile_rank import (compare, judge, load_measured, ranks, read_predictions, spearman, summary,  # noqa: E402,F401
+                       write_predictions)
 
 CONFIG_FIELDS = ("block_m", "block_n", "num_warps", "num_stages")
 
@@ -41,28 +40,13 @@ def predict_shape(shape, configs, cache) -> dict:
     return {c.config.key(): c.predicted_s for c in r.candidates if c.feasible}
 
 
-def write_predictions(path: str, shapes: list, cache) -> None:
-    """The model's time for every configuration of the benchmark's small space on ``shapes``,
-    written before the GPU times them (the prospective check)."""
-    import subprocess
+def predictions(shapes: list, cache) -> dict:
+    """The model's time for every configuration of the benchmark's small space on ``shapes``."""
     from triton_tiles import SMALL
     from iosim.kernels.triton_preset import search_space
     configs = [c.key() for c in search_space() if c.block_m in SMALL[0] and c.block_n in SMALL[1]
                and c.num_warps in SMALL[2] and c.num_stages in SMALL[3]]
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    out = {"commit_before": commit, "cache": cache, "shapes": [list(s) for s in shapes],
-           "predicted_s": {str(tuple(s)): {str(c): t for c, t in sorted(predict_shape(s, configs, cache).items())}
-                           for s in shapes}}
-    with open(path, "w") as f:
-        json.dump(out, f, indent=1)
-    print(f"{len(shapes)} shapes x {len(configs)} configurations predicted into {path}")
-
-
-def read_predictions(path: str):
-    """``predict(shape, configs)`` from a committed predictions file."""
-    with open(path) as f:
-        table = json.load(f)["predicted_s"]
-    return lambda shape, times: {ast.literal_eval(c): t for c, t in table.get(str(tuple(shape)), {}).items()}
+    return {s: predict_shape(s, configs, cache) for s in shapes}
 
 
 def main() -> int:
@@ -77,7 +61,7 @@ def main() -> int:
     args = ap.parse_args()
     if args.predict:
         from triton_tiles import SHAPE_SETS
-        write_predictions(args.predict, SHAPE_SETS[args.shapes], args.cache)
+        write_predictions(args.predict, predictions(SHAPE_SETS[args.shapes], args.cache), {"cache": args.cache})
         return 0
     if not args.dir:
         ap.error("DIR is required unless --predict")

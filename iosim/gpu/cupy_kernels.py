@@ -26,9 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import CapacityError, ProblemError, require_choice, require_positive_int
+from ..kernels.measured_steps import measured_step
+from ..models import measured_time
 from ..models.kernel_time import WarpLayout
 from ..run import Options, simulate
-from ..run.launches import kernel_times
+from ..run.launches import kernel_times, kernel_traffic
 from . import build
 from .numerics import NP_DTYPE
 
@@ -160,16 +162,34 @@ def simulate_config(profile, cfg: Config, problem, **kw):
     return simulate(profile, cfg.algo, problem, blocks=(cfg.block_q, cfg.block_kv), options=options)
 
 
-def model_time(sim, profile, cfg: Config) -> dict | None:
-    """The kernel time model's prediction for ``sim`` (a :func:`simulate_config` result) with
-    ``cfg``'s warp layout, summed over its kernels: ``{"predicted_s", "bound"}`` (the bounds
-    joined by "; "), or None where the model has no warp layout for the kernel."""
-    layout = warp_layout(cfg)
-    if layout is None:
+def measured(profile, cfg: Config):
+    """``fa2_mma``'s steps measured on ``profile``'s GPU for ``cfg``'s tile (keyed (B_r, B_c,
+    B_r/16 warps, 1 stage, d): :mod:`iosim.kernels.measured_steps`), or None."""
+    if cfg.impl != "mma" or cfg.algo != "fa2":
         return None
-    times = kernel_times(sim, profile, {k: layout for k in sim.cta_work})
+    return measured_step("cupy-fa2-mma", profile.name, (cfg.block_q, cfg.block_kv, cfg.block_q // 16, 1),
+                         cfg.head_dim)
+
+
+def model_time(sim, profile, cfg: Config) -> dict | None:
+    """The kernel time model's prediction for ``sim`` (a :func:`simulate_config` result),
+    summed over its kernels: ``{"predicted_s", "bound", "model"}`` (the bounds joined by "; "),
+    or None where the model has no warp layout for the kernel. Where the kernel's steps were
+    measured on the profile's GPU (:func:`measured`) they time it
+    (:func:`iosim.models.measured_time.predict`), else ``cfg``'s warp layout does."""
+    steps = measured(profile, cfg)
+    layout = warp_layout(cfg)
+    if steps is not None:
+        requested, dram, work = kernel_traffic(sim)
+        times = measured_time.predict(profile, sim.problem.dtype, steps, requested, dram, work, causal=cfg.causal)
+        model = f"kernel time model ({steps.source})"
+    elif layout is not None:
+        times = kernel_times(sim, profile, {k: layout for k in sim.cta_work})
+        model = f"kernel time model (warp layout: {layout.warps} warps on the rows; no steps measured on this GPU)"
+    else:
+        return None
     return {"predicted_s": sum(t.predicted_s for t in times.values()),
-            "bound": "; ".join(t.bound for t in times.values())}
+            "bound": "; ".join(t.bound for t in times.values()), "model": model}
 
 
 def launch_jobs(cfgs, counts=(True, False)) -> set[tuple[str, bool]]:

@@ -38,7 +38,7 @@ from itertools import product
 from ..dtypes import width as dtype_width
 from ..errors import ProblemError
 from .tile_tables import GpuInfo, KernelTile, NoKernelTile, gpu_info
-from .triton_steps import MeasuredStep, measured_step
+from .measured_steps import MeasuredStep, measured_step
 
 #: the knobs the benchmark and ``explore --kernel triton-fa2`` try
 BLOCK_M_VALUES = (16, 32, 64, 128, 256)
@@ -192,7 +192,7 @@ class TritonTile(KernelTile):
     p_convert: bool = False
     shared_bytes: int = 0
     spills: bool = False
-    #: the configuration's steps measured on this GPU (:mod:`.triton_steps`), or None
+    #: the configuration's steps measured on this GPU (:mod:`.measured_steps`), or None
     measured: MeasuredStep | None = None
 
     @property
@@ -221,7 +221,7 @@ def triton_tile(config: TritonConfig, head_dim: int, dtype: str, profile) -> Tri
     if dtype not in ("fp16", "bf16"):
         raise NoKernelTile(f"the Triton kernel runs fp16 and bf16, got {dtype}")
     version = mma_version(config, gpu)
-    measured = measured_step(profile.name, config.key(), head_dim)
+    measured = measured_step("triton-fa2", profile.name, config.key(), head_dim)
     if measured is not None:    # the compiled kernel's own registers and spills
         regs, spills = measured.registers, measured.spills > 0
     else:

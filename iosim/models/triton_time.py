@@ -45,13 +45,14 @@ configurations (docs/triton.md, "The time model"):
   launch floor plus the longest of compute, L2 and DRAM.
 
 **Measured steps.** Where the preset has the configuration's steps measured on the
-profile's GPU (:mod:`iosim.kernels.triton_steps`: whole waves of the compiled kernel on
+profile's GPU (:mod:`iosim.kernels.measured_steps`: whole waves of the compiled kernel on
 launches made for that, none a shape the tile benchmarks time), a round's step and a
 wave's other costs are the measured ones and the analytic step above is not used: ``k`` is
 CUDA's occupancy of the compiled kernel; the launch's fill and drain are paid once, each
 later round its ``wave`` cost; a round of ``r`` uniform blocks takes ``n·R(r)``, ``R(k)``
 measured, a partial round's between the lone block's measured step and the full round's
-(:meth:`~iosim.kernels.triton_steps.MeasuredStep.round_step`); a causal block takes its
+(:meth:`~iosim.kernels.measured_steps.MeasuredStep.round_step`;
+:mod:`iosim.models.measured_time`); a causal block takes its
 share ``(wave + n·R_causal)/k`` of a full SM (the causal kernel's own measured step),
 list-scheduled as above. The split of compute by unit stays the analytic step's
 proportions. Where no step was measured the analytic model times the launch and the
@@ -66,6 +67,7 @@ from __future__ import annotations
 import math
 
 from ..dtypes import width as dtype_width
+from . import measured_time
 from .cache import occupancy
 from .kernel_time import KernelRates, busiest_sm, combine, memory_seconds
 
@@ -165,7 +167,7 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
     k = blocks_per_sm(tile, profile)
     blocks = []   # (steps, step seconds by unit, wait per step, prologue) per distinct block, with its count
     for work in works:
-        n = sum(c for (m, _, kk, a, _), c in work.products.items() if a)     # S = Q·Kᵀ, one per step
+        n = measured_time.steps_of(work)
         if not n:
             continue
         scale = tile.computed_rows / max(m for (m, *_rest) in work.products)  # padded rows compute too
@@ -177,7 +179,10 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
         return 0.0, {}, k
     total_blocks = heads * sum(b[4] for b in blocks)
     if tile.measured is not None:
-        busiest = _measured_busiest(tile, blocks, heads, total_blocks, rates.sm_count, causal)
+        _, per, w, _, _ = blocks[0]
+        full = _round(tile, per, w, tile.measured.blocks_per_sm)
+        busiest = measured_time.busiest(tile.measured, [(b[0], b[4]) for b in blocks], heads, rates.sm_count, causal,
+                                        lambda r: _round(tile, per, w, r) / full)
     elif len({(b[0], b[2]) for b in blocks}) == 1:                        # every block alike
         n, per, w, p, _ = blocks[0]
         m = math.ceil(total_blocks / rates.sm_count)
@@ -190,27 +195,6 @@ def compute_seconds(tile, profile, dtype: str, heads: int, works: list,
     work_by_unit = {u: sum(b[0] * b[1][u] * b[4] for b in blocks) for u in blocks[0][1]}
     whole = sum(work_by_unit.values()) or 1.0
     return busiest, {u: busiest * v / whole for u, v in work_by_unit.items()}, k
-
-
-def _measured_busiest(tile, blocks: list, heads: int, total_blocks: int, sms: int, causal: bool) -> float:
-    """The busiest SM's time from the measured steps (module docstring, "Measured steps");
-    ``blocks``: (steps, analytic step by unit, wait, prologue, count) per distinct block."""
-    m, k = tile.measured, tile.measured.blocks_per_sm
-    n, per, w, _, _ = blocks[0]
-    full = _round(tile, per, w, k)
-
-    def step(r: int) -> float:
-        return m.round_step(r, _round(tile, per, w, r) / full)
-
-    if not causal and len({b[0] for b in blocks}) == 1:
-        per_sm = math.ceil(total_blocks / sms)
-        rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
-        return m.fill_s + (len(rounds) - 1) * m.wave_s + sum(n * step(r) for r in rounds)
-    causal_step = m.causal_step_s if causal and m.causal_step_s is not None else m.step_s
-    lone = causal_step * step(1) / m.step_s
-    runs = [((m.wave_s + b[0] * causal_step) / k, b[4]) for b in blocks]
-    alone = max(b[0] * lone for b in blocks)
-    return m.fill_s + max(busiest_sm(runs, sms, heads), alone)
 
 
 def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict, causal: bool = False) -> dict:

@@ -1,15 +1,16 @@
-"""The ``triton-fa2`` kernel's steps, measured on the compiled kernels (docs/triton.md,
-"Measured steps").
+"""iosim's own kernels' steps, measured on the compiled kernels (docs/triton.md, "Measured
+steps"; docs/gpu.md): the Triton FA2 forward (``triton-fa2``) and the CuPy tensor-core FA2
+kernel (``cupy-fa2-mma``).
 
-``benchmarks/triton_steps.py`` times every configuration of iosim's Triton FA2 forward
+``benchmarks/triton_steps.py`` (``benchmarks/cupy_steps.py``) times every configuration
 whose shared memory fits, at d = 64 and 128, on launches made for it (whole waves of ``k``
 blocks an SM, two lengths, none a shape the tile benchmarks time), and
-``benchmarks/triton_steps_table.py`` derives, per configuration, what a wave costs: a
-step of ``k`` co-resident blocks, a lone block's step, the causal kernel's step, the rest of
-a wave, with the compiled kernel's registers, spills and shared bytes and CUDA's occupancy.
-The table is data of one GPU (``triton_steps_h200.json``, for the profiles it names); on
-any other GPU, head dim or configuration the preset has no measured step and the time model
-says so (:mod:`iosim.models.triton_time` falls back to its analytic step, named as such).
+``benchmarks/steps_table.py`` derives, per configuration, what a wave costs: a step of ``k``
+co-resident blocks, a lone block's step, the causal kernel's step, the launch's fill and a
+wave's other costs, with the compiled kernel's registers, spills and shared bytes and CUDA's
+occupancy. Each table is data of one GPU (``*_h200.json``, for the profiles it names); on
+any other GPU, head dim or configuration there is no measured step and the time model says
+so (:mod:`iosim.models.triton_time` falls back to its analytic step, named as such).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-#: the tables shipped with the package, one per GPU
-TABLES = ("triton_steps_h200.json",)
+#: the tables shipped with the package: kernel -> its tables, one per GPU
+TABLES = {"triton-fa2": ("triton_steps_h200.json",), "cupy-fa2-mma": ("cupy_fa2_steps_h200.json",)}
 
 
 @dataclass(frozen=True)
@@ -52,20 +53,22 @@ class MeasuredStep:
 
 
 @lru_cache(maxsize=None)
-def _tables() -> tuple:
+def _tables(kernel: str) -> tuple:
     out = []
-    for name in TABLES:
+    for name in TABLES[kernel]:
         data = json.loads(resources.files(__package__).joinpath(name).read_text())
-        source = f"steps measured on the {data['gpu']} ({data['date']}, Triton {data['triton']})"
+        source = f"steps measured on the {data['gpu']} ({data['date']}, {data['toolkit']})"
         out.append((frozenset(data["profiles"]), source, data["entries"]))
     return tuple(out)
 
 
-def measured_step(profile_name: str, key: tuple[int, int, int, int], head_dim: int) -> MeasuredStep | None:
-    """The measured steps of configuration ``key`` (BLOCK_M, BLOCK_N, num_warps, num_stages)
-    at ``head_dim`` on the profile's GPU, or None where none was measured."""
+def measured_step(kernel: str, profile_name: str, key: tuple[int, int, int, int],
+                  head_dim: int) -> MeasuredStep | None:
+    """The measured steps of ``kernel``'s configuration ``key`` (rows and keys of a block,
+    warps, pipeline stages) at ``head_dim`` on the profile's GPU, or None where none was
+    measured."""
     name = ",".join(map(str, (*key, head_dim)))
-    for profiles, source, entries in _tables():
+    for profiles, source, entries in _tables(kernel):
         if profile_name in profiles and name in entries:
             return MeasuredStep(**entries[name], source=source)
     return None

@@ -1,6 +1,7 @@
-"""The triton-fa2 preset's measured steps (docs/triton.md, "Measured steps"): the shipped table
-is what the committed timings give, the preset and the time model use it on the GPU it was
-measured on and say when they do not, and the model's arithmetic is the documented one."""
+"""iosim's own kernels' measured steps (docs/triton.md, "Measured steps"; docs/gpu.md): the
+shipped tables are what the committed timings give, the triton-fa2 preset, its time model and
+the CuPy kernel's use them on the GPU they were measured on and say when they do not, and the
+arithmetic is the documented one."""
 
 import dataclasses
 import json
@@ -13,32 +14,43 @@ import pytest
 
 from iosim import Options, Problem, load_profile, simulate
 from iosim.kernels.triton_preset import TritonConfig, triton_tile
-from iosim.kernels.triton_steps import MeasuredStep, measured_step
+from iosim.kernels.measured_steps import MeasuredStep, measured_step
 from iosim.models import triton_time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STEPS = os.path.join(ROOT, "docs", "validation", "2026-12-02-triton-steps")
+CUPY_STEPS = os.path.join(ROOT, "docs", "validation", "2026-12-02-cupy-steps")
 H200 = load_profile("h200")
 UNITS = ("tensor cores", "shared memory", "exp", "fp32")
 
 
-def test_the_shipped_table_is_what_the_committed_timings_give():
+def _steps_table():
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     try:
-        import triton_steps_table
+        import steps_table
     finally:
         sys.path.pop(0)
-    derived = triton_steps_table.table([STEPS, os.path.join(STEPS, "run1")])
-    shipped = json.loads(resources.files("iosim.kernels").joinpath("triton_steps_h200.json").read_text())
-    assert json.loads(triton_steps_table.dumps(derived)) == shipped
-    assert len(shipped["entries"]) == 462          # every configuration whose shared memory fits, d = 64 and 128
+    return steps_table
+
+
+@pytest.mark.parametrize("kernel,folders,name,count", [
+    ("triton-fa2", [STEPS, os.path.join(STEPS, "run1")], "triton_steps_h200.json", 462),   # every config that fits
+    ("cupy-fa2-mma", [CUPY_STEPS], "cupy_fa2_steps_h200.json", 32),                          # 16 tiles x d = 64, 128
+])
+def test_the_shipped_tables_are_what_the_committed_timings_give(kernel, folders, name, count):
+    steps_table = _steps_table()
+    derived = steps_table.table(folders, kernel)
+    shipped = json.loads(resources.files("iosim.kernels").joinpath(name).read_text())
+    assert json.loads(steps_table.dumps(derived)) == shipped
+    assert len(shipped["entries"]) == count and shipped["kernel"] == kernel
 
 
 def test_lookup_by_gpu_config_and_head_dim():
-    m = measured_step("h200", (128, 64, 4, 3), 128)
+    m = measured_step("triton-fa2", "h200", (128, 64, 4, 3), 128)
     assert m is not None and m.blocks_per_sm == 1 and m.step_s > 0 and "H200" in m.source
-    assert measured_step("h100-sxm", (128, 64, 4, 3), 128) is None     # another GPU: nothing measured
-    assert measured_step("h200", (128, 64, 4, 3), 256) is None         # head dim not measured
+    assert measured_step("triton-fa2", "h100-sxm", (128, 64, 4, 3), 128) is None     # another GPU
+    assert measured_step("triton-fa2", "h200", (128, 64, 4, 3), 256) is None         # head dim not measured
+    assert measured_step("cupy-fa2-mma", "h200", (128, 64, 4, 3), 128) is None       # another kernel's key
     tile = triton_tile(TritonConfig(128, 64, 4, 3), 128, "fp16", H200)
     assert tile.measured == m and tile.registers == m.registers        # the compiled kernel's registers
     assert triton_time.blocks_per_sm(tile, H200) == m.blocks_per_sm    # CUDA's occupancy
@@ -62,7 +74,7 @@ def test_uniform_launch_is_fill_waves_and_rounds_of_measured_steps():
     all; k blocks an SM (measured); the busiest SM runs ceil(512 / 132) = 4 blocks in rounds."""
     cfg, n = (64, 64, 4, 3), 2048
     r = _run("h200", Problem(seq_len=n, head_dim=128, heads=16), cfg)
-    m = measured_step("h200", cfg, 128)
+    m = measured_step("triton-fa2", "h200", cfg, 128)
     per_sm, k = math.ceil(512 / 132), m.blocks_per_sm
     rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
     steps = n // 64
@@ -109,3 +121,26 @@ def test_explore_names_what_timed_its_steps():
     other = explore_triton("h100-sxm", problem, configs=configs, cache=False)
     assert other.steps == "analytic steps (none measured on this GPU)"
     assert other.to_dict()["time_model"].endswith(other.steps)
+
+
+def test_the_cupy_kernel_is_timed_by_its_measured_steps():
+    """fa2_mma, 64 x 64 at d = 128 on the H200: the measured steps, said; on the H100 profile its
+    warp layout's model, said; the measured time is the documented arithmetic."""
+    from iosim.gpu.cupy_kernels import launches, make_config, measured, model_time, simulate_config
+    problem = Problem(seq_len=2048, head_dim=128, heads=16)
+    cfg = make_config("fa2", seq_len=2048, head_dim=128, heads_total=16, dtype="fp16", causal=False,
+                      block_q=64, block_kv=64, impl="mma")
+    sim = simulate_config(H200, cfg, problem, cache=False, threads_per_block=launches(cfg)[0].block)
+    got = model_time(sim, H200, cfg)
+    m = measured(H200, cfg)
+    assert got["model"].startswith("kernel time model (steps measured on the NVIDIA H200")
+    per_sm, k = math.ceil(512 / 132), m.blocks_per_sm
+    rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
+    compute = m.fill_s + (len(rounds) - 1) * m.wave_s + sum(32 * m.round_step(r, r / k) for r in rounds)
+    from iosim.models.kernel_time import KernelRates
+    floor = KernelRates.from_profile(H200, "fp16").read_write_s    # a kernel that reads, then writes
+    assert "compute" in got["bound"] and got["predicted_s"] == pytest.approx(floor + compute, rel=1e-12)
+    h100 = load_profile("h100-sxm")
+    other = model_time(simulate_config(h100, cfg, problem, cache=False, threads_per_block=launches(cfg)[0].block),
+                       h100, cfg)
+    assert "no steps measured on this GPU" in other["model"]

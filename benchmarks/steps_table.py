@@ -1,8 +1,10 @@
-"""Derive the ``triton-fa2`` preset's measured steps from ``benchmarks/triton_steps.py``'s timings
-(docs/triton.md, "Measured steps"):
+"""Derive a kernel's measured steps from ``benchmarks/triton_steps.py``'s (or
+``benchmarks/cupy_steps.py``'s) timings (docs/triton.md, "Measured steps"; docs/gpu.md):
 
-    python benchmarks/triton_steps_table.py docs/validation/2026-12-02-triton-steps \
+    python benchmarks/steps_table.py docs/validation/2026-12-02-triton-steps \
         docs/validation/2026-12-02-triton-steps/run1 --write iosim/kernels/triton_steps_h200.json
+    python benchmarks/steps_table.py docs/validation/2026-12-02-cupy-steps --kernel cupy-fa2-mma \
+        --write iosim/kernels/cupy_fa2_steps_h200.json
 
 Per (configuration, d), fp16, from ``steps.csv``:
 
@@ -101,7 +103,16 @@ def entry(key: tuple, timings: dict) -> dict | None:
             "shared_bytes": int(first["shared_bytes"])}
 
 
-def table(folders: list) -> dict:
+#: kernel -> (the script that timed it, its key, what the machine file names its toolkit by)
+KERNELS = {
+    "triton-fa2": ("benchmarks/triton_steps.py", "BLOCK_M,BLOCK_N,num_warps,num_stages,head_dim", "triton"),
+    "cupy-fa2-mma": ("benchmarks/cupy_steps.py", "B_r,B_c,warps,stages,head_dim", "cupy"),
+}
+
+
+def table(folders: list, kernel: str = "triton-fa2") -> dict:
+    """The table of ``kernel``'s steps from the timings in ``folders``."""
+    script, key_text, toolkit = KERNELS[kernel]
     with open(os.path.join(folders[0], "machine.json")) as f:
         machine = json.load(f)
     entries, bf16 = {}, {}
@@ -112,12 +123,17 @@ def table(folders: list) -> dict:
         name = ",".join(map(str, key[:5]))
         (entries if key[5] == "float16" else bf16)[name] = e
     checks = {name: round(e["step_s"] / entries[name]["step_s"], 4) for name, e in bf16.items() if name in entries}
-    return {"gpu": machine["gpu"], "profiles": ["h200"], "date": machine["date"][:10], "triton": machine["triton"],
-            "driver": machine["driver"], "torch": machine["torch"],
-            "source": "docs/validation/2026-12-02-triton-steps (benchmarks/triton_steps.py, "
-                      "benchmarks/triton_steps_table.py)",
-            "key": "BLOCK_M,BLOCK_N,num_warps,num_stages,head_dim", "dtype": "fp16 (bf16 steps / fp16 steps: "
-            + ", ".join(f"{n}: {v}" for n, v in checks.items()) + ")", "entries": entries}
+    return {"kernel": kernel, "gpu": machine["gpu"], "profiles": ["h200"], "date": machine["date"][:10],
+            "toolkit": f"{toolkit} {machine[toolkit]}", "driver": machine["driver"],
+            "source": f"{_in_repo(folders[0])} ({script}, benchmarks/steps_table.py)", "key": key_text,
+            "dtype": "fp16" + (" (bf16 steps / fp16 steps: " + ", ".join(f"{n}: {v}" for n, v in checks.items()) + ")"
+                               if checks else ""), "entries": entries}
+
+
+def _in_repo(folder: str) -> str:
+    """``folder`` relative to the repository (the table names where its data is, in the repo)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    return os.path.relpath(os.path.abspath(folder), root)
 
 
 def dumps(out: dict) -> str:
@@ -132,8 +148,9 @@ def main() -> int:
     ap.add_argument("folders", nargs="+", help="steps.csv folders (the first's machine.json names the GPU); "
                     "a launch timed in several keeps its lowest median")
     ap.add_argument("--write", help="the JSON table to write (default: print a summary)")
+    ap.add_argument("--kernel", choices=sorted(KERNELS), default="triton-fa2")
     args = ap.parse_args()
-    out = table(args.folders)
+    out = table(args.folders, args.kernel)
     if args.write:
         with open(args.write, "w") as f:
             f.write(dumps(out))

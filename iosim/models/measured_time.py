@@ -1,0 +1,74 @@
+"""Compute time from a kernel's measured steps (:mod:`iosim.kernels.measured_steps`): what the
+busiest SM spends on a launch's thread blocks when a round of the kernel's blocks is timed
+on the compiled kernel rather than derived (docs/triton.md, "Measured steps").
+
+* The launch's **fill** (its first loads and last stores) is paid once.
+* **Uniform blocks** (every block the same steps ``n``, not causal): the busiest SM runs
+  ``ceil(blocks / SMs)`` of them in rounds of ``k`` (the measured occupancy), a round
+  ``n·R(r)`` plus the measured wave cost after the first; ``R(k)`` is measured, a partial
+  round's step lies between the lone block's measured step and ``R(k)`` in proportion to its
+  blocks, or, where no lone step was measured, is ``R(k)`` times ``ratio(r)`` (the caller's
+  model of a round of ``r`` over a full round).
+* **Unequal blocks** (causal): each block takes its share ``(wave + n·R_causal)/k`` of a full
+  SM, in launch order to the least-loaded SM (:func:`~iosim.models.kernel_time.busiest_sm`),
+  at least the longest block alone, at the lone step scaled to the causal one.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from .kernel_time import KernelRates, busiest_sm, combine, memory_seconds
+
+#: the unit a measured step's compute is reported under
+MEASURED = "measured steps"
+
+
+def steps_of(work) -> int:
+    """Key-block steps of one block of a per-head :class:`~iosim.engine.ledger.CtaWork` (its
+    S = Q·Kᵀ products, one a step)."""
+    return sum(c for (_m, _n, _k, a, _), c in work.products.items() if a)
+
+
+def busiest(m, blocks: list, heads: int, sms: int, causal: bool,
+            ratio: Callable[[int], float] | None = None) -> float:
+    """The busiest SM's compute seconds (module docstring); ``m`` the
+    :class:`~iosim.kernels.measured_steps.MeasuredStep`, ``blocks`` (steps, count) per
+    distinct block of one head, in launch order; ``ratio`` as in the module docstring
+    (default: a round's step in proportion to its blocks)."""
+    k = m.blocks_per_sm
+    ratio = ratio or (lambda r: r / k)
+
+    def step(r: int) -> float:
+        return m.round_step(r, ratio(r))
+
+    total = heads * sum(c for _, c in blocks)
+    if not causal and len({n for n, _ in blocks}) == 1:
+        n = blocks[0][0]
+        per_sm = math.ceil(total / sms)
+        rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
+        return m.fill_s + (len(rounds) - 1) * m.wave_s + sum(n * step(r) for r in rounds)
+    causal_step = m.causal_step_s if causal and m.causal_step_s is not None else m.step_s
+    lone = causal_step * step(1) / m.step_s
+    runs = [((m.wave_s + n * causal_step) / k, c) for n, c in blocks]
+    alone = max(n * lone for n, _ in blocks)
+    return m.fill_s + max(busiest_sm(runs, sms, heads), alone)
+
+
+def predict(profile, dtype: str, m, requested: dict, dram: dict, work: dict, causal: bool = False) -> dict:
+    """kernel -> :class:`~iosim.models.roofline.TimePrediction` with compute from the measured
+    steps ``m`` (arguments as :func:`iosim.models.kernel_time.predict`)."""
+    rates = KernelRates.from_profile(profile, dtype)
+    out = {}
+    for kernel, (reads, writes) in requested.items():
+        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
+        heads, works = work.get(kernel, (0, []))
+        blocks = [(steps_of(w), w.count) for w in works if steps_of(w)]
+        compute = busiest(m, blocks, heads, rates.sm_count, causal) if blocks else 0.0
+        per[MEASURED] = compute
+        out[kernel] = combine(per, compute, (MEASURED,))
+    return out
+
+
+__all__ = ["busiest", "predict", "steps_of", "MEASURED"]
