@@ -10,7 +10,8 @@ co-resident blocks, a lone block's step, the causal kernel's step, the launch's 
 wave's other costs, with the compiled kernel's registers, spills and shared bytes and CUDA's
 occupancy. Each table is data of one GPU (``*_h200.json``, for the profiles it names); on
 any other GPU, head dim or configuration there is no measured step and the time model says
-so (:mod:`iosim.models.triton_time` falls back to its analytic step, named as such).
+so (:mod:`iosim.models.triton_time` falls back to its analytic step, ``cupy_kernels.model_time``
+to its warp layout's model, each named as such).
 """
 
 from __future__ import annotations
@@ -39,16 +40,16 @@ class MeasuredStep:
     shared_bytes: int
     source: str
 
-    def round_step(self, resident: int, analytic_ratio: float) -> float:
+    def round_step(self, resident: int, ratio: float) -> float:
         """A step of ``resident`` co-resident blocks: the full round's, or between the lone
         block's and the full round's in proportion to the blocks; where no lone step was
-        measured, the full round's scaled by the analytic model's ``analytic_ratio``
-        (its round of ``resident`` over its full round)."""
+        measured, the full round's times ``ratio`` (the caller's model of a round of
+        ``resident`` over a full round: triton-fa2's analytic rounds, else ``resident/k``)."""
         k = self.blocks_per_sm
         if resident >= k:
             return self.step_s
         if self.lone_step_s is None:
-            return self.step_s * analytic_ratio
+            return self.step_s * ratio
         return self.lone_step_s + (self.step_s - self.lone_step_s) * (resident - 1) / (k - 1)
 
 
