@@ -216,7 +216,7 @@ def format_table(report: dict) -> str:
         model = t.get("kernel_time_model")
         lines.append(f"  time: measured {_ms(t['measured_s'])} (median of {t['repeats']} after {t['warmup']} warm-up"
                      f"{tf}); roofline (lower bound) {_ms(t['predicted_s'])}"
-                     + (f"; kernel time model {_ms(model['predicted_s'])} ({model['bound']})" if model else ""))
+                     + (f"; {model['model']} {_ms(model['predicted_s'])} ({model['bound']})" if model else ""))
         if "ncu" in r:
             lines += _ncu_lines(r)
     lines += ["", "all counts equal and outputs within tolerance" if report["ok"] else "MISMATCH: see above"]
