@@ -196,3 +196,22 @@ def test_dram_bounds_hold_for_tiles_not_replayed(algo, passes):
         assert c.dram_min_bytes <= dram <= c.dram_max_bytes, (c.block_q, c.block_kv)
         checked += not c.replayed
     assert checked > 0       # some tiles were bounded, not replayed
+
+
+def test_a_replay_decides_as_simulate_does_for_its_tile():
+    """By default a replay runs the tile as `iosim simulate` does (the L2 model's budget of
+    requests decides), not forced. FA2 on h100-sxm at N = 262,144, d = 64: a 128×128 tile with
+    one head plays (16.8 M tile steps a head, but in lockstep its streams are small: explore
+    used to keep its bounds past 4 M steps); a 16×16 tile with 16 heads is past the budget, so
+    simulate leaves its L2 model off, and so does the replay. Both give simulate's time."""
+    from iosim.hardware import load_profile
+    from iosim.studies.explore import measure
+    profile = load_profile("h100-sxm")
+    for heads, tile, played in [(1, (128, 128), True), (16, (16, 16), False)]:
+        problem = Problem(seq_len=262_144, head_dim=64, heads=heads)
+        measure.init_worker(profile, "fa2", problem, "forward", {}, "auto")
+        assert measure.tile_setup(tile).lockstep and measure.tile_setup(tile).steps_per_head > 4_000_000
+        t, bound, _dram = measure.replay(tile)
+        r = simulate(profile, "fa2", problem, blocks=tile, options=Options(cache="auto"))   # the CLI's default
+        assert (r.cache is not None) == played and t == r.time.predicted_s, tile
+        assert bound == (r.time.bound if played else f"{r.time.bound}; {r.l2_off}"), tile

@@ -30,8 +30,10 @@ from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
 #: a tile's first count takes 1-3 ms: a worker process pays for itself from about this many
 TILES_PER_JOB = 100
-#: the most tile steps per head a replay (a count with the L2 model) may take: a tile with
-#: more keeps the bounds of its first count
+#: the most tile steps per head a replay (a count with the L2 model) may take where thread
+#: blocks are not in lockstep (simulate's own pre-count limit): a tile with more keeps the
+#: bounds of its first count. In lockstep the L2 model's budget of requests decides, as in
+#: simulate (:func:`iosim.run.launches.l2_by_default`)
 REPLAY_STEPS = AUTO_CACHE_STEPS
 
 
@@ -159,7 +161,9 @@ def explore(
     paper_key = _paper_key(profile, problem, sources)
     kernel_info, kernel_reason, kernel_key = _kernel_reference(sources, profile, name, mine is not None, problem, s)
     use_cache = _use_cache(s, profile, kernel_key or paper_key)
-    worker_args = (profile, schedule, problem, passes, options, use_cache)
+    # a replay decides as simulate does for its tile: by the L2 model's budget, unless asked for
+    replays_as = "auto" if use_cache and s.cache is None and s.objective != "dram" else use_cache
+    worker_args = (profile, schedule, problem, passes, options, replays_as)
     measure.init_worker(*worker_args)
     limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
     keys = list(sources)
@@ -329,22 +333,23 @@ def _rank(cands: dict, s: _Settings, kernel_key: tuple | None, references: tuple
     """Rank ``cands``, then replay every tile the report names (best, practical choice,
     paper default, real kernel) whose numbers are not exact yet, so each shows what
     ``simulate`` gives; rank again with what those replays told (no further budget)."""
-    ranking = rank(cands, s.objective, s.allow_spill, s.tie, s.replays, _resolve, kernel_key, REPLAY_STEPS)
+    cap = None if measure.tile_setup(references[0]).lockstep else REPLAY_STEPS
+    ranking = rank(cands, s.objective, s.allow_spill, s.tie, s.replays, _resolve, kernel_key, cap)
     spent = ranking.replays
     for _ in range(4):
         named = {(c.block_q, c.block_kv) for c in (ranking.best, ranking.practical)} | set(references)
-        todo = [cands[k] for k in named if k in cands and _needs_replay(cands[k], s.objective)]
+        todo = [cands[k] for k in named if k in cands and _needs_replay(cands[k], s.objective, cap)]
         if not todo:
             break
         keys = [(c.block_q, c.block_kv) for c in todo]
         for key, out in zip(keys, measure.replay_many(keys, worker_args, s.jobs)):  # in parallel: independent
             cands[key] = _resolve(cands[key], out)
-        ranking = rank(cands, s.objective, s.allow_spill, s.tie, 0, _resolve, kernel_key, REPLAY_STEPS)
+        ranking = rank(cands, s.objective, s.allow_spill, s.tie, 0, _resolve, kernel_key, cap)
     return dataclasses.replace(ranking, replays=spent, budget=s.replays)
 
 
-def _needs_replay(c: Candidate, objective: str) -> bool:
-    return (c.feasible and c.steps_per_head <= REPLAY_STEPS
+def _needs_replay(c: Candidate, objective: str, cap: int | None) -> bool:
+    return (c.feasible and (cap is None or c.steps_per_head <= cap)
             and not (c.exact("time") and (objective != "dram" or c.exact("dram"))))
 
 

@@ -57,9 +57,10 @@ def _worker() -> dict:
 
 
 def init_worker(profile: HardwareProfile, algorithm, problem: Problem, passes: str, option_kwargs: dict,
-                cache: bool) -> None:
+                cache: bool | str) -> None:
     """State every count shares (run in each worker, and here). ``option_kwargs``: the
-    :class:`~iosim.Options` fields every run takes (plain values: they travel to workers).
+    :class:`~iosim.Options` fields every run takes (plain values: they travel to workers);
+    ``cache``: the L2 model off (False), on (True), or on as simulate decides per tile ("auto").
     ``algorithm``: a built-in name, a function, or a
     :class:`~iosim.studies.schedule_files.ScheduleFile`, loaded here (in the worker)."""
     options = Options(**option_kwargs)
@@ -151,8 +152,12 @@ def fits(blocks: tuple[int, int], sram_bytes: int, register_bytes: int | None) -
 
 def replay(blocks: tuple[int, int]) -> tuple:
     """The tile with the L2 model, as ``simulate`` runs it: (time, bound, DRAM bytes read +
-    written back + left dirty)."""
-    r = count_tile(blocks, cache=True, sram_bytes=None)
+    written back + left dirty). As simulate decides where the point's default does (the
+    worker's ``cache`` "auto"): past the L2 model's budget the tile runs without it, every
+    requested byte going to DRAM, and the bound says why."""
+    r = count_tile(blocks, cache=_worker()["cache"] or True, sram_bytes=None)
+    if r.cache is None:
+        return r.time.predicted_s, f"{r.time.bound}; {r.l2_off}", r.hbm.read_bytes + r.hbm.write_bytes
     s = r.cache.total
     return r.time.predicted_s, r.time.bound, s.dram_read_bytes + s.dram_write_bytes + s.dirty_bytes_left
 
