@@ -16,7 +16,7 @@ four times the waves at N1 give what a wave costs besides its steps once waves f
 other. The same two lengths with exactly 132 blocks (one an SM where CUDA spreads them)
 give the lone step. Causal kernels (their own compiles: the mask is applied on every step)
 are timed at N1 and N2, each with many blocks and with twice as many, from which
-``triton_steps_table.py`` takes their step. None of these shapes is a shape the tile
+``steps_table.py`` takes their step. None of these shapes is a shape the tile
 benchmarks time.
 
 Writes ``steps.csv`` (every timing: config, d, dtype, causal, kind, N, B·H, waves, blocks,
