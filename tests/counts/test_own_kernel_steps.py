@@ -119,8 +119,10 @@ def test_explore_names_what_timed_its_steps():
     assert measured.steps.startswith("steps measured on the NVIDIA H200")
     assert measured.to_dict()["candidates"][0]["steps"] == measured.steps
     other = explore_triton("h100-sxm", problem, configs=configs, cache=False)
-    assert other.steps == "analytic steps (none measured on this GPU)"
+    assert other.steps == "analytic steps (none measured for this head dim on this GPU)"
     assert other.to_dict()["time_model"].endswith(other.steps)
+    unmeasured_d = explore_triton("h200", Problem(seq_len=1024, head_dim=32, heads=4), configs=configs, cache=False)
+    assert unmeasured_d.steps == other.steps                   # the H200 table has d = 64 and 128 only
 
 
 def test_the_cupy_kernel_is_timed_by_its_measured_steps():

@@ -81,7 +81,7 @@ class TritonExploreResult:
         """What timed the ranked configurations' steps, in words."""
         kinds = sorted({c.steps for c in self.ranked})
         if len(kinds) == 1:
-            return kinds[0] if kinds[0] != ANALYTIC else "analytic steps (none measured on this GPU)"
+            return kinds[0] if kinds[0] != ANALYTIC else "analytic steps (none measured for this head dim on this GPU)"
         measured = sum(c.steps != ANALYTIC for c in self.ranked)
         return f"measured steps for {measured} of {len(self.ranked)} configurations, analytic for the rest"
 
