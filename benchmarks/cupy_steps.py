@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from cupy_tiles import TILES, _error, _Flush, _Shim, config   # noqa: E402
-from triton_steps import FIELDS, N1, N2, launches               # noqa: E402
+from triton_steps import FIELDS, N1, N2, launches               # noqa: E402  (B_r <= 128: N1, N2)
 from triton_tiles import _driver, time_config                  # noqa: E402
 
 

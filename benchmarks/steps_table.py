@@ -75,17 +75,23 @@ def _causal_step(pair: list, bm: int, bn: int, k: int, wave: float) -> float:
     """The causal kernel's step from its launches of B·H and 2·B·H at one length."""
     (ka, ra), (kb, rb) = pair
     n = ka[1]
-    steps = sum(-(-min((i + 1) * bm, n) // bn) for i in range(n // bm))     # one head's block-steps
+    steps = sum(-(-min((i + 1) * bm, n) // bn) for i in range(-(-n // bm)))    # one head's block-steps
     added = kb[2] - ka[2]
     dt = float(rb["median_s"]) - float(ra["median_s"])
-    return (dt * SMS * k - added * (n // bm) * wave) / (added * steps)
+    return (dt * SMS * k - added * -(-n // bm) * wave) / (added * steps)
+
+
+def _whole(launch: tuple, bm: int) -> bool:
+    """Whether a launch (kind, N, B·H) was whole blocks of ``bm`` rows (so whole waves)."""
+    return launch[1] % bm == 0
 
 
 def entry(key: tuple, timings: dict) -> dict | None:
-    """One configuration's steps (module docstring), or None where its launches did not run."""
+    """One configuration's steps (module docstring), or None where its launches did not run
+    or were not whole waves (256-row blocks at N = 4,224 in the runs of 2026-12-02)."""
     bm, bn, *_ = key
     full, more, lone = _pair(timings, "full"), _pair(timings, "waves"), _pair(timings, "lone")
-    if len(full) != 2 or len(more) != 1:
+    if len(full) != 2 or len(more) != 1 or not all(_whole(k, bm) for k, _ in full + more):
         return None
     first = full[0][1]
     k, w, n1 = int(first["cuda_blocks_per_sm"]) or int(first["iosim_blocks_per_sm"]), int(first["waves"]), \

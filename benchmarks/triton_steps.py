@@ -6,8 +6,10 @@ docs/triton.md, "Measured steps"). Run on the device:
 A *step* is one key block of every block resident on an SM: with ``k`` blocks an SM (CUDA's
 own occupancy for the compiled kernel, ``cuOccupancyMaxActiveBlocksPerMultiprocessor``),
 a launch of exactly ``132·k·w`` blocks runs ``w`` full waves. Two sequence lengths with the
-same waves, N1 = 4,224 and N2 = 8,448 (33·128 and 66·128: every BLOCK_M and BLOCK_N of the
-space divides them, so no block is ragged), give the step as the slope
+same waves, N1 = 33·max(128, BLOCK_M) and N2 = 2·N1 (4,224 and 8,448 up to BLOCK_M = 128, so
+that BLOCK_M and BLOCK_N divide them and no block is ragged; 8,448 and 16,896 for 256 rows:
+the runs of 2026-12-02 took 4,224 for those too, 16.5 blocks a head, so their launches were
+not whole waves and ``steps_table.py`` leaves them out), give the step as the slope
 
     R = (T(N2) - T(N1)) / (w · (N2 - N1) / BLOCK_N)
 
@@ -44,8 +46,14 @@ from triton_tiles import SMALL, SMEM_LIMIT, _compile_all, _driver, time_config  
 from iosim.kernels.triton_preset import TritonConfig, search_space, shared_bytes   # noqa: E402
 
 SMS = 132
-#: the two lengths of the slope: 33·128 and 66·128 (every block size of the space divides them)
+#: the two lengths of the slope up to 128 rows a block: 33·128 and 66·128 (:func:`lengths`)
 N1, N2 = 4224, 8448
+
+
+def lengths(block_m: int) -> tuple[int, int]:
+    """(N1, N2) for a block of ``block_m`` rows: 33 and 66 blocks of max(128, BLOCK_M) rows."""
+    n1 = 33 * max(128, block_m)
+    return n1, 2 * n1
 #: causal kernels: blocks of the smaller launch, in waves of k (enough to balance the SMs)
 CAUSAL_WAVES = 4
 #: configurations also timed in bf16 (a check that bf16 steps equal fp16's)
@@ -95,16 +103,17 @@ def waves_for(k: int, block_m: int, n: int) -> int:
 def launches(cfg: tuple, k: int) -> list:
     """(kind, causal, N, B·H, waves) of every timing of one configuration."""
     bm = cfg[0]
+    n1, n2 = lengths(bm)
     out = []
-    w = max(waves_for(k, bm, N1), waves_for(k, bm, N2))
-    for n in (N1, N2):
+    w = max(waves_for(k, bm, n1), waves_for(k, bm, n2))
+    for n in (n1, n2):
         out.append(("full", False, n, SMS * k * w * bm // n, w))
-    out.append(("waves", False, N1, 4 * SMS * k * w * bm // N1, 4 * w))     # the cost between waves
-    lone = max(waves_for(1, bm, N1), waves_for(1, bm, N2))
+    out.append(("waves", False, n1, 4 * SMS * k * w * bm // n1, 4 * w))     # the cost between waves
+    lone = max(waves_for(1, bm, n1), waves_for(1, bm, n2))
     if lone == 1 and k > 1:            # (with one block an SM the full launches are lone)
-        for n in (N1, N2):
+        for n in (n1, n2):
             out.append(("lone", False, n, SMS * bm // n, 1))
-    for n in (N1, N2):                 # the causal kernel at both lengths, B·H and 2·B·H
+    for n in (n1, n2):                 # the causal kernel at both lengths, B·H and 2·B·H
         base = SMS * k * max(CAUSAL_WAVES, waves_for(k, bm, n)) * bm // n
         for factor in (1, 2):
             out.append(("causal", True, n, base * factor, 0))
@@ -159,7 +168,8 @@ def main() -> int:
     props = torch.cuda.get_device_properties(0)
     machine = {"gpu": props.name, "sm_count": props.multi_processor_count, "torch": torch.__version__,
                "triton": triton.__version__, "cuda": torch.version.cuda, "driver": _driver(),
-               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "lengths": [N1, N2], "causal_waves": CAUSAL_WAVES,
+               "date": time.strftime("%Y-%m-%d %H:%M:%S"), "lengths": "33 and 66 blocks of max(128, BLOCK_M) rows",
+               "causal_waves": CAUSAL_WAVES,
                "timing": "CUDA events, 2 warm-ups, median of >= 5 runs (up to 20 or 0.05 s), 256 MiB L2 flush each"}
     with open(os.path.join(args.out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)

@@ -75,4 +75,12 @@ def measured_step(kernel: str, profile_name: str, key: tuple[int, int, int, int]
     return None
 
 
-__all__ = ["MeasuredStep", "measured_step", "TABLES"]
+def covers(kernel: str, profile_name: str, head_dim: int) -> bool:
+    """Whether some configuration of ``kernel`` was measured at ``head_dim`` on the profile's
+    GPU (then a configuration that was not has no time comparable with theirs)."""
+    suffix = f",{head_dim}"
+    return any(profile_name in profiles and any(k.endswith(suffix) for k in entries)
+               for profiles, _, entries in _tables(kernel))
+
+
+__all__ = ["MeasuredStep", "measured_step", "covers", "TABLES"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import csv as csv_module
 import io
 
+from ..studies.explore.triton_configs import NOT_MEASURED
+
 CSV_FIELDS = ("seq_len", "head_dim", "batch", "heads", "dtype", "causal", "block_m", "block_n", "num_warps",
               "num_stages", "feasible", "reason", "shared_bytes", "registers_per_thread", "mma", "blocks_per_sm",
               "predicted_s", "bound", "steps")
@@ -27,9 +29,13 @@ def _table(r, top: int) -> str:
     ties = r.near_ties
     lines.append(f"best {r.best.config.label()}; near-ties within {r.tie:.1%}: {len(ties)} "
                  f"({', '.join(c.config.label() for c in ties[:6])}{', …' if len(ties) > 6 else ''})")
-    skipped = [c for c in r.candidates if not c.feasible]
+    unmeasured = [c for c in r.candidates if c.reason == NOT_MEASURED]
+    skipped = [c for c in r.candidates if not c.feasible and c.reason != NOT_MEASURED]
     if skipped:
         lines.append(f"{len(skipped)} configuration(s) cannot run, e.g. {skipped[0].config.label()}: {skipped[0].reason}")
+    if unmeasured:
+        lines.append(f"{len(unmeasured)} configuration(s) not ranked, e.g. {unmeasured[0].config.label()}: "
+                     f"{NOT_MEASURED.removeprefix('not ranked: ')}")
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...errors import ProblemError
 from ...hardware import HardwareProfile
+from ...kernels.measured_steps import covers
 from ...kernels.tile_tables import gpu_info
 from ...kernels.triton_preset import (DEFAULT_CONFIG, TritonConfig, infeasible_reason, mma_version,
                                       registers_per_thread, search_space, shared_bytes, triton_tile)
@@ -26,6 +27,9 @@ from .ties import DEFAULT_TIE
 
 #: a candidate whose steps the analytic model times (no measurement for it on this GPU)
 ANALYTIC = "analytic"
+#: why a configuration is not ranked where others of its head dim were measured on the GPU
+NOT_MEASURED = ("not ranked: its steps were not measured on this GPU, where other configurations' were "
+                "(an analytic time would not compare with theirs)")
 
 
 @dataclass(frozen=True)
@@ -128,6 +132,9 @@ def explore_triton(hw: str | os.PathLike | HardwareProfile, problem: Problem, *,
             out.append(_infeasible(cfg, reason, problem, profile))
             continue
         tile = triton_tile(cfg, problem.head_dim, problem.dtype, profile)
+        if tile.measured is None and covers("triton-fa2", profile.name, problem.head_dim):
+            out.append(_infeasible(cfg, NOT_MEASURED, problem, profile))
+            continue
         key = (cfg.block_m, cfg.block_n, triton_time.blocks_per_sm(tile, profile))
         groups.setdefault(key, []).append((len(out), cfg, tile))
         out.append(None)
@@ -183,4 +190,4 @@ def _use_cache(profile, problem: Problem, cache: bool | None) -> bool:
                                                                          kernel_config=DEFAULT_CONFIG)))
 
 
-__all__ = ["explore_triton", "ConfigCandidate", "TritonExploreResult"]
+__all__ = ["explore_triton", "ConfigCandidate", "TritonExploreResult", "NOT_MEASURED"]
