@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
+
+from machine import machine  # benchmarks/machine.py (this script's folder is on sys.path)
 
 CASES = [
     ("N = 262,144, 16 heads", ["-N", "262144", "-H", "16"]),
@@ -44,8 +44,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(machine())
     print("| case | L2 model | DRAM read (B) | extended within | time (median) |")
     print("|---|---|---|---|---|")
     for name, argv in CASES:

@@ -10,10 +10,10 @@ Run:  python benchmarks/cache_speed.py [--repeats 3]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
+
+from machine import machine  # benchmarks/machine.py (this script's folder is on sys.path)
 
 from iosim import Options, Problem, load_profile, simulate
 
@@ -35,7 +35,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     profile = load_profile("h200")
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(machine(load=None))
     print("| case | target | median time | DRAM read (B) | L2 hit rate |")
     print("|---|---|---|---|---|")
     for name, target, problem, passes in CASES:

@@ -13,10 +13,10 @@ Run:  python benchmarks/explore_speed.py [--jobs 2] [--repeats 3]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import time
+
+from machine import machine  # benchmarks/machine.py (this script's folder is on sys.path)
 
 from iosim import Problem
 from iosim.studies.explore import explore_points
@@ -30,8 +30,7 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
-          f"load average {os.getloadavg()[0]:.1f}")
+    print(machine())
     problems = [Problem(seq_len=n, head_dim=d) for n in SEQ_LENS for d in HEAD_DIMS]
     times = []
     for _ in range(args.repeats):

@@ -9,12 +9,12 @@ Run:  python benchmarks/startup.py [--repeats 15]
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import subprocess
 import sys
 import time
+
+from machine import machine  # benchmarks/machine.py (this script's folder is on sys.path)
 
 COMMANDS = (["--help"], ["--version"], ["profiles"], ["simulate", "--hw", "toy", "--algo", "fa2", "-N", "256", "-d", "16"])
 
@@ -23,8 +23,7 @@ def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--repeats", type=int, default=15)
     args = p.parse_args()
-    print(f"machine: {platform.platform()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
-          f"load average {os.getloadavg()[0]:.2f}")
+    print(machine("; load average {:.2f}"))
     print("| command | min | median |")
     print("|---|---|---|")
     for argv in COMMANDS:

@@ -51,4 +51,17 @@ def combine(per: dict, compute: float, units) -> TimePrediction:
     return TimePrediction(floor + max(compute + fill, memory), bound, per)
 
 
-__all__ = ["COPY", "FILL", "combine", "memory_seconds"]
+def each_kernel(rates, requested: dict, dram: dict, work: dict, compute) -> dict:
+    """kernel -> :class:`TimePrediction`: each kernel's memory times (:func:`memory_seconds`)
+    and ``compute(heads, works)``'s (seconds, {unit: seconds}) combined (:func:`combine`);
+    arguments as :func:`iosim.models.kernel_time.predict`."""
+    out = {}
+    for kernel, (reads, writes) in requested.items():
+        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
+        seconds, units = compute(*work.get(kernel, (0, [])))
+        per.update(units)
+        out[kernel] = combine(per, seconds, units)
+    return out
+
+
+__all__ = ["COPY", "FILL", "combine", "each_kernel", "memory_seconds"]

@@ -19,7 +19,8 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from .kernel_time import KernelRates, busiest_sm, combine, memory_seconds
+from .kernel_time import KernelRates, busiest_sm
+from .launch_time import each_kernel
 
 #: the unit a measured step's compute is reported under
 MEASURED = "measured steps"
@@ -60,15 +61,13 @@ def predict(profile, dtype: str, m, requested: dict, dram: dict, work: dict, cau
     """kernel -> :class:`~iosim.models.roofline.TimePrediction` with compute from the measured
     steps ``m`` (arguments as :func:`iosim.models.kernel_time.predict`)."""
     rates = KernelRates.from_profile(profile, dtype)
-    out = {}
-    for kernel, (reads, writes) in requested.items():
-        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
-        heads, works = work.get(kernel, (0, []))
+
+    def compute(heads: int, works: list) -> tuple[float, dict]:
         blocks = [(steps_of(w), w.count) for w in works if steps_of(w)]
-        compute = busiest(m, blocks, heads, rates.sm_count, causal) if blocks else 0.0
-        per[MEASURED] = compute
-        out[kernel] = combine(per, compute, (MEASURED,))
-    return out
+        seconds = busiest(m, blocks, heads, rates.sm_count, causal) if blocks else 0.0
+        return seconds, {MEASURED: seconds}
+
+    return each_kernel(rates, requested, dram, work, compute)
 
 
 __all__ = ["busiest", "predict", "steps_of", "MEASURED"]

@@ -69,7 +69,8 @@ import math
 from ..dtypes import width as dtype_width
 from . import measured_time
 from .cache import occupancy
-from .kernel_time import KernelRates, busiest_sm, combine, memory_seconds
+from .kernel_time import KernelRates, busiest_sm
+from .launch_time import each_kernel
 
 #: shared memory CUDA reserves per thread block on sm80+ (CUDA-PG, "Shared Memory" of CC 8.x/9.x)
 RESERVED_SMEM_PER_BLOCK = 1024
@@ -201,14 +202,8 @@ def predict(profile, dtype: str, tile, requested: dict, dram: dict, work: dict, 
     """kernel -> :class:`~iosim.models.roofline.TimePrediction` (arguments as :func:`iosim.models.kernel_time.predict`,
     ``tile`` the launch's :class:`~iosim.kernels.triton_preset.TritonTile`, ``causal`` the causal kernel)."""
     rates = KernelRates.from_profile(profile, dtype)
-    out = {}
-    for kernel, (reads, writes) in requested.items():
-        per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)))
-        heads, works = work.get(kernel, (0, []))
-        compute, split, _ = compute_seconds(tile, profile, dtype, heads, works, rates, causal)
-        per.update(split)
-        out[kernel] = combine(per, compute, split)
-    return out
+    return each_kernel(rates, requested, dram, work,
+                       lambda heads, works: compute_seconds(tile, profile, dtype, heads, works, rates, causal)[:2])
 
 
 __all__ = ["predict", "model_name", "compute_seconds", "blocks_per_sm", "step_seconds", "chain_seconds", "load_wait", "RESERVED_SMEM_PER_BLOCK"]

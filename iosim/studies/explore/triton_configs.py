@@ -82,12 +82,10 @@ class TritonExploreResult:
 
     @property
     def steps(self) -> str:
-        """What timed the ranked configurations' steps, in words."""
-        kinds = sorted({c.steps for c in self.ranked})
-        if len(kinds) == 1:
-            return kinds[0] if kinds[0] != ANALYTIC else "analytic steps (none measured for this head dim on this GPU)"
-        measured = sum(c.steps != ANALYTIC for c in self.ranked)
-        return f"measured steps for {measured} of {len(self.ranked)} configurations, analytic for the rest"
+        """What timed the ranked configurations' steps, in words: all of them one way, since an
+        unmeasured configuration is not ranked beside measured ones (:data:`NOT_MEASURED`)."""
+        steps = self.ranked[0].steps
+        return steps if steps != ANALYTIC else "analytic steps (none measured for this head dim on this GPU)"
 
     @property
     def near_ties(self) -> list:
