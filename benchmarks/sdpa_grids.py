@@ -123,6 +123,11 @@ GRIDS = {
     }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
+    # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
+    # by amounts that differ between launches of identical work; the same launches repeated
+    # tell whether the excess is the kernel's (fixed) or the run's (varies)
+    "cudnn-repeat": dict(head_dims=(64,), configs={64: (CUDNN_CONFIGS[5],) * 3 + (CUDNN_CONFIGS[9],) * 2 +
+                                                   (CUDNN_CONFIGS[0],) * 2}),
 }
 
 

@@ -154,6 +154,8 @@ def main() -> int:
     ap.add_argument("--compile-budget-s", type=float, default=300.0)
     ap.add_argument("--budget-s", type=float, default=200.0, help="seconds for the timings")
     ap.add_argument("--space", choices=("small", "full"), default="full")
+    ap.add_argument("--block-m", type=int, action="append",
+                    help="only configurations of these BLOCK_M (repeatable; default: all)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     import torch
@@ -164,6 +166,8 @@ def main() -> int:
     if args.space == "small":
         configs = [c for c in configs if c[0] in SMALL[0] and c[1] in SMALL[1] and c[2] in SMALL[2]
                    and c[3] in SMALL[3]]
+    if args.block_m:
+        configs = [c for c in configs if c[0] in args.block_m]
     configs = priority(configs)
     props = torch.cuda.get_device_properties(0)
     machine = {"gpu": props.name, "sm_count": props.multi_processor_count, "torch": torch.__version__,

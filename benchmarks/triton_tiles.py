@@ -109,6 +109,8 @@ def main() -> int:
     ap.add_argument("--compile-budget-s", type=float, default=170.0)
     ap.add_argument("--shapes", choices=sorted(SHAPE_SETS), default="first",
                     help="first: the 12 shapes of 2026-12-01; check: the prospective check of the measured steps")
+    ap.add_argument("--configs", help="a JSON file whose 'configs' list ([BLOCK_M, BLOCK_N, warps, stages] each) "
+                    "is timed instead of --space (e.g. explore's top picks over the whole space)")
     args = ap.parse_args()
     shapes = SHAPE_SETS[args.shapes]
     os.makedirs(args.out, exist_ok=True)
@@ -126,9 +128,13 @@ def main() -> int:
     print(json.dumps(machine), flush=True)
     configs = [c.key() for c in search_space() if shared_bytes(c, 128, "fp16") <= SMEM_LIMIT
                or shared_bytes(c, 64, "fp16") <= SMEM_LIMIT]
-    if args.space == "small":
+    if args.configs:
+        with open(args.configs) as f:
+            listed = {tuple(c) for c in json.load(f)["configs"]}
+        configs = [c for c in configs if c in listed]
+    elif args.space == "small":
         configs = [c for c in configs if c[0] in SMALL[0] and c[1] in SMALL[1] and c[2] in SMALL[2] and c[3] in SMALL[3]]
-    machine["space"] = args.space
+    machine["space"] = f"listed ({args.configs})" if args.configs else args.space
     machine["configs"] = configs
     with open(os.path.join(args.out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)

@@ -40,12 +40,13 @@ def predict_shape(shape, configs, cache) -> dict:
     return {c.config.key(): c.predicted_s for c in r.candidates if c.feasible}
 
 
-def predictions(shapes: list, cache) -> dict:
-    """The model's time for every configuration of the benchmark's small space on ``shapes``."""
+def predictions(shapes: list, cache, space: str = "small") -> dict:
+    """The model's time for every configuration of the benchmark's small space (or of the
+    preset's whole search space: what ``explore --kernel triton-fa2`` ranks) on ``shapes``."""
     from triton_tiles import SMALL
     from iosim.kernels.triton_preset import search_space
-    configs = [c.key() for c in search_space() if c.block_m in SMALL[0] and c.block_n in SMALL[1]
-               and c.num_warps in SMALL[2] and c.num_stages in SMALL[3]]
+    configs = [c.key() for c in search_space() if space == "full" or (
+        c.block_m in SMALL[0] and c.block_n in SMALL[1] and c.num_warps in SMALL[2] and c.num_stages in SMALL[3])]
     return {s: predict_shape(s, configs, cache) for s in shapes}
 
 
@@ -58,10 +59,13 @@ def main() -> int:
     ap.add_argument("--predict", help="write the model's predictions for --shapes to this JSON, measure nothing")
     ap.add_argument("--shapes", default="check", help="the shape set of triton_tiles.py to predict")
     ap.add_argument("--predictions", help="judge these committed predictions instead of predicting now")
+    ap.add_argument("--space", choices=("small", "full"), default="small",
+                    help="(--predict) the configurations to predict: the benchmark's small space or the whole")
     args = ap.parse_args()
     if args.predict:
         from triton_tiles import SHAPE_SETS
-        write_predictions(args.predict, predictions(SHAPE_SETS[args.shapes], args.cache), {"cache": args.cache})
+        write_predictions(args.predict, predictions(SHAPE_SETS[args.shapes], args.cache, args.space),
+                          {"cache": args.cache, "space": args.space})
         return 0
     if not args.dir:
         ap.error("DIR is required unless --predict")

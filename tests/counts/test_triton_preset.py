@@ -4,7 +4,7 @@ and the time model's response to the knobs it models (docs/triton.md)."""
 import pytest
 
 from iosim import Options, Problem, load_profile, prepare, simulate
-from iosim.errors import IosimError
+from iosim.errors import IosimError, ProblemError
 from iosim.kernels.triton_preset import (TritonConfig, computed_rows, infeasible_reason, mma_version, search_space,
                                          shared_bytes, triton_tile, warp_grid)
 from iosim.kernels.tile_tables import gpu_info
@@ -109,3 +109,24 @@ def test_the_python_explore_points_triton_to_its_own_ranking():
     from iosim.studies.explore import explore
     with pytest.raises(ProblemError, match="explore_triton"):
         explore(load_profile("h200"), "fa2", Problem(seq_len=1024, head_dim=64), kernel="triton-fa2", objective="time")
+
+
+def test_explore_replays_each_configuration_within_the_l2_models_budget(monkeypatch):
+    """Where simulate would model the L2 for the default configuration, explore replays each
+    configuration as simulate runs it: one whose plan is past the model's default budget runs
+    without it and says so in its bound, instead of failing the whole ranking (at N = 8,192,
+    B = 4 x H = 32, causal, 32-row tiles planned 25 M requests, past the 20 M limit, and the
+    ranking raised). Here every budget is zero, so every replay is past it."""
+    from iosim.run import launches
+    from iosim.studies.explore import triton_configs
+    from iosim.studies.explore.triton_configs import explore_triton
+    problem = Problem(seq_len=2048, head_dim=64, heads=8)     # short: 32-row tiles are DRAM-bound
+    monkeypatch.setattr(launches, "AUTO_REQUESTS", 0)
+    monkeypatch.setattr(launches, "MAX_REQUESTS", 0)
+    monkeypatch.setattr(triton_configs, "l2_by_default", lambda setup: True)
+    r = explore_triton("h200", problem, configs=[(64, 64, 4, 3), (32, 64, 2, 2), (32, 32, 2, 4)])
+    assert r.cache and len(r.ranked) == 3
+    off = [c for c in r.ranked if "the L2 model is off for this run" in c.bound]
+    assert len(off) >= 2 and all(c.dram_bytes is None for c in r.ranked)
+    with pytest.raises(ProblemError, match="more than 0"):     # --cache: past the hard limit, one clear error
+        explore_triton("h200", problem, configs=[(32, 64, 2, 2)], cache=True)

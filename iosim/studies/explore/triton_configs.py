@@ -140,10 +140,10 @@ def explore_triton(hw: str | os.PathLike | HardwareProfile, problem: Problem, *,
         _time_group(out, members, profile, problem, use_cache, counted)
     if not any(c.feasible for c in out):
         raise ProblemError(f"kernel triton-fa2: no configuration fits on {profile.name} at d = {problem.head_dim}")
-    return TritonExploreResult(profile.name, problem, use_cache, out, tie)
+    return TritonExploreResult(profile.name, problem, bool(use_cache), out, tie)
 
 
-def _time_group(out: list, members: list, profile, problem: Problem, use_cache: bool, counted: dict) -> None:
+def _time_group(out: list, members: list, profile, problem: Problem, use_cache: bool | str, counted: dict) -> None:
     """Time every configuration of one (tile, blocks per SM). Counted first without the L2
     model: where even every requested byte going to DRAM would not bound a configuration's
     time, that time is exact; otherwise (L2 model on) the group is replayed through it."""
@@ -154,16 +154,20 @@ def _time_group(out: list, members: list, profile, problem: Problem, use_cache: 
     traffic = kernel_traffic(result)
     times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"] for i, _, tile in members}
     dram_bound = any(t.per_resource_s["DRAM"] >= t.predicted_s - t.per_resource_s["launch"] for t in times.values())
-    dram_bytes = None
+    dram_bytes, off = None, ""
     if use_cache and dram_bound:
-        replayed = _count(profile, problem, members[0][1], True)
-        traffic = kernel_traffic(replayed)
-        dram_bytes = sum(traffic[1].get("main", (0, 0)))
-        times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"] for i, _, tile in members}
+        replayed = _count(profile, problem, members[0][1], use_cache)
+        if replayed.cache is None:       # past the L2 model's budget ("auto"): as simulate runs it
+            off = f"; {replayed.l2_off}"
+        else:
+            traffic = kernel_traffic(replayed)
+            dram_bytes = sum(traffic[1].get("main", (0, 0)))
+            times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
+                     for i, _, tile in members}
     for index, cfg, tile in members:
         t = times[index]
         out[index] = ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
-                                     triton_time.blocks_per_sm(tile, profile), t.predicted_s, t.bound,
+                                     triton_time.blocks_per_sm(tile, profile), t.predicted_s, t.bound + off,
                                      dram_bytes, result.hbm.total_bytes,
                                      tile.measured.source if tile.measured else ANALYTIC)
 
@@ -174,18 +178,22 @@ def _infeasible(cfg: TritonConfig, reason: str, problem: Problem, profile) -> Co
                            registers_per_thread(cfg, problem.head_dim, version), version)
 
 
-def _count(profile, problem: Problem, cfg: TritonConfig, cache: bool):
+def _count(profile, problem: Problem, cfg: TritonConfig, cache: bool | str):
     options = Options(kernel="triton-fa2", kernel_config=cfg.key(), cache=cache)
     return run_launches(prepare(profile, "fa2", problem, options=options), "count", None)
 
 
-def _use_cache(profile, problem: Problem, cache: bool | None) -> bool:
+def _use_cache(profile, problem: Problem, cache: bool | None) -> bool | str:
+    """True (``--cache``: every replay up to the model's hard limit), False, or "auto" where
+    simulate would model the L2 for the preset's default configuration: then each
+    configuration's replay is on within the model's default budget, as simulate runs it."""
     if cache is not None:
         if cache and profile.cache is None:
             raise ProblemError(f"profile {profile.name} describes no cache level to model", field="cache")
         return cache
-    return l2_by_default(prepare(profile, "fa2", problem, options=Options(kernel="triton-fa2",
-                                                                         kernel_config=DEFAULT_CONFIG)))
+    on = l2_by_default(prepare(profile, "fa2", problem, options=Options(kernel="triton-fa2",
+                                                                       kernel_config=DEFAULT_CONFIG)))
+    return "auto" if on else False
 
 
 __all__ = ["explore_triton", "ConfigCandidate", "TritonExploreResult", "NOT_MEASURED"]
