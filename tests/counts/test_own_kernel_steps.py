@@ -34,8 +34,8 @@ def _steps_table():
 
 
 @pytest.mark.parametrize("kernel,folders,name,count", [
-    # every configuration that fits (run3: the 256-row ones at N = 8,448 and 16,896, whole waves;
-    # 7 of their 94 (configuration, d) pairs were past its time budget)
+    # every configuration that fits (run3: the 256-row ones at N = 8,448 and 16,896, whole waves),
+    # less three 256-row ones that spill (past run3's time budget)
     ("triton-fa2", [STEPS, os.path.join(STEPS, "run1"), os.path.join(STEPS, "run3")], "triton_steps_h200.json", 459),
     ("cupy-fa2-mma", [CUPY_STEPS], "cupy_fa2_steps_h200.json", 32),                          # 16 tiles x d = 64, 128
 ])
@@ -153,7 +153,7 @@ def test_the_cupy_kernel_is_timed_by_its_measured_steps():
 def test_unmeasured_configurations_are_not_ranked_beside_measured_ones(monkeypatch):
     """Where a head dim has measured steps on the GPU, a configuration without one (here
     256 x 64, 8 warps, 3 stages at d = 128, taken out of the table: since run3 every
-    configuration that fits is measured at d = 64 and 128) is not ranked with an analytic
+    configuration explore ranks at d = 64 and 128 is measured) is not ranked with an analytic
     time beside the measured ones, and explore says why; simulate still times it, analytic,
     and says so."""
     from iosim.kernels import measured_steps
