@@ -34,23 +34,27 @@ def split_blocks(spec: TensorSpec, block) -> tuple[Block, Block | None]:
 
 
 def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
-                padded: bool, whole_rows: bool = False, box_cols: int = 0) -> tuple[tuple[int, ...], int]:
-    """(per-head shape of the tile on chip, elements it moves under C4). ``whole_rows``: the
-    tile moves its block's B rows whatever C4 says (a kernel's buffer padded to whole
-    blocks, such as flash-attn's dQaccum and softmax_d). ``box_cols``: a row moves its
-    columns rounded up to a multiple of this (a TMA box as wide as the kernel's head dim)."""
+                padded: bool, whole_rows: bool = False, box_cols: int = 0) -> tuple[tuple[int, ...], int, tuple]:
+    """(per-head shape of the tile on chip, elements it moves under C4, (rows, columns) the
+    memory system serves). ``whole_rows``: the tile moves its block's B rows whatever C4 says
+    (a kernel's buffer padded to whole blocks, such as flash-attn's dQaccum and softmax_d).
+    ``box_cols``: a row moves its columns rounded up to a multiple of this (a TMA box as wide
+    as the kernel's head dim). The rows and columns served are what the L2 model is asked
+    for: a padded buffer's whole rows are in memory and are read; a TMA box's rows and
+    columns past the tensor's edge are filled with zeros on chip, not read."""
     rows = rows_block.rows
     moved_rows = rows_block.block if padded or whole_rows else rows
+    served_rows = rows if box_cols and not padded else moved_rows
     if spec.cols is None:
-        return (rows,), moved_rows
+        return (rows,), moved_rows, (served_rows, 1)
     if cols_block is not None:
         cols = cols_block.rows
         moved_cols = cols_block.block if padded else cols
-        return (rows, cols), moved_rows * moved_cols
-    moved_cols = spec.moved_cols(problem)
+        return (rows, cols), moved_rows * moved_cols, (served_rows, moved_cols)
+    served_cols = moved_cols = spec.moved_cols(problem)
     if box_cols:
         moved_cols = -(-moved_cols // box_cols) * box_cols
-    return (rows, spec.num_cols(problem)), moved_rows * moved_cols
+    return (rows, spec.num_cols(problem)), moved_rows * moved_cols, (served_rows, served_cols)
 
 
 def resident_suffix(rows_block, cols_block) -> str:

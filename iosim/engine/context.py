@@ -162,8 +162,9 @@ class Context(BlockLoops, TileHooks):
         rows_block, cols_block = split_blocks(spec, block)
         if rows_block is not self.current_scope.block or cols_block is not None:   # else: this iteration's block
             self._check_blocks(("load", tensor), rows_block, cols_block)
-        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows, box_cols)
-        level, dtype = self._account(spec, "read", traffic, False, (rows_block, cols_block, split))
+        shape, traffic, moved = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows,
+                                            box_cols)
+        level, dtype = self._account(spec, "read", traffic, False, (rows_block, cols_block, split, moved))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
         tile = Tile(shape, None, self, None, None)
         tile.life = self.residency.keep(name, level, tile.size, dtype, "loaded", ("load", tensor))
@@ -187,11 +188,11 @@ class Context(BlockLoops, TileHooks):
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(use, rows_block, cols_block)
         tile.check(use)
-        shape, traffic = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
+        shape, traffic, moved = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
         check_group_write(spec, self.problem, sum_over_group)
-        self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split),
+        self._account(spec, "write", traffic, per_kv_head=sum_over_group, where=(rows_block, cols_block, split, moved),
                       reduce=reduce)
         if self.mode == "numeric":
             self._store.write(spec, rows_block, cols_block, tile.data, sum_over_group, split, self.num_splits,

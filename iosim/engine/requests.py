@@ -106,14 +106,17 @@ class RequestRecorder:
 
     def record(self, spec: TensorSpec, direction: str, per_kv_head: bool, where, kernel: str, cta,
                scope=None, cta_scope=None, cta_work=None) -> None:
-        """Add one access of ``spec``; ``where`` is (rows block, cols block, split), or None
-        for the whole tensor; ``kernel`` and ``cta`` are the launch and thread block it is
-        in (``cta_work`` its record, opened in iteration ``cta_scope``), ``scope`` the
-        iteration it is made in."""
-        rows_block, cols_block, split = where or (None, None, None)
+        """Add one access of ``spec``; ``where`` is (rows block, cols block, split, (rows,
+        columns) the memory system serves: :func:`~iosim.engine.access.tile_extent`), or None
+        for the whole tensor; ``kernel`` and ``cta`` are the launch and thread block it is in
+        (``cta_work`` its record, opened in iteration ``cta_scope``), ``scope`` the iteration
+        it is made in. A padded buffer's whole rows are asked for (flash-attn's dQaccum and
+        softmax_d at a ragged N_q: convert_dq reads all 128 rows of a decode's block)."""
+        rows_block, cols_block, split, served = where or (None, None, None, None)
         p = self.problem
-        rows = (0, spec.num_rows(p)) if rows_block is None else (rows_block.start, rows_block.rows)
-        cols = (0, spec.moved_cols(p)) if cols_block is None else (cols_block.start, cols_block.rows)
+        rows = (0, spec.num_rows(p)) if rows_block is None else (rows_block.start, served[0])
+        cols = (0, spec.moved_cols(p)) if rows_block is None else (0 if cols_block is None else cols_block.start,
+                                                                   served[1])
         blocks, levels = self._chain(scope)
         cta_levels = len(self._chain(cta_scope)[1])
         rows_level, cols_level, split_level = (_level_of(b, blocks) for b in (rows_block, cols_block, split))
