@@ -53,6 +53,11 @@ class KernelLaunch:
     problem: Problem
     tile: KernelTile
     schedule_options: dict
+    #: the grid's batch dimension runs faster than its head dimension: flash-attn 2's
+    #: (blocks, batch, heads) grids (``dim3 grid(num_m_block, params.b, params.h)`` in
+    #: flash_fwd_launch_template.h, ``grid_m``/``grid_n`` in flash_bwd_launch_template.h), so
+    #: one query head of every batch runs before the next query head (the L2 model's launch order)
+    batch_fastest: bool = False
 
     def describe(self) -> dict:
         return {"pass": self.passes, "schedule": self.schedule, "block_q": self.tile.block_q,
@@ -101,7 +106,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
-    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True})
+    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True)
 
 
 def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:
@@ -127,5 +132,5 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                             field="kernel")
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
-    return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options)
+    return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options, batch_fastest=kernel == "flash-attn-2")
 

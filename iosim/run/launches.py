@@ -188,9 +188,26 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
+    kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
     return plan(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
-                kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0,
-                concurrency={k: slots for k in kernels}, outer_levels=outer, group_size=p.group_size)
+                kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
+                outer_levels=outer, group_size=group)
+
+
+def _head_order(p, batch_fastest: bool) -> tuple:
+    """(the K/V head of the ℓ-th head in launch order, whether it leads its GQA group, the
+    launch-ordered heads after which the sharing of K/V heads repeats). Heads launch as
+    b·H + h, or, where the grid's batch dimension is faster (flash-attn 2), as h·B + b: then
+    the H/H_k query heads of one K/V head are B heads apart in launch order, not next to
+    each other, and they share K and V in the L2 only if the heads between them leave them
+    cached (a GQA decode backward of B = 8 reads K and V from DRAM once per query head)."""
+    if not batch_fastest or p.batch == 1 or p.group_size == 1:
+        return p.kv_head_of, (lambda h: (h % p.heads) % p.group_size == 0), p.group_size
+
+    def head(ell):                               # launch order -> b·H + h
+        return (ell % p.batch) * p.heads + ell // p.batch
+    return (lambda ell: p.kv_head_of(head(ell))), (lambda ell: (ell // p.batch) % p.group_size == 0), \
+        p.batch * p.group_size
 
 
 def _blocks_per_sm(profile, launch: Launch, sram_peak: int) -> int:

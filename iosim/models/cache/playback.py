@@ -6,9 +6,11 @@ Assumptions (docs/cache.md):
   threads and, when the kernel's register use is known (the real-kernel presets), its
   registers; an SM holds as many as fit in its shared memory, register file and 2,048
   threads (at most 32). ``SMs × that`` CTAs are resident at once.
-* **Launch order.** A kernel's grid is (blocks of one head, batch, heads) with the first
-  dimension fastest, as flash-attn launches it: all thread blocks of head 0 first. CTAs
-  are issued in that order; when one finishes, the next takes its slot.
+* **Launch order.** A kernel's grid is (blocks of one head, heads in launch order) with the
+  first dimension fastest: all thread blocks of head 0 first. CTAs are issued in that
+  order; when one finishes, the next takes its slot. The caller names the heads in launch
+  order through ``kv_of_q`` and ``leads_group`` (flash-attn 2's (blocks, batch, heads)
+  grids: ``iosim.run.launches._head_order``).
 * **Interleaving.** Resident CTAs progress at the same rate: each issues its next
   request in turn (round robin). So FA2's query blocks of one head walk the same K/V
   tiles nearly together, and one head's K and V are read from DRAM about once.
