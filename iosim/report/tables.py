@@ -93,6 +93,10 @@ def result_table(r: Result) -> str:
             "per-kernel DRAM writes leave it out)"
             + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                       for name, t in r.cache.outer_totals().items()))
+        for kernel, got in (r.cache.sampled or {}).items():
+            parts.append(f"L2 model, {kernel}: DRAM bytes estimated by sampling 1 in {round(1 / got.rate)} of its "
+                         f"chunks (the run is past the exact model's budget); half the sample gave "
+                         f"{100 * got.within:.2f}% apart (docs/cache.md)")
     return "\n\n".join(parts)
 
 

@@ -29,7 +29,7 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
-from .setup import AUTO_REQUESTS, MAX_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
+from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -52,22 +52,34 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     each where the L2 model is off)
     and, where ``cache="auto"`` left it off, why. A count run of each launch records its
     accesses (the same in numeric mode); a run whose streams would hold more than
-    :data:`~iosim.run.setup.MAX_REQUESTS` requests is refused, one past
-    :data:`~iosim.run.setup.AUTO_REQUESTS` is left without the model when it was not asked for."""
+    :data:`~iosim.run.setup.MAX_REQUESTS` requests (past
+    :data:`~iosim.run.setup.AUTO_REQUESTS` when it was not asked for) is modelled from a sample
+    of its chunks of about :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests
+    (:mod:`iosim.models.cache.sampled`), the budget shared among the launches by their requests;
+    where even that is past the limit, or cannot be, the run is refused (left without the
+    model when it was not asked for)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
     requests = sum(p.requests for p in plans)
-    if setup.options.cache == "auto" and requests > AUTO_REQUESTS:
-        why = (f"{L2_OFF}its streams would hold {requests:,} requests (about "
-               f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default {AUTO_REQUESTS:,}")
-        return [None] * len(plans), why
-    if requests > MAX_REQUESTS:
-        raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}: model the run "
-                           "without it (cache off, --no-cache), or with fewer heads or larger blocks", field="cache")
-    return list(zip(plans, counted)), None
+    auto = setup.options.cache == "auto"
+    limit = AUTO_REQUESTS if auto else MAX_REQUESTS
+    if requests <= limit:
+        return list(zip(plans, counted)), None
+    sampled = [p.sampled(max(1, SAMPLE_REQUESTS * p.requests // requests)) for p in plans]
+    if None not in sampled and sum(p.requests for p in sampled) <= limit:
+        return list(zip(sampled, counted)), None
+    sample = ("its chunks cannot be sampled (a cache behind the L2, or too many thread blocks)" if None in sampled
+              else f"a sample of its chunks would hold {sum(p.requests for p in sampled):,}")
+    if auto:
+        return [None] * len(plans), (f"{L2_OFF}its streams would hold {requests:,} requests (about "
+                                     f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default "
+                                     f"{AUTO_REQUESTS:,}, and {sample}")
+    raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}, and {sample}: "
+                       "model the run without it (cache off, --no-cache), or with fewer heads or larger blocks",
+                       field="cache")
 
 
 def l2_by_default(setup: Setup) -> bool:
@@ -85,6 +97,11 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
     try:
         return [None if x is None else (x[0].play(MAX_REQUESTS), x[1]) for x in planned], why
     except PlayLimit as e:
+        if not e.requests:                    # the sample: a chunk of two sizes (models/cache/sampled.py)
+            if setup.options.cache == "auto":
+                return [None] * len(planned), f"{L2_OFF}its sampled chunks cannot be played from stack distances"
+            raise ProblemError("the L2 model's sample cannot be played from stack distances: model the run "
+                               "without it (cache off, --no-cache)", field="cache") from None
         if setup.options.cache == "auto":
             return [None] * len(planned), (f"{L2_OFF}extending its heads took more than "
                                            f"{MAX_REQUESTS:,} requests ({e.requests:,})")

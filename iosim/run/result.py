@@ -24,8 +24,11 @@ the JSON Schema is docs/result.schema.json):
   (what reaches the HBM devices; docs/cache.md); ``outer_caches`` {NAME: {``read_bytes``,
   ``write_bytes``, ``hit_rate``}} for cache levels behind the L2 (MI300X's Infinity Cache).
   A ``per_kernel`` entry has ``heads_extended_within`` where its heads were extended from
-  two steps that nearly agreed (how far apart, over a step's DRAM bytes). Where the model
-  was on by default and the run was past its budget: ``l2_off`` (why) instead.
+  two steps that nearly agreed (how far apart, over a step's DRAM bytes). Past the exact
+  model's budget the counters are estimated from a sample of the chunks: ``l2.model`` is
+  ``"sampled"``, and each such kernel has ``model``, ``sample_rate`` and ``sampled_within``
+  (docs/cache.md). Where the model was on by default and even the sample was past its
+  budget: ``l2_off`` (why) instead.
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

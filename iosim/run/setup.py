@@ -76,6 +76,10 @@ MAX_CACHE_STEPS = 16_000_000
 #: to AUTO_REQUESTS, never past MAX_REQUESTS
 AUTO_REQUESTS = 4_000_000
 MAX_REQUESTS = 20_000_000
+#: past those, the model plays a sample of the chunks of about this many requests (plus the half
+#: sample it is checked against: :mod:`iosim.models.cache.sampled`), a quarter of the default
+#: budget: about 2 s on the development machine
+SAMPLE_REQUESTS = AUTO_REQUESTS // 4
 SECONDS_PER_REQUEST = 2e-6
 
 

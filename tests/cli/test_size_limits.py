@@ -61,11 +61,20 @@ def test_the_l2_model_is_on_by_default_only_within_its_budget():
     assert not few.lockstep and few.cache_by_default() and l2_by_default(few)
     assert l2_by_default(setup(seq_len=8192, batch=32, heads=64, causal=True))
     assert not setup(seq_len=2 ** 18, causal=True).cache_by_default()
-    # past the default budget of requests: off by default, with the reason in the result
+    # past the default budget of requests: on, from a sample of the chunks, and said so
     over = setup(seq_len=65536, heads=16, causal=True)
-    assert over.cache_by_default() and not l2_by_default(over)
-    auto = dataclasses.replace(over, options=dataclasses.replace(over.options, cache="auto"))
-    planned, why = cache_plans(auto)
-    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}" in why
+    assert over.cache_by_default() and l2_by_default(over)
+    planned, why = cache_plans(_auto(over))
+    assert why is None and planned[0][0].requests <= AUTO_REQUESTS
+    report = planned[0][0].play()
+    assert report.to_dict()["l2"]["model"] == "sampled" and 0 < report.sampled["main"].rate < 1
+    # where even the sample is past the budget: off by default, with the reason; refused when asked for
+    crowd = prepare("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64))
+    planned, why = cache_plans(_auto(crowd))
+    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}, and a sample of its chunks" in why
     with pytest.raises(ProblemError, match="the L2 model would play"):
         simulate("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64), options=Options(cache=True))
+
+
+def _auto(setup):
+    return dataclasses.replace(setup, options=dataclasses.replace(setup.options, cache="auto"))

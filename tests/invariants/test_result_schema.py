@@ -56,11 +56,19 @@ def test_cli_json_validates():
 
 
 def test_runs_past_the_l2_budget_and_extended_heads_validate():
-    """The L2 model off by default past its budget says why (``l2_off``); heads extended from
-    steps that nearly agree say how near (``heads_extended_within``): both in the contract."""
+    """The L2 model past its exact budget plays a sample of the chunks and says so (``l2.model``,
+    ``sample_rate``, ``sampled_within``); off where even the sample is past it, saying why
+    (``l2_off``); heads extended from steps that nearly agree say how near
+    (``heads_extended_within``): all in the contract."""
     argv = [sys.executable, "-m", "iosim", "simulate", "--hw", "h200", "--algo", "fa2", "-d", "128",
             "--block-q", "128", "--block-kv", "64", "--causal", "--format", "json"]
     done = subprocess.run(argv + ["-N", "65536", "-H", "16"], capture_output=True, text=True, check=True)
+    sampled = json.loads(done.stdout)
+    assert sampled["l2"]["model"] == "sampled" and 0 < sampled["l2"]["per_kernel"]["main"]["sample_rate"] < 1
+    VALIDATOR.validate(sampled)
+    toy = [sys.executable, "-m", "iosim", "simulate", "--hw", "toy", "--algo", "fa2", "-d", "16", "-N", str(2 ** 20),
+           "--block-q", "64", "--block-kv", "64", "--format", "json"]
+    done = subprocess.run(toy, capture_output=True, text=True, check=True)
     off = json.loads(done.stdout)
     assert "l2" not in off and "more than the default" in off["l2_off"] and "L2 model is off" in done.stderr
     VALIDATOR.validate(off)

@@ -35,7 +35,7 @@ import numpy as np
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
-from . import stack
+from . import sampled, stack
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -70,6 +70,9 @@ class CacheReport:
     #: kernel -> how far apart (relative) the two steps of the launch pattern were that extended
     #: its heads, where they were not equal (:func:`~.periodic.all_heads`); absent: exact
     near: dict = None
+    #: kernel -> :class:`~.sampled.Sampled` where its counters are estimated from a sample of
+    #: its chunks (:mod:`.sampled`); absent: played in full
+    sampled: dict = None
 
     @property
     def total(self) -> CacheStats:
@@ -81,11 +84,13 @@ class CacheReport:
         per_kernel = {k: {"read_bytes": v.read_bytes, "hit_rate": v.hit_rate, "dram_read_bytes": v.dram_read_bytes,
                           "dram_write_bytes": v.dram_write_bytes, "dirty_bytes_left": v.dirty_bytes_left,
                           "concurrent_blocks": self.concurrency[k],
-                          **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {})}
+                          **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {}),
+                          **({"model": "sampled", "sample_rate": self.sampled[k].rate,
+                              "sampled_within": self.sampled[k].within} if k in (self.sampled or {}) else {})}
                       for k, v in self.kernels.items()}
         return {
-            "l2": {"read_bytes": s.read_bytes, "write_bytes": s.write_bytes, "hit_rate": s.hit_rate,
-                   "per_kernel": per_kernel},
+            "l2": {**({"model": "sampled"} if self.sampled else {}), "read_bytes": s.read_bytes,
+                   "write_bytes": s.write_bytes, "hit_rate": s.hit_rate, "per_kernel": per_kernel},
             # write_bytes: written back during the kernels (what a profiler counts per kernel);
             # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
             "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes,
@@ -120,11 +125,17 @@ class Plan:
 
     requests: int
     _play: Callable[[int | None], CacheReport]
+    _sample: Callable[[int], "Plan | None"] | None = None
 
     def play(self, limit: int | None = None) -> CacheReport:
         """The report; :class:`PlayLimit` before any stream that would take the requests
         played past ``limit``."""
         return self._play(limit)
+
+    def sampled(self, budget: int) -> "Plan | None":
+        """The same run estimated from a sample of its chunks of about ``budget`` requests
+        (:mod:`.sampled`); None where it cannot be (a cache behind the L2, too many blocks)."""
+        return None if self._sample is None else self._sample(budget)
 
 
 class PlayLimit(Exception):
@@ -163,7 +174,24 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
               capacity_bytes=capacity_bytes)
     cost = sum(_cost(prog, concurrency.get(k, 1), outer_levels, **kw) for k, prog in programs.items())
-    return Plan(cost, lambda limit: _replay(programs, concurrency, outer_levels, method, limit, **kw))
+    sample = None if outer_levels else lambda budget: _sampled_plan(programs, concurrency, budget, chunk_rows, **kw)
+    return Plan(cost, lambda limit: _replay(programs, concurrency, outer_levels, method, limit, **kw), sample)
+
+
+def _sampled_plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, group: int,
+                  **kw) -> Plan | None:
+    """Every head of every kernel from a sample of its chunks (:func:`.sampled.plan`)."""
+    got = sampled.plan(programs, concurrency, budget, chunk_rows, **kw)
+    if got is None:
+        return None
+
+    def report(limit) -> CacheReport:
+        kernels = got[1]()
+        if kernels is None:                  # a chunk of two sizes: not played from stack distances
+            raise PlayLimit(0)
+        return CacheReport({k: g.stats for k, g in kernels.items()}, {k: concurrency.get(k, 1) for k in kernels},
+                           sampled=kernels)
+    return Plan(got[0], report)
 
 
 def _cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,

@@ -103,8 +103,10 @@ def _scheduled(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, 
     return prog.schedules[key]
 
 
-def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=()) -> Stream:
-    """The requests of ``heads`` heads as the cache sees them (see the module's docstring)."""
+def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=(), keep=None) -> Stream:
+    """The requests of ``heads`` heads as the cache sees them (see the module's docstring);
+    with ``keep(head keys, hi, lo) -> mask``, only the requests it keeps, chosen cohort by
+    cohort before any is spread over rounds (the sampled model of :mod:`.sampled`)."""
     n = len(prog.cta_class)
     start, slot = _scheduled(prog, heads, slots)
     cohorts: dict[tuple, list] = {}
@@ -113,18 +115,7 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
         cohorts.setdefault((int(prog.cta_class[c]), h, t0), []).append((s, int(prog.cta_row[c])))
     parts = []
     for (k, h, t0), members in cohorts.items():
-        cls = prog.classes[k]
-        slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
-        heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
-        parts.append((t0 + cls.shared_steps, np.full(len(heads_of), slots_of[0]), heads_of,
-                      *(cls.shared[f] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1),
-                      np.full(len(heads_of), h)))
-        if len(cls.private_steps):
-            own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
-            steps = len(cls.private_steps)
-            parts.append((np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, steps),
-                          np.tile(own_heads, len(rows)), *(cls.private[f][rows].ravel() for f in FIELDS[:4]),
-                          np.zeros(steps * len(rows), np.int64), np.full(steps * len(rows), h)))
+        parts += _cohort(prog.classes[k], h, t0, members, kv_of_q, leads_group, keep)
     rounds, slot_of, head_key, hi, lo, size, write, rep, issuer = (
         np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(9))
     order = np.lexsort((slot_of, rounds))
@@ -132,6 +123,29 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
     cuts = np.searchsorted(rounds[order], [int(start[m * n]) for m in marks]).tolist()
     return Stream(np.stack([head_key[order], hi[order], lo[order]], axis=1), size[order], write[order],
                   rep[order], cuts, issuer[order])
+
+
+def _cohort(cls, h: int, t0: int, members: list, kv_of_q, leads_group, keep) -> list:
+    """The requests of one cohort (class ``cls``, head ``h``, first round ``t0``; ``members``:
+    (slot, row) each), as columns (round, slot, head key, hi, lo, size, write, repeats,
+    issuer): its shared ones once, at its first slot, and each member's own ones."""
+    slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
+    heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
+    pick = slice(None) if keep is None else keep(heads_of, cls.shared["hi"], cls.shared["lo"])
+    heads_of = heads_of[pick]
+    out = [(t0 + cls.shared_steps[pick], np.full(len(heads_of), slots_of[0]), heads_of,
+            *(cls.shared[f][pick] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1),
+            np.full(len(heads_of), h))]
+    if len(cls.private_steps):
+        own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
+        steps = len(cls.private_steps)
+        cols = [np.tile(t0 + cls.private_steps, len(rows)), np.repeat(slots_of, steps), np.tile(own_heads, len(rows)),
+                *(cls.private[f][rows].ravel() for f in FIELDS[:4])]
+        if keep is not None:
+            mask = keep(cols[2], cols[3], cols[4])
+            cols = [c[mask] for c in cols]
+        out.append((*cols, np.zeros(len(cols[0]), np.int64), np.full(len(cols[0]), h)))
+    return out
 
 
 def stream_size(prog: HeadPrograms, heads: int, slots: int) -> int:

@@ -1,0 +1,181 @@
+"""The L2 model past its budget of requests: a sample of the chunks, played exactly.
+
+Spatial sampling (SHARDS: Waldspurger et al., FAST 2015). Keep only the requests of a
+fixed subset of the chunks, a fraction R of them, and play that stream through an LRU of
+R × the capacity: a kept request's stack distance, in bytes, is then about R × its
+distance in the full stream, so it hits where it would have hit, and the kept chunks'
+misses, scaled by 1/R, estimate the whole stream's. The subset depends on the key alone,
+so a chunk is kept in every round or in none and the result is reproducible.
+
+Which chunks. SHARDS keeps a key when its hash falls below R. Here a chunk (tensor,
+head, split, column, rows) is kept when its row window w satisfies (w + o) mod m = 0,
+R = 1/m, with o a hash of the rest of its key: every m-th window of each tensor of each
+head, from a place of its own. The kernels walk K and V window after window, so the
+distinct bytes between two requests of a chunk are runs of consecutive windows, and a
+systematic sample of a run holds R × its bytes give or take one chunk, where a hashed one
+holds them give or take √(R × its chunks). That matters where the model's reuse distances
+sit near the capacity (FA2 at N = 32,768 with 16 heads on the H200: at R = 1/10 hashing
+missed 14 % of the DRAM reads, the systematic sample 0.03 %; docs/cache.md).
+
+The estimate. What the plan knows exactly stays exact: the bytes requested (every thread
+block's every access) and, per tensor, the bytes of its distinct chunks. Each tensor's
+sampled counters are scaled by its distinct bytes over those of its sampled chunks
+instead of by 1/R (a ratio estimator): the compulsory misses, most of a kernel's DRAM
+reads, come out exact, whichever windows were drawn. The scaled cache must hold many
+chunks (:data:`MIN_CHUNKS`), or the few it holds decide what hits: R is never below
+that. How far to trust it: the kept chunks of every second window (m' = 2m) are played as
+well, and the difference of the two estimates of the DRAM bytes is reported
+(``sampled_within``); it is not a bound.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import stack
+from .lru import CacheStats
+from .programs import HEAD, KV_HEAD, PER_KV_HEAD, HeadPrograms
+from .stream import stream, stream_size
+
+#: the scaled cache holds at least this many of the kernel's largest chunks (FA2 causal at
+#: N = 65,536 with 16 heads on the H200, 16 KiB chunks: exact DRAM reads at 30 chunks, +5.6 %
+#: at 10)
+MIN_CHUNKS = 32
+#: more thread blocks than this over all heads are not sampled: the sampled stream is made
+#: of all heads (no extension of the heads), cohort by cohort in Python
+MAX_CTAS = 2_000_000
+_MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0xFF51AFD7ED558CCD))
+
+
+@dataclass(frozen=True)
+class Sampled:
+    """One kernel's estimate: its counters, the rate 1/m, and how far the estimate from half
+    the sample was from it (relative DRAM bytes, read and written back)."""
+
+    stats: CacheStats
+    rate: float
+    within: float
+
+
+def offsets(head: np.ndarray, hi: np.ndarray, modulus: int) -> np.ndarray:
+    """A chunk's offset among the windows, from its head and ``hi`` (tensor, split, column):
+    a 64-bit multiplicative hash, reduced modulo ``modulus``."""
+    a, b, c = _MULTIPLIERS
+    with np.errstate(over="ignore"):
+        x = np.asarray(head).astype(np.uint64) * a ^ np.asarray(hi).astype(np.uint64) * b
+        x ^= x >> np.uint64(31)
+        x *= c
+        x ^= x >> np.uint64(29)
+    return (x % np.uint64(modulus)).astype(np.int64)
+
+
+def sampler(m: int, chunk_rows: int):
+    """keep(head keys, hi, lo) -> mask: the chunks whose row window w has (w + o) mod m = 0,
+    o the chunk's :func:`offsets` modulo 2m (so the sample of 2m is a subset of this one)."""
+    def keep(head, hi, lo):
+        window = (np.asarray(lo) // (chunk_rows + 1)) // chunk_rows
+        return (window + offsets(head, hi, 2 * m)) % m == 0
+    return keep
+
+
+def modulus(requests: int, budget: int, prog: HeadPrograms, capacity_bytes: int) -> int:
+    """m: about ``requests`` / ``budget``, at most what leaves :data:`MIN_CHUNKS` of the
+    largest chunks in the scaled cache."""
+    largest = max(int(a.max()) for k in prog.classes for a in (k.shared["size"], k.private["size"]) if a.size)
+    return max(1, min(-(-requests // max(1, budget)), capacity_bytes // (MIN_CHUNKS * largest)))
+
+
+def cost(prog: HeadPrograms, heads: int, slots: int) -> int | None:
+    """Requests of every head's full stream (None: too many thread blocks to sample)."""
+    if heads * len(prog.cta_class) > MAX_CTAS:
+        return None
+    return stream_size(prog, heads, slots)
+
+
+def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, heads: int, capacity_bytes: int,
+         kv_of_q, leads_group) -> tuple[int, Callable] | None:
+    """(requests, play) for every head of every kernel of ``programs``, about ``budget``
+    requests sampled in all (the requests count the half sample too); ``play()`` gives
+    kernel -> :class:`Sampled`, or None where a kernel cannot be played from stack
+    distances. None where a kernel has too many thread blocks (:func:`cost`)."""
+    costs = {k: cost(prog, heads, concurrency.get(k, 1)) for k, prog in programs.items()}
+    if None in costs.values():
+        return None
+    total = sum(costs.values())
+    m = {k: modulus(total, budget, prog, capacity_bytes) for k, prog in programs.items()}
+
+    def play_all() -> dict | None:
+        got = {k: play(prog, heads, concurrency.get(k, 1), m[k], kv_of_q=kv_of_q, leads_group=leads_group,
+                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows) for k, prog in programs.items()}
+        return None if None in got.values() else got
+    return sum(costs[k] // m[k] + costs[k] // (2 * m[k]) for k in costs), play_all
+
+
+def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,
+         chunk_rows: int) -> Sampled | None:
+    """Every head's stream, sampled 1 in ``m`` windows (see the module's docstring); None
+    where :func:`.stack.play` cannot play it."""
+    s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows))
+    exact = _exact(prog, heads, kv_of_q, leads_group)
+    full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
+    head, hi, lo = s.key_parts.T
+    window = (lo // (chunk_rows + 1)) // chunk_rows
+    half = _estimate(s, (window + offsets(head, hi, 2 * m)) % (2 * m) == 0, capacity_bytes // (2 * m), exact)
+    if full is None or half is None:
+        return None
+    dram = full.dram_read_bytes + full.dram_write_bytes
+    apart = abs(dram - half.dram_read_bytes - half.dram_write_bytes) / max(dram, 1)
+    return Sampled(full, 1 / m, 0.0 if m == 1 else apart)
+
+
+def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | None:
+    """The counters of the stream's ``kept`` requests, played through ``capacity`` bytes,
+    scaled tensor by tensor (``exact``: read bytes, write bytes, distinct bytes per tensor)."""
+    read, write, distinct = exact
+    if not kept.any():
+        return CacheStats(read_bytes=read, read_hit_bytes=read, write_bytes=write)
+    tensor = s.key_parts[kept, 1] >> 35
+    ids, size = s.key_ids()[kept], s.size[kept]
+    got = stack.play(ids, size, s.write[kept], max(capacity, 1), groups=tensor)
+    if got is None:
+        return None
+    first = np.unique(ids, return_index=True)[1]
+    width = max(len(distinct), int(tensor.max(initial=-1)) + 1)
+    seen = np.bincount(tensor[first], size[first], minlength=width)
+    scale = np.pad(distinct, (0, width - len(distinct))) / np.maximum(seen, 1)
+
+    def total(name: str) -> float:
+        counted = got.by_group[name]
+        return float((counted * scale[:len(counted)]).sum())
+
+    read_missed = total("read_bytes") - total("read_hit_bytes")
+    return CacheStats(read_bytes=read, read_hit_bytes=round(read - read_missed), write_bytes=write,
+                      dram_read_bytes=round(total("dram_read_bytes")), dram_write_bytes=round(total("dram_write_bytes")),
+                      dirty_bytes_left=round(total("dirty_bytes_left")))
+
+
+def _exact(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[int, int, np.ndarray]:
+    """(bytes read, bytes written, bytes of the distinct chunks per tensor) of every thread
+    block's every access over ``heads`` heads: from one head's programs, each access made
+    once per query head (a group reduction once per group), each chunk named once per
+    head its key names (a K/V head's once per K/V head)."""
+    kv = [kv_of_q(h) for h in range(heads)]
+    lead = [leads_group(h) for h in range(heads)]
+    made, named = np.zeros(3, np.int64), np.zeros(3, np.int64)       # by kind
+    made[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, heads, sum(lead)
+    named[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, len(set(kv)), len({k for k, first in zip(kv, lead) if first})
+    per_class = np.bincount(prog.cta_class, minlength=len(prog.classes))
+    cols = {f: [] for f in ("hi", "lo", "size", "write", "kind", "times")}
+    for k, n in zip(prog.classes, per_class):
+        for part, times in ((k.shared, n), (k.private, 1)):
+            for f in ("hi", "lo", "size", "write", "kind"):
+                cols[f].append(np.asarray(part[f]).ravel())
+            cols["times"].append(np.full(np.asarray(part["size"]).size, times))
+    hi, lo, size, write, kind, times = (np.concatenate(cols[f]) for f in cols)
+    each = times * size * made[kind]
+    keys = np.unique(np.stack([kind, hi, lo, size], axis=1), axis=0)
+    distinct = np.bincount(keys[:, 1] >> 35, keys[:, 3] * named[keys[:, 0]], minlength=1)
+    return int(each[write == 0].sum()), int(each[write > 0].sum()), distinct.astype(np.int64)
