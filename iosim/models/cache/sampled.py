@@ -22,8 +22,8 @@ block's every access) and, per tensor, the bytes of its distinct chunks. Each te
 sampled counters are scaled by its distinct bytes over those of its sampled chunks
 instead of by 1/R (a ratio estimator): the compulsory misses, most of a kernel's DRAM
 reads, come out exact, whichever windows were drawn. The scaled cache must hold many
-chunks (:data:`MIN_CHUNKS`), or the few it holds decide what hits: R is never below
-that. How far to trust it: the kept chunks of every second window (m' = 2m) are played as
+chunks (:data:`MIN_CHUNKS`), or the few it holds decide what hits, and every tensor must
+keep as many in the sample: R is never below that. How far to trust it: the kept chunks of every second window (m' = 2m) are played as
 well, and the difference of the two estimates of the DRAM bytes is reported
 (``sampled_within``); it is not a bound.
 """
@@ -40,10 +40,13 @@ from .lru import CacheStats
 from .programs import HEAD, KV_HEAD, PER_KV_HEAD, HeadPrograms
 from .stream import stream, stream_size
 
-#: the scaled cache holds at least this many of the kernel's largest chunks (FA2 causal at
-#: N = 65,536 with 16 heads on the H200, 16 KiB chunks: exact DRAM reads at 30 chunks, +5.6 %
-#: at 10)
-MIN_CHUNKS = 32
+#: the scaled cache holds at least this many of the kernel's largest chunks, and every tensor
+#: keeps at least this many chunks in the sample. FA2 on the H200 (benchmarks/l2_sampled_check.py,
+#: docs/cache.md): where reuse distances sit at the capacity (dense, N = 16,384 at d = 256,
+#: 32,768 at d = 128) 32 chunks missed up to 21 % of the DRAM reads, 47 chunks 12 %, 160
+#: chunks 0.6 %; at 256 and more, 0.33 % at most over 79 kernels (causal runs, whose distances
+#: spread, were exact at 32)
+MIN_CHUNKS = 256
 #: more thread blocks than this over all heads are not sampled: the sampled stream is made
 #: of all heads (no extension of the heads), cohort by cohort in Python
 MAX_CTAS = 2_000_000
@@ -81,11 +84,14 @@ def sampler(m: int, chunk_rows: int):
     return keep
 
 
-def modulus(requests: int, budget: int, prog: HeadPrograms, capacity_bytes: int) -> int:
+def modulus(requests: int, budget: int, prog: HeadPrograms, capacity_bytes: int, exact: tuple) -> int:
     """m: about ``requests`` / ``budget``, at most what leaves :data:`MIN_CHUNKS` of the
-    largest chunks in the scaled cache."""
+    largest chunks in the scaled cache and as many chunks of each tensor in the sample
+    (``exact``: :func:`exact_counts`)."""
     largest = max(int(a.max()) for k in prog.classes for a in (k.shared["size"], k.private["size"]) if a.size)
-    return max(1, min(-(-requests // max(1, budget)), capacity_bytes // (MIN_CHUNKS * largest)))
+    fewest = int(exact[3][exact[3] > 0].min(initial=1))
+    cap = min(capacity_bytes // (MIN_CHUNKS * largest), fewest // MIN_CHUNKS)
+    return max(1, min(-(-requests // max(1, budget)), cap))
 
 
 def cost(prog: HeadPrograms, heads: int, slots: int) -> int | None:
@@ -105,21 +111,23 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
     if None in costs.values():
         return None
     total = sum(costs.values())
-    m = {k: modulus(total, budget, prog, capacity_bytes) for k, prog in programs.items()}
+    exact = {k: exact_counts(prog, heads, kv_of_q, leads_group) for k, prog in programs.items()}
+    m = {k: modulus(total, budget, prog, capacity_bytes, exact[k]) for k, prog in programs.items()}
 
     def play_all() -> dict | None:
         got = {k: play(prog, heads, concurrency.get(k, 1), m[k], kv_of_q=kv_of_q, leads_group=leads_group,
-                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows) for k, prog in programs.items()}
+                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k])
+               for k, prog in programs.items()}
         return None if None in got.values() else got
     return sum(costs[k] // m[k] + costs[k] // (2 * m[k]) for k in costs), play_all
 
 
 def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,
-         chunk_rows: int) -> Sampled | None:
+         chunk_rows: int, exact: tuple | None = None) -> Sampled | None:
     """Every head's stream, sampled 1 in ``m`` windows (see the module's docstring); None
-    where :func:`.stack.play` cannot play it."""
+    where :func:`.stack.play` cannot play it. ``exact``: :func:`exact_counts`, if made."""
     s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows))
-    exact = _exact(prog, heads, kv_of_q, leads_group)
+    exact = exact or exact_counts(prog, heads, kv_of_q, leads_group)
     full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
     head, hi, lo = s.key_parts.T
     window = (lo // (chunk_rows + 1)) // chunk_rows
@@ -133,8 +141,8 @@ def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_g
 
 def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | None:
     """The counters of the stream's ``kept`` requests, played through ``capacity`` bytes,
-    scaled tensor by tensor (``exact``: read bytes, write bytes, distinct bytes per tensor)."""
-    read, write, distinct = exact
+    scaled tensor by tensor (``exact``: :func:`exact_counts`)."""
+    read, write, distinct, _ = exact
     if not kept.any():
         return CacheStats(read_bytes=read, read_hit_bytes=read, write_bytes=write)
     tensor = s.key_parts[kept, 1] >> 35
@@ -157,8 +165,8 @@ def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | 
                       dirty_bytes_left=round(total("dirty_bytes_left")))
 
 
-def _exact(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[int, int, np.ndarray]:
-    """(bytes read, bytes written, bytes of the distinct chunks per tensor) of every thread
+def exact_counts(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """(bytes read, bytes written, bytes and number of the distinct chunks per tensor) of every thread
     block's every access over ``heads`` heads: from one head's programs, each access made
     once per query head (a group reduction once per group), each chunk named once per
     head its key names (a K/V head's once per K/V head)."""
@@ -177,5 +185,7 @@ def _exact(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[int, i
     hi, lo, size, write, kind, times = (np.concatenate(cols[f]) for f in cols)
     each = times * size * made[kind]
     keys = np.unique(np.stack([kind, hi, lo, size], axis=1), axis=0)
-    distinct = np.bincount(keys[:, 1] >> 35, keys[:, 3] * named[keys[:, 0]], minlength=1)
-    return int(each[write == 0].sum()), int(each[write > 0].sum()), distinct.astype(np.int64)
+    tensor = keys[:, 1] >> 35
+    distinct = np.bincount(tensor, keys[:, 3] * named[keys[:, 0]], minlength=1).astype(np.int64)
+    return int(each[write == 0].sum()), int(each[write > 0].sum()), distinct, np.bincount(tensor, named[keys[:, 0]],
+                                                                                          minlength=1).astype(np.int64)

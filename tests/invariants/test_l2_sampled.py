@@ -1,0 +1,91 @@
+"""The sampled L2 model (iosim/models/cache/sampled.py): 1 in m chunks of every head played
+through m times less cache, each tensor's counters scaled by its exact distinct bytes over
+the sampled ones. At m = 1 it is the exact model, counter for counter; on small problems
+with a cache small enough to miss more than the compulsory reads, its DRAM reads stay within
+2 % of the exact model's at a rate that keeps the scaled cache 256 chunks large; it is the
+same every run, and the half sample it is checked against lies inside the sample."""
+
+import numpy as np
+import pytest
+
+from iosim import Options, Problem, prepare
+from iosim.models.cache import plan, sampled
+from iosim.models.cache.programs import head_programs
+from iosim.run import launches
+from iosim.run.count import count_launch
+
+CASES = [
+    ("fa2", "forward", Problem(seq_len=2048, head_dim=16, heads=12), (64, 64)),
+    ("fa2", "forward", Problem(seq_len=2048, head_dim=16, heads=6, causal=True), (64, 64)),
+    ("fa1", "forward", Problem(seq_len=1024, head_dim=32, heads=8, causal=True), (32, 32)),
+    ("fa2", "backward", Problem(seq_len=1024, head_dim=16, heads=8, kv_heads=2, causal=True), (32, 32)),
+    ("fa2-splitkv", "forward", Problem(seq_len_q=1, seq_len_kv=8192, head_dim=32, heads=16, kv_heads=4, batch=4),
+     (16, 32)),
+]
+FIELDS = ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes", "dirty_bytes_left")
+
+
+def _recorded(algo, passes, problem, blocks):
+    setup = prepare("toy", algo, problem, passes=passes, blocks=blocks, options=Options(cache=True))
+    launch = setup.launches[0]
+    c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", record=True)
+    slots = setup.profile.sm_count * launches._blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
+    p = launch.problem
+    kw = dict(kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0)
+    return list(c.requests), slots, p, kw
+
+
+def _both(case, capacity: int, m: int):
+    """(exact stats, sampled :class:`~iosim.models.cache.sampled.Sampled`) per kernel."""
+    requests, slots, p, kw = _recorded(*case)
+    exact = plan(requests, heads_total=p.heads_total, capacity_bytes=capacity, group_size=p.group_size,
+                 concurrency={r.kernel: slots for r in requests}, **kw).play().kernels
+    got = {k: sampled.play(prog, p.heads_total, slots, m, capacity_bytes=capacity, chunk_rows=64, **kw)
+           for k, prog in head_programs(requests, 64).items()}
+    return exact, got
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_one_in_one_is_the_exact_model(case):
+    exact, got = _both(case, 64 * 1024, 1)
+    for kernel, e in exact.items():
+        assert got[kernel].rate == 1 and got[kernel].within == 0
+        for name in FIELDS:
+            assert getattr(got[kernel].stats, name) == getattr(e, name), (kernel, name)
+
+
+#: 1 MiB against heads of 1 MiB of K and V and more: the dense run misses 43 times its compulsory
+#: reads, its K/V reuse distances near the capacity (the hard case for sampling)
+SMALL_CACHE = [
+    ("fa2", "forward", Problem(seq_len=16384, head_dim=16, heads=2), (64, 64)),
+    ("fa2", "forward", Problem(seq_len=16384, head_dim=16, heads=3, causal=True), (64, 64)),
+    ("fa2", "backward", Problem(seq_len=4096, head_dim=32, heads=4, kv_heads=2, causal=True), (32, 32)),
+]
+#: measured: 0.43 % at most here, 0.33 % over 79 FA2 kernels on the H200 at the rates the model
+#: uses (docs/cache.md); sampling in hashed keys missed 14 % on such streams
+BOUND = 0.02
+
+
+@pytest.mark.parametrize("case", SMALL_CACHE)
+def test_sampled_dram_reads_near_the_exact_model(case):
+    """m = 2 leaves 512 KiB, 256 of the largest (2 KiB) chunks: sampled.MIN_CHUNKS."""
+    assert sampled.MIN_CHUNKS == 256
+    exact, got = _both(case, 1 << 20, 2)
+    compulsory, _ = _both(case, 1 << 40, 1)
+    for kernel, e in exact.items():
+        s = got[kernel].stats
+        assert s.read_bytes == e.read_bytes and s.write_bytes == e.write_bytes       # exact: not sampled
+        assert e.dram_read_bytes > compulsory[kernel].dram_read_bytes     # the cache misses past the cold start
+        assert abs(s.dram_read_bytes / e.dram_read_bytes - 1) <= BOUND, (kernel, s.dram_read_bytes, e.dram_read_bytes)
+
+
+def test_the_same_every_run_and_the_half_sample_inside_the_sample():
+    case = CASES[1]
+    a = _both(case, 128 * 1024, 4)[1]
+    b = _both(case, 128 * 1024, 4)[1]
+    assert a == b
+    head = np.repeat(np.arange(5), 400)
+    hi = np.tile(np.arange(400) % 3, 5) << 35
+    lo = np.tile(np.arange(400) * 64 * 65 + 64, 5)
+    kept, half = (sampled.sampler(m, 64)(head, hi, lo) for m in (4, 8))
+    assert not (half & ~kept).any() and abs(kept.mean() - 1 / 4) < 0.02 and abs(half.mean() - 1 / 8) < 0.02
