@@ -89,3 +89,16 @@ def test_the_same_every_run_and_the_half_sample_inside_the_sample():
     lo = np.tile(np.arange(400) * 64 * 65 + 64, 5)
     kept, half = (sampled.sampler(m, 64)(head, hi, lo) for m in (4, 8))
     assert not (half & ~kept).any() and abs(kept.mean() - 1 / 4) < 0.02 and abs(half.mean() - 1 / 8) < 0.02
+
+
+def test_the_rate_leaves_the_scaled_cache_and_every_tensor_many_chunks():
+    """m is about requests / budget, but never so large that the scaled cache holds fewer
+    than MIN_CHUNKS of the largest chunks (2 KiB here), or a tensor keeps fewer in the sample."""
+    requests, slots, p, kw = _recorded(*SMALL_CACHE[0])
+    (prog,) = head_programs(requests, 64).values()
+    exact = sampled.exact_counts(prog, p.heads_total, **kw)
+    assert set(exact[3].tolist()) == {512}                    # Q, K, V, O, L: 2 heads × 256 windows
+    assert sampled.modulus(100, 100, prog, 1 << 30, exact) == 1
+    assert sampled.modulus(10 ** 9, 1, prog, 1 << 30, exact) == 2          # every tensor keeps 256 chunks
+    assert sampled.modulus(10 ** 9, 1, prog, 1 << 20, exact) == 2          # 1 MiB / (256 × 2 KiB)
+    assert sampled.modulus(10 ** 9, 1, prog, 1 << 19, exact) == 1

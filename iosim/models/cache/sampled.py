@@ -89,7 +89,7 @@ def modulus(requests: int, budget: int, prog: HeadPrograms, capacity_bytes: int,
     largest chunks in the scaled cache and as many chunks of each tensor in the sample
     (``exact``: :func:`exact_counts`)."""
     largest = max(int(a.max()) for k in prog.classes for a in (k.shared["size"], k.private["size"]) if a.size)
-    fewest = int(exact[3][exact[3] > 0].min(initial=1))
+    fewest = int(exact[3][exact[3] > 0].min(initial=1 << 62))
     cap = min(capacity_bytes // (MIN_CHUNKS * largest), fewest // MIN_CHUNKS)
     return max(1, min(-(-requests // max(1, budget)), cap))
 
