@@ -94,7 +94,7 @@ def test_kernel_time_model_for_the_kernels_own_tile(hw):
     (Problem(seq_len=2 ** 19, head_dim=64), True),                 # lockstep: 16,777,216 tile steps per head
     (Problem(seq_len=8192, head_dim=64, batch=16, heads=16), True),
     (Problem(seq_len=8192, head_dim=64, batch=64, heads=16, causal=True), True),  # plays a few hundred heads
-    (Problem(seq_len=65536, head_dim=64, heads=16, causal=True), False),  # 8,454,144 requests to play
+    (Problem(seq_len=65536, head_dim=64, heads=16, causal=True), True),   # past the budget: a sample is played
     (Problem(seq_len=2 ** 18, head_dim=64, causal=True), False),   # 4,194,304 tile steps per head, not in lockstep
 ])
 def test_default_cache_follows_simulate(problem, on):
@@ -203,11 +203,12 @@ def test_a_replay_decides_as_simulate_does_for_its_tile():
     requests decides), not forced. FA2 on h100-sxm at N = 262,144, d = 64: a 128×128 tile with
     one head plays (16.8 M tile steps a head, but in lockstep its streams are small: explore
     used to keep its bounds past 4 M steps); a 16×16 tile with 16 heads is past the budget, so
-    simulate leaves its L2 model off, and so does the replay. Both give simulate's time."""
+    simulate plays a sample of its chunks (models/cache/sampled.py), and so does the replay.
+    Both give simulate's time."""
     from iosim.hardware import load_profile
     from iosim.studies.explore import measure
     profile = load_profile("h100-sxm")
-    for heads, tile, played in [(1, (128, 128), True), (16, (16, 16), False)]:
+    for heads, tile, played in [(1, (128, 128), True), (16, (16, 16), True)]:
         problem = Problem(seq_len=262_144, head_dim=64, heads=heads)
         measure.init_worker(profile, "fa2", problem, "forward", {}, "auto")
         assert measure.tile_setup(tile).lockstep and measure.tile_setup(tile).steps_per_head > 4_000_000
