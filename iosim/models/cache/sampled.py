@@ -184,8 +184,11 @@ def exact_counts(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[
             cols["times"].append(np.full(np.asarray(part["size"]).size, times))
     hi, lo, size, write, kind, times = (np.concatenate(cols[f]) for f in cols)
     each = times * size * made[kind]
-    keys = np.unique(np.stack([kind, hi, lo, size], axis=1), axis=0)
-    tensor = keys[:, 1] >> 35
-    distinct = np.bincount(tensor, keys[:, 3] * named[keys[:, 0]], minlength=1).astype(np.int64)
-    return int(each[write == 0].sum()), int(each[write > 0].sum()), distinct, np.bincount(tensor, named[keys[:, 0]],
-                                                                                          minlength=1).astype(np.int64)
+    order = np.lexsort((lo, hi, kind))                     # a chunk's size follows from its key
+    first = np.ones(len(order), bool)
+    first[1:] = np.diff(kind[order]).astype(bool) | np.diff(hi[order]).astype(bool) | np.diff(lo[order]).astype(bool)
+    chunk = order[first]
+    tensor, copies = hi[chunk] >> 35, named[kind[chunk]]
+    distinct = np.bincount(tensor, size[chunk] * copies, minlength=1).astype(np.int64)
+    return (int(each[write == 0].sum()), int(each[write > 0].sum()), distinct,
+            np.bincount(tensor, copies, minlength=1).astype(np.int64))
