@@ -60,6 +60,8 @@ def main() -> None:
             kernels = out["l2"]["per_kernel"].values()
             near = [k.get("heads_extended_within") for k in kernels]
             within = ", ".join(f"{x:.4f}" for x in near if x) or "exact"
+            if out["l2"].get("model") == "sampled":
+                within = "— (every head played)"
             model = ", ".join(f"sampled 1 in {round(1 / k['sample_rate'])} (half: {k['sampled_within']:.4f})"
                               for k in kernels if k.get("model") == "sampled") or "exact"
             print(f"| {name} | on, {model} | {out['dram']['read_bytes']:,} | {out['dram']['write_bytes']:,} | {within} "

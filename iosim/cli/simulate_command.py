@@ -49,8 +49,9 @@ def register(subparsers) -> None:
                    help="--kernel triton-fa2: BLOCK_M,BLOCK_N,num_warps,num_stages (default 128,64,4,3; docs/triton.md)")
     p.add_argument("--cache", action=argparse.BooleanOptionalAction, default=None,
                    help="play every access through the profile's L2 and report L2 and DRAM bytes (default: on "
-                        "for profiles with a cache, up to 4,000,000 tile steps per head and, causal or masked, 4,000,000 "
-                        "in all: docs/cache.md)")
+                        "for profiles with a cache, exact up to 4,000,000 requests and past that from a sample of the "
+                        "chunks, said in the output; causal or masked, up to 4,000,000 tile steps per head: "
+                        "docs/cache.md)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
