@@ -215,4 +215,5 @@ def test_a_replay_decides_as_simulate_does_for_its_tile():
         t, bound, _dram = measure.replay(tile)
         r = simulate(profile, "fa2", problem, blocks=tile, options=Options(cache="auto"))   # the CLI's default
         assert (r.cache is not None) == played and t == r.time.predicted_s, tile
-        assert bound == (r.time.bound if played else f"{r.time.bound}; {r.l2_off}"), tile
+        assert bound == (r.time.bound + measure.sampled_note(r.cache) if played else f"{r.time.bound}; {r.l2_off}")
+        assert ("sampling 1 in" in bound) == (heads == 16), tile

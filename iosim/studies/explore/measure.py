@@ -153,13 +153,21 @@ def fits(blocks: tuple[int, int], sram_bytes: int, register_bytes: int | None) -
 def replay(blocks: tuple[int, int]) -> tuple:
     """The tile with the L2 model, as ``simulate`` runs it: (time, bound, DRAM bytes read +
     written back + left dirty). As simulate decides where the point's default does (the
-    worker's ``cache`` "auto"): past the L2 model's budget the tile runs without it, every
-    requested byte going to DRAM, and the bound says why."""
+    worker's ``cache`` "auto"): past the L2 model's budget from a sample of the chunks, which
+    the bound says, and past that without it, every requested byte going to DRAM, and the
+    bound says why."""
     r = count_tile(blocks, cache=_worker()["cache"] or True, sram_bytes=None)
     if r.cache is None:
         return r.time.predicted_s, f"{r.time.bound}; {r.l2_off}", r.hbm.read_bytes + r.hbm.write_bytes
     s = r.cache.total
-    return r.time.predicted_s, r.time.bound, s.dram_read_bytes + s.dram_write_bytes + s.dirty_bytes_left
+    return r.time.predicted_s, r.time.bound + sampled_note(r.cache), s.dram_read_bytes + s.dram_write_bytes + \
+        s.dirty_bytes_left
+
+
+def sampled_note(report) -> str:
+    """What a bound adds where the L2 model's DRAM bytes come from a sample of the chunks."""
+    rates = sorted({round(1 / k.rate) for k in (report.sampled or {}).values()})
+    return f"; DRAM bytes estimated by sampling 1 in {'/'.join(map(str, rates))} chunks" if rates else ""
 
 
 def replay_many(keys: list, worker_args: tuple, jobs: int) -> list:
