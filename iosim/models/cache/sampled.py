@@ -43,9 +43,9 @@ from .stream import stream, stream_size
 #: the scaled cache holds at least this many of the kernel's largest chunks, and every tensor
 #: keeps at least this many chunks in the sample. FA2 on the H200 (benchmarks/l2_sampled_check.py,
 #: docs/cache.md): where reuse distances sit at the capacity (dense, N = 16,384 at d = 256,
-#: 32,768 at d = 128) 32 chunks missed up to 21 % of the DRAM reads, 47 chunks 12 %, 160
-#: chunks 0.6 %; at 256 and more, 0.33 % at most over 79 kernels (causal runs, whose distances
-#: spread, were exact at 32)
+#: 32,768 at d = 128) a scaled cache of 32 chunks missed up to 21 % of the DRAM reads, 51
+#: chunks 5 %, 101 chunks 0.6 %, 152 chunks 0.33 %; at 256 and more, 0.032 % at most over 79
+#: kernels (causal runs, whose distances spread, were exact at 32)
 MIN_CHUNKS = 256
 #: more thread blocks than this over all heads are not sampled: the sampled stream is made
 #: of all heads (no extension of the heads), cohort by cohort in Python
