@@ -132,5 +132,6 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                             field="kernel")
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
-    return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options, batch_fastest=kernel == "flash-attn-2")
+    return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
+                        batch_fastest=kernel == "flash-attn-2")
 

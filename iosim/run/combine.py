@@ -58,8 +58,10 @@ def combine_results(results: list[Result], **fields) -> Result:
     if caches:
         outer = {k: v for c in caches for k, v in (c.outer or {}).items()}
         near = {k: v for c in caches for k, v in (c.near or {}).items()}
+        sampled = {k: v for c in caches for k, v in (c.sampled or {}).items()}
         cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
-                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None, near)
+                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None, near,
+                            sampled or None)
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,

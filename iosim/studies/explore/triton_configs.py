@@ -23,6 +23,7 @@ from ...models import triton_time
 from ...run import Options, prepare, resolve_profile
 from ...run.launches import kernel_traffic, l2_by_default, run_launches
 from ...workload.problem import Problem
+from .measure import sampled_note
 from .ties import DEFAULT_TIE
 
 #: a candidate whose steps the analytic model times (no measurement for it on this GPU)
@@ -160,6 +161,7 @@ def _time_group(out: list, members: list, profile, problem: Problem, use_cache: 
         if replayed.cache is None:       # past the L2 model's budget ("auto"): as simulate runs it
             off = f"; {replayed.l2_off}"
         else:
+            off = sampled_note(replayed.cache)
             traffic = kernel_traffic(replayed)
             dram_bytes = sum(traffic[1].get("main", (0, 0)))
             times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
