@@ -125,7 +125,8 @@ def _run_triton(args: argparse.Namespace, problems: list[Problem]) -> int:
                            "configurations of the forward pass: drop --block-q/--block-kv/--block-mask/--plot/--pass")
     if args.algo != ["fa2"]:
         raise ProblemError("--kernel triton-fa2 runs FlashAttention-2's loop order: use --algo fa2")
-    results = [explore_triton(args.hw, p, cache=args.cache, tie=args.tie) for p in problems]
+    results = [explore_triton(args.hw, p, cache=args.cache, tie=args.tie, jobs=args.jobs, executor=sweep_executor(args),
+                              progress=None) for p in problems]
     if args.format == "json":
         print(json.dumps([r.to_dict() for r in results], indent=2))
     else:

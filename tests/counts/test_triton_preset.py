@@ -130,3 +130,15 @@ def test_explore_replays_each_configuration_within_the_l2_models_budget(monkeypa
     assert len(off) >= 2 and all(c.dram_bytes is None for c in r.ranked)
     with pytest.raises(ProblemError, match="more than 0"):     # --cache: past the hard limit, one clear error
         explore_triton("h200", problem, configs=[(32, 64, 2, 2)], cache=True)
+
+
+def test_explore_times_tiles_on_worker_processes_as_in_one():
+    """explore --kernel triton-fa2 times one tile a task on the workers (``--jobs``): the same
+    ranking, every candidate the same, as timing them all in this process."""
+    from iosim.studies.explore.triton_configs import explore_triton
+    configs = [(64, 64, 4, 3), (64, 32, 4, 2), (128, 64, 8, 3), (128, 32, 4, 3), (32, 64, 2, 2), (64, 128, 4, 2),
+               (128, 128, 8, 2), (32, 32, 4, 2)]
+    problem = Problem(seq_len=2048, head_dim=64, heads=8, causal=True)
+    one = explore_triton("h200", problem, configs=configs, jobs=1)
+    two = explore_triton("h200", problem, configs=configs, jobs=2)
+    assert one.to_dict() == two.to_dict() and len(one.ranked) == 8

@@ -38,7 +38,7 @@ import numpy as np
 from . import stack
 from .lru import CacheStats
 from .programs import HEAD, KV_HEAD, PER_KV_HEAD, HeadPrograms
-from .stream import stream, stream_size
+from .stream import cohort_count, stream, stream_size
 
 #: the scaled cache holds at least this many of the kernel's largest chunks, and every tensor
 #: keeps at least this many chunks in the sample. FA2 on the H200 (benchmarks/l2_sampled_check.py,
@@ -50,6 +50,12 @@ MIN_CHUNKS = 256
 #: more thread blocks than this over all heads are not sampled: the sampled stream is made
 #: of all heads (no extension of the heads), cohort by cohort in Python
 MAX_CTAS = 2_000_000
+#: what building one cohort of the stream costs, in requests played (a request about 2 µs,
+#: ``SECONDS_PER_REQUEST``; a cohort 120-140 µs on the development machine whatever the rate:
+#: FA2 forward, N = 8,192, B = 4 × H = 32, causal, 64 × 32 tiles, 16,384 cohorts in 2.0-2.4 s
+#: at m = 1, 8 and 64). Sampling does not make it cheaper, so the plan counts it: a causal run
+#: of many heads costs its cohorts even where few requests are kept
+COHORT_REQUESTS = 64
 _MULTIPLIERS = (np.uint64(0x9E3779B97F4A7C15), np.uint64(0xC2B2AE3D27D4EB4F), np.uint64(0xFF51AFD7ED558CCD))
 
 
@@ -119,7 +125,8 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
                        capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k])
                for k, prog in programs.items()}
         return None if None in got.values() else got
-    return sum(costs[k] // m[k] + costs[k] // (2 * m[k]) for k in costs), play_all
+    cohorts = sum(cohort_count(prog, heads, concurrency.get(k, 1)) for k, prog in programs.items())
+    return sum(costs[k] // m[k] + costs[k] // (2 * m[k]) for k in costs) + COHORT_REQUESTS * cohorts, play_all
 
 
 def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,

@@ -23,6 +23,7 @@ from ...models import triton_time
 from ...run import Options, prepare, resolve_profile
 from ...run.launches import kernel_traffic, l2_by_default, run_launches
 from ...workload.problem import Problem
+from ..progress import progress_map
 from .measure import sampled_note
 from .ties import DEFAULT_TIE
 
@@ -111,17 +112,18 @@ def _rank_key(c: ConfigCandidate) -> tuple:
 
 
 def explore_triton(hw: str | os.PathLike | HardwareProfile, problem: Problem, *, configs=None,
-                   cache: bool | None = None, tie: float = DEFAULT_TIE) -> TritonExploreResult:
+                   cache: bool | None = None, tie: float = DEFAULT_TIE, jobs: int | None = 1,
+                   executor=None, progress: bool | None = False) -> TritonExploreResult:
     """Rank ``configs`` (default: :func:`~iosim.kernels.triton_preset.search_space`) on
     ``problem``. ``cache``: the L2 model on, off, or (None) as ``iosim simulate`` decides for
-    the preset's default configuration."""
+    the preset's default configuration. The tiles are timed one per task on ``jobs`` local
+    processes (or ``executor``), with a progress bar where ``progress`` asks for one."""
     profile = resolve_profile(hw)
     configs = [TritonConfig.parse(c) for c in (configs or search_space())]
     if problem.dtype not in ("fp16", "bf16"):
         raise ProblemError(f"kernel triton-fa2 runs fp16 and bf16, got {problem.dtype}", field="dtype")
     use_cache = _use_cache(profile, problem, cache)
-    groups: dict = {}
-    counted: dict = {}   # tile -> its count without the L2 model (shared by every group of the tile)
+    tiles: dict = {}     # (BLOCK_M, BLOCK_N) -> {blocks an SM: [(index, config, tile)]}
     out = []
     for cfg in configs:
         reason = infeasible_reason(cfg, problem.head_dim, problem.dtype, profile)
@@ -134,26 +136,36 @@ def explore_triton(hw: str | os.PathLike | HardwareProfile, problem: Problem, *,
         if tile.measured is None and covers("triton-fa2", profile.name, problem.head_dim):
             out.append(_infeasible(cfg, NOT_MEASURED, problem, profile))
             continue
-        key = (cfg.block_m, cfg.block_n, triton_time.blocks_per_sm(tile, profile))
-        groups.setdefault(key, []).append((len(out), cfg, tile))
+        by_occupancy = tiles.setdefault((cfg.block_m, cfg.block_n), {})
+        by_occupancy.setdefault(triton_time.blocks_per_sm(tile, profile), []).append((len(out), cfg, tile))
         out.append(None)
-    for (bm, bn, _), members in groups.items():
-        _time_group(out, members, profile, problem, use_cache, counted)
+    items = [(profile, problem, use_cache, list(groups.values())) for groups in tiles.values()]
+    cost = [1.0 / (bm * bn) for bm, bn in tiles]          # smaller tiles: longer streams
+    for timed in progress_map(_time_tile, items, label=f"triton-fa2 tiles, N={problem.seq_len_q:,}", jobs=jobs,
+                              cost=cost, executor=executor, progress=progress, min_items_per_job=4):
+        for index, candidate in timed:
+            out[index] = candidate
     if not any(c.feasible for c in out):
         raise ProblemError(f"kernel triton-fa2: no configuration fits on {profile.name} at d = {problem.head_dim}")
     return TritonExploreResult(profile.name, problem, bool(use_cache), out, tie)
 
 
-def _time_group(out: list, members: list, profile, problem: Problem, use_cache: bool | str, counted: dict) -> None:
-    """Time every configuration of one (tile, blocks per SM). Counted first without the L2
-    model: where even every requested byte going to DRAM would not bound a configuration's
-    time, that time is exact; otherwise (L2 model on) the group is replayed through it."""
-    tile_key = members[0][1].block_m, members[0][1].block_n
-    if tile_key not in counted:
-        counted[tile_key] = _count(profile, problem, members[0][1], False)
-    result = counted[tile_key]
+def _time_tile(item: tuple) -> list:
+    """(index, candidate) of every configuration of one tile: counted once without the L2
+    model, then each group of one occupancy timed (:func:`_time_group`)."""
+    profile, problem, use_cache, groups = item
+    counted = _count(profile, problem, groups[0][0][1], False)
+    return [pair for members in groups for pair in _time_group(members, profile, problem, use_cache, counted)]
+
+
+def _time_group(members: list, profile, problem: Problem, use_cache: bool | str, result) -> list:
+    """Time every configuration of one (tile, blocks per SM); ``result``: the tile's count
+    without the L2 model. Where even every requested byte going to DRAM would not bound a
+    configuration's time, that time is exact; otherwise (L2 model on) the group is replayed
+    through it."""
     traffic = kernel_traffic(result)
-    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"] for i, _, tile in members}
+    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
+             for i, _, tile in members}
     dram_bound = any(t.per_resource_s["DRAM"] >= t.predicted_s - t.per_resource_s["launch"] for t in times.values())
     dram_bytes, off = None, ""
     if use_cache and dram_bound:
@@ -166,12 +178,11 @@ def _time_group(out: list, members: list, profile, problem: Problem, use_cache: 
             dram_bytes = sum(traffic[1].get("main", (0, 0)))
             times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
                      for i, _, tile in members}
-    for index, cfg, tile in members:
-        t = times[index]
-        out[index] = ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
-                                     triton_time.blocks_per_sm(tile, profile), t.predicted_s, t.bound + off,
-                                     dram_bytes, result.hbm.total_bytes,
-                                     tile.measured.source if tile.measured else ANALYTIC)
+    return [(index, ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
+                                    triton_time.blocks_per_sm(tile, profile), times[index].predicted_s,
+                                    times[index].bound + off, dram_bytes, result.hbm.total_bytes,
+                                    tile.measured.source if tile.measured else ANALYTIC))
+            for index, cfg, tile in members]
 
 
 def _infeasible(cfg: TritonConfig, reason: str, problem: Problem, profile) -> ConfigCandidate:
