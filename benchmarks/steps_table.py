@@ -17,6 +17,8 @@ Per (configuration, d), fp16, from ``steps.csv``:
   T(N1) − launch − w · n1 · step_s − (w − 1) · wave_s, at least 0 (the launch floor is the
   profile's, charged by the model);
 * ``lone_step_s``: the same slope with one block an SM (132 blocks), where measured;
+* ``round_s``, ``short_step_s`` (run4 on): a round's fixed cost besides its steps and its step,
+  through the two short launches, blocks of about 4 and 16 key steps (:func:`_short`);
 * ``causal_step_s``: the causal kernel's step of a full round, the mean of its two lengths,
   each from launches of B·H and 2·B·H heads: the SMs hold ``k`` blocks at once, so the added
   time times 132·k is the added blocks' waves plus their steps,
@@ -105,11 +107,28 @@ def entry(key: tuple, timings: dict) -> dict | None:
     fill = max(t1 - LAUNCH_S - w * n1 * step - (w - 1) * wave, 0.0)
     causal = [_causal_step([kv for kv in _pair(timings, "causal") if kv[0][1] == n], bm, bn, k, wave)
               for n in sorted({kk[1] for kk in timings if kk[0] == "causal"})]
-    return {"blocks_per_sm": k, "step_s": step, "wave_s": wave, "fill_s": fill,
-            "lone_step_s": _slope(lone, bn, 1) if len(lone) == 2 else None,
-            "causal_step_s": sum(causal) / len(causal) if causal else None,
-            "registers": int(first["registers"]), "spills": int(first["spills"]),
-            "shared_bytes": int(first["shared_bytes"])}
+    out = {"blocks_per_sm": k, "step_s": step, "wave_s": wave, "fill_s": fill,
+           "lone_step_s": _slope(lone, bn, 1) if len(lone) == 2 else None,
+           "causal_step_s": sum(causal) / len(causal) if causal else None,
+           "registers": int(first["registers"]), "spills": int(first["spills"]),
+           "shared_bytes": int(first["shared_bytes"])}
+    short = _pair(timings, "short")
+    if len(short) == 2:
+        out.update(_short(short, bn, k))
+    return out
+
+
+def _short(pair: list, bn: int, k: int) -> dict:
+    """A round's fixed cost and step from the two short launches (blocks of about 4 and 16
+    key steps, whole waves): a round of the busiest SM is (T − launch) / rounds, and
+    round(n) = round_s + n · short_step_s through the two."""
+    rounds = []
+    for (_, n, _bh), r in pair:
+        per_sm = -(-int(r["blocks"]) // SMS)
+        rounds.append(((float(r["median_s"]) - LAUNCH_S) / -(-per_sm // k), n // bn))
+    (ra, na), (rb, nb) = rounds
+    step = (rb - ra) / (nb - na)
+    return {"round_s": max(ra - na * step, 0.0), "short_step_s": step}
 
 
 #: kernel -> (the script that timed it, its key, what the machine file names its toolkit by)

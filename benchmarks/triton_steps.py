@@ -34,6 +34,7 @@ import argparse
 import csv
 import ctypes
 import json
+import math
 import os
 import sys
 import time
@@ -100,8 +101,32 @@ def waves_for(k: int, block_m: int, n: int) -> int:
     return w
 
 
-def launches(cfg: tuple, k: int) -> list:
-    """(kind, causal, N, B·H, waves) of every timing of one configuration."""
+#: the short blocks' key steps (at least: N rounds up to whole blocks of both sizes) and their
+#: least waves, for a round's fixed cost besides its steps (docs/validation/2026-12-02-triton-short.md)
+SHORT_STEPS, SHORT_WAVES = (4, 16), 4
+
+
+def short_launches(cfg: tuple, k: int) -> list:
+    """(kind, causal, N, B·H, waves) of the two short launches: blocks of about 4 and 16 key
+    steps, N whole blocks of BLOCK_M and BLOCK_N, at least 4 whole waves."""
+    bm, bn = cfg[0], cfg[1]
+    unit = bm * bn // math.gcd(bm, bn)
+    out = []
+    for steps in SHORT_STEPS:
+        n = -(-steps * bn // unit) * unit
+        if out:                                    # the longer at least 4 times the shorter
+            n = max(n, 4 * out[-1][2])
+        w = waves_for(k, bm, n)
+        w *= -(-SHORT_WAVES // w)
+        out.append(("short", False, n, SMS * k * w * bm // n, w))
+    return out
+
+
+def launches(cfg: tuple, k: int, only_short: bool = False) -> list:
+    """(kind, causal, N, B·H, waves) of every timing of one configuration (``only_short``: the
+    short launches alone)."""
+    if only_short:
+        return short_launches(cfg, k)
     bm = cfg[0]
     n1, n2 = lengths(bm)
     out = []
@@ -117,10 +142,10 @@ def launches(cfg: tuple, k: int) -> list:
         base = SMS * k * max(CAUSAL_WAVES, waves_for(k, bm, n)) * bm // n
         for factor in (1, 2):
             out.append(("causal", True, n, base * factor, 0))
-    return out
+    return out + short_launches(cfg, k)
 
 
-def measure(cfg, d, dtype_name, errors, writer, torch, fa2_forward, flush) -> int:
+def measure(cfg, d, dtype_name, errors, writer, torch, fa2_forward, flush, only_short=False) -> int:
     """Time one (configuration, d, dtype); returns the timings written."""
     dtype = getattr(torch, dtype_name)
     q = torch.randn(1, 1, 256, d, device="cuda", dtype=dtype)
@@ -129,7 +154,7 @@ def measure(cfg, d, dtype_name, errors, writer, torch, fa2_forward, flush) -> in
     common = [compiled.metadata.shared, compiled.n_regs, compiled.n_spills, cuda_occupancy(compiled),
               iosim_occupancy(compiled)]
     written = 0
-    for kind, causal, n, bh, waves in launches(cfg, k):
+    for kind, causal, n, bh, waves in launches(cfg, k, only_short):
         row = [*cfg, d, dtype_name, causal, kind, n, bh, waves, bh * (n // cfg[0])]
         err = errors.get((cfg, d, causal), "not compiled")
         if err:
@@ -156,6 +181,8 @@ def main() -> int:
     ap.add_argument("--space", choices=("small", "full"), default="full")
     ap.add_argument("--block-m", type=int, action="append",
                     help="only configurations of these BLOCK_M (repeatable; default: all)")
+    ap.add_argument("--short-only", action="store_true",
+                    help="only the short launches (a round's fixed cost), fp16, the dense kernels")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     import torch
@@ -178,13 +205,14 @@ def main() -> int:
     with open(os.path.join(args.out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)
     t0 = time.perf_counter()
-    errors = _compile_all(configs, args.jobs, args.compile_budget_s)
+    errors = _compile_all(configs, args.jobs, args.compile_budget_s, (False,) if args.short_only else (False, True))
     print(f"compile phase {time.perf_counter() - t0:.0f} s", flush=True)
     flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
     deadline = time.perf_counter() + args.budget_s
     todo = [(c, d, "float16") for c in configs for d in (64, 128)
             if shared_bytes(TritonConfig(*c), d, "fp16") <= SMEM_LIMIT]
-    todo += [(c, 128, "bfloat16") for c in BF16_CHECK]
+    if not args.short_only:
+        todo += [(c, 128, "bfloat16") for c in BF16_CHECK]
     done = 0
     with open(os.path.join(args.out, "steps.csv"), "w", newline="") as f:
         writer = csv.writer(f)
@@ -197,7 +225,7 @@ def main() -> int:
             if errs.get((cfg, d, False), "not compiled"):    # no dense kernel: nothing to measure it with
                 continue
             try:
-                done += measure(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush)
+                done += measure(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush, args.short_only)
             except Exception as exc:  # noqa: BLE001 - a kernel that fails its first run
                 writer.writerow([*cfg, d, dtype_name, "", "compile", "", "", "", "", "", "", 0, "", "", "", "",
                                  "", f"{type(exc).__name__}: {str(exc)[:160]}"])

@@ -46,7 +46,14 @@ CHECK_SHAPES = [
     (2560, 128, 8, 12, False), (5120, 64, 4, 8, True), (24576, 64, 1, 8, True), (16384, 64, 2, 20, False),
     (1000, 128, 32, 8, False), (7000, 128, 1, 40, True), (4096, 64, 1, 128, True), (10240, 128, 3, 4, False),
 ]
-SHAPE_SETS = {"first": SHAPES, "check": CHECK_SHAPES}
+#: session 13: chosen before measuring, to test the short blocks' fixed cost prospectively over
+#: the whole search space (docs/validation/2026-12-02-triton-check2.md)
+CHECK2_SHAPES = [
+    (1280, 128, 16, 8, False), (2000, 64, 8, 16, True), (3584, 128, 4, 8, False), (4608, 64, 2, 32, False),
+    (6000, 128, 2, 8, True), (8192, 64, 1, 24, True), (9216, 128, 1, 12, False), (11000, 64, 1, 8, False),
+    (14336, 128, 1, 4, True), (20480, 64, 1, 6, False), (28672, 128, 1, 2, False), (32768, 64, 1, 4, True),
+]
+SHAPE_SETS = {"first": SHAPES, "check": CHECK_SHAPES, "check2": CHECK2_SHAPES}
 FIELDS = ["seq_len", "head_dim", "batch", "heads", "causal", "dtype", "block_m", "block_n", "num_warps",
           "num_stages", "median_s", "min_s", "runs", "shared_bytes", "registers", "spills", "error"]
 #: the small space: (BLOCK_M, BLOCK_N, num_warps, num_stages) values timed in one device call
@@ -153,12 +160,12 @@ def _driver() -> str:
         return "unknown"
 
 
-def _compile_all(configs, jobs, budget_s) -> dict:
+def _compile_all(configs, jobs, budget_s, causals=(False, True)) -> dict:
     """(config, d, causal) -> '' or why it did not compile; jobs left after ``budget_s`` seconds
     are recorded as skipped (their workers are stopped)."""
     from concurrent.futures import wait
     from iosim.kernels.triton_preset import TritonConfig, shared_bytes
-    todo = [(c, d, causal) for c in configs for d in (64, 128) for causal in (False, True)
+    todo = [(c, d, causal) for c in configs for d in (64, 128) for causal in causals
             if shared_bytes(TritonConfig(*c), d, "fp16") <= SMEM_LIMIT]
     t0 = time.perf_counter()
     import multiprocessing

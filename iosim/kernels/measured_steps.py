@@ -39,6 +39,10 @@ class MeasuredStep:
     spills: int
     shared_bytes: int
     source: str
+    #: a round's fixed cost besides its steps, and its step, from blocks of about 4 and 16 key
+    #: steps (run4: docs/validation/2026-12-02-triton-short.md); None where not measured
+    round_s: float | None = None
+    short_step_s: float | None = None
 
     def round_step(self, resident: int, ratio: float) -> float:
         """A step of ``resident`` co-resident blocks: the full round's, or between the lone

@@ -12,6 +12,13 @@ on the compiled kernel rather than derived (docs/triton.md, "Measured steps").
 * **Unequal blocks** (causal): each block takes its share ``(wave + n·R_causal)/k`` of a full
   SM, in launch order to the least-loaded SM (:func:`~iosim.models.kernel_time.busiest_sm`),
   at least the longest block alone, at the lone step scaled to the causal one.
+* **Short blocks.** The steps above are slopes over blocks of 33–132 key steps, and the
+  slope absorbs a cost every round pays besides its steps (its blocks' Q loads, the
+  pipeline's prologue and epilogue, the O stores). Where the table also has the short
+  launches' line (blocks of about 4 and 16 steps: ``round_s + n·short_step_s``), a round
+  costs the larger of the two lines: the fixed cost decides short blocks, the long slope
+  long ones (docs/validation/2026-12-02-triton-short.md). A causal block's share takes the
+  short line at the causal step's scale.
 """
 
 from __future__ import annotations
@@ -49,12 +56,22 @@ def busiest(m, blocks: list, heads: int, sms: int, causal: bool,
         n = blocks[0][0]
         per_sm = math.ceil(total / sms)
         rounds = [k] * (per_sm // k) + ([per_sm % k] if per_sm % k else [])
-        return m.fill_s + (len(rounds) - 1) * m.wave_s + sum(n * step(r) for r in rounds)
+        long = m.fill_s + (len(rounds) - 1) * m.wave_s + sum(n * step(r) for r in rounds)
+        return max(long, sum(short_round(m, n, step(r) / m.step_s) for r in rounds))
     causal_step = m.causal_step_s if causal and m.causal_step_s is not None else m.step_s
     lone = causal_step * step(1) / m.step_s
-    runs = [((m.wave_s + n * causal_step) / k, c) for n, c in blocks]
+    runs = [(max(m.wave_s + n * causal_step, short_round(m, n, causal_step / m.step_s)) / k, c) for n, c in blocks]
     alone = max(n * lone for n, _ in blocks)
     return m.fill_s + max(busiest_sm(runs, sms, heads), alone)
+
+
+def short_round(m, n: int, scale: float = 1.0) -> float:
+    """A round of blocks of ``n`` key steps as short blocks cost it: the measured fixed cost
+    of a round besides its steps, plus ``n`` short-block steps (``scale``: this round's step
+    over a full round's); 0 where the short launches were not measured."""
+    if m.round_s is None or m.short_step_s is None:
+        return 0.0
+    return m.round_s + n * m.short_step_s * scale
 
 
 def predict(profile, dtype: str, m, requested: dict, dram: dict, work: dict, causal: bool = False) -> dict:
@@ -70,4 +87,4 @@ def predict(profile, dtype: str, m, requested: dict, dram: dict, work: dict, cau
     return each_kernel(rates, requested, dram, work, compute)
 
 
-__all__ = ["busiest", "predict", "steps_of", "MEASURED"]
+__all__ = ["busiest", "predict", "short_round", "steps_of", "MEASURED"]

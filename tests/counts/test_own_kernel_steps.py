@@ -36,7 +36,7 @@ def _steps_table():
 @pytest.mark.parametrize("kernel,folders,name,count", [
     # every configuration that fits (run3: the 256-row ones at N = 8,448 and 16,896, whole waves),
     # less three 256-row ones that spill (past run3's time budget)
-    ("triton-fa2", [STEPS, os.path.join(STEPS, "run1"), os.path.join(STEPS, "run3")], "triton_steps_h200.json", 459),
+    ("triton-fa2", [STEPS] + [os.path.join(STEPS, r) for r in ("run1", "run3", "run4")], "triton_steps_h200.json", 459),
     ("cupy-fa2-mma", [CUPY_STEPS], "cupy_fa2_steps_h200.json", 32),                          # 16 tiles x d = 64, 128
 ])
 def test_the_shipped_tables_are_what_the_committed_timings_give(kernel, folders, name, count):
