@@ -170,3 +170,18 @@ def test_unmeasured_configurations_are_not_ranked_beside_measured_ones(monkeypat
     assert [c.config.key() for c in r.ranked] == [(128, 64, 4, 3)]
     s = _run("h200", problem, (256, 64, 8, 3))
     assert s.options["launches"][0]["time_model"].startswith("kernel time model (analytic steps")
+
+
+def test_a_round_costs_the_larger_of_the_long_and_the_short_line():
+    """With the short launches' line (a fixed cost a round plus a step), short blocks cost it
+    and long ones the long slope's rounds; without it, the long rounds alone."""
+    from iosim.models.measured_time import busiest
+    m = MeasuredStep(1, 5e-6, 0.0, 0.0, None, None, 255, 0, 1, "test", round_s=10e-6, short_step_s=4.7e-6)
+    # 132 blocks of n steps on 132 SMs: one round each
+    assert busiest(m, [(2, 132)], 1, 132, False) == pytest.approx(10e-6 + 2 * 4.7e-6, rel=1e-12)
+    assert busiest(m, [(200, 132)], 1, 132, False) == pytest.approx(200 * 5e-6, rel=1e-12)
+    plain = dataclasses.replace(m, round_s=None, short_step_s=None)
+    assert busiest(plain, [(2, 132)], 1, 132, False) == pytest.approx(2 * 5e-6, rel=1e-12)
+    # causal: each block's share is the larger line at the causal step's scale
+    causal = dataclasses.replace(m, causal_step_s=6e-6)
+    assert busiest(causal, [(1, 132)], 1, 132, True) == pytest.approx(10e-6 + 4.7e-6 * 6 / 5, rel=1e-12)
