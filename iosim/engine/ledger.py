@@ -176,23 +176,6 @@ class Ledger:
     def add_ops(self, kind: str, n: int) -> None:
         self.ops_by_kernel[(self.kernel, kind)] += n
 
-    def _traffic(self, per_kv_head: bool) -> dict:
-        out: dict = defaultdict(int)
-        for (_, tensor, direction, per_kv), elements in self.traffic_by_kernel.items():
-            if per_kv == per_kv_head:
-                out[(tensor, direction)] += elements
-        return out
-
-    @property
-    def traffic(self) -> dict:
-        """(tensor, direction) -> elements per query head, over all launches."""
-        return self._traffic(False)
-
-    @property
-    def traffic_per_kv_head(self) -> dict:
-        """The same for the accesses made once per K/V head."""
-        return self._traffic(True)
-
     @property
     def ops(self) -> dict:
         """kind -> operations over all launches."""

@@ -54,8 +54,9 @@ measured, a partial round's between the lone block's measured step and the full 
 (:meth:`~iosim.kernels.measured_steps.MeasuredStep.round_step`;
 :mod:`iosim.models.measured_time`); a causal block takes its
 share ``(wave + n·R_causal)/k`` of a full SM (the causal kernel's own measured step),
-list-scheduled as above. The split of compute by unit stays the analytic step's
-proportions. Where no step was measured the analytic model times the launch and the
+list-scheduled as above; where the short blocks' line was measured too (a fixed cost a round
+plus a step), a round or a share costs the larger of the two lines. The split of compute by
+unit stays the analytic step's proportions. Where no step was measured the analytic model times the launch and the
 launch says so (:func:`model_name`).
 
 No constant is fitted to the timed tile shapes; every rate is the profile's or measured

@@ -81,12 +81,17 @@ def offsets(head: np.ndarray, hi: np.ndarray, modulus: int) -> np.ndarray:
     return (x % np.uint64(modulus)).astype(np.int64)
 
 
+def window(lo, chunk_rows: int) -> np.ndarray:
+    """A chunk's row window, from its key's ``lo`` (first row × (chunk_rows + 1) + rows:
+    :mod:`.programs`)."""
+    return (np.asarray(lo) // (chunk_rows + 1)) // chunk_rows
+
+
 def sampler(m: int, chunk_rows: int):
     """keep(head keys, hi, lo) -> mask: the chunks whose row window w has (w + o) mod m = 0,
     o the chunk's :func:`offsets` modulo 2m (so the sample of 2m is a subset of this one)."""
     def keep(head, hi, lo):
-        window = (np.asarray(lo) // (chunk_rows + 1)) // chunk_rows
-        return (window + offsets(head, hi, 2 * m)) % m == 0
+        return (window(lo, chunk_rows) + offsets(head, hi, 2 * m)) % m == 0
     return keep
 
 
@@ -137,8 +142,8 @@ def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_g
     exact = exact or exact_counts(prog, heads, kv_of_q, leads_group)
     full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
     head, hi, lo = s.key_parts.T
-    window = (lo // (chunk_rows + 1)) // chunk_rows
-    half = _estimate(s, (window + offsets(head, hi, 2 * m)) % (2 * m) == 0, capacity_bytes // (2 * m), exact)
+    half = _estimate(s, (window(lo, chunk_rows) + offsets(head, hi, 2 * m)) % (2 * m) == 0, capacity_bytes // (2 * m),
+                     exact)
     if full is None or half is None:
         return None
     dram = full.dram_read_bytes + full.dram_write_bytes

@@ -163,9 +163,10 @@ def _time_group(members: list, profile, problem: Problem, use_cache: bool | str,
     without the L2 model. Where even every requested byte going to DRAM would not bound a
     configuration's time, that time is exact; otherwise (L2 model on) the group is replayed
     through it."""
-    traffic = kernel_traffic(result)
-    times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
-             for i, _, tile in members}
+    def timed(traffic) -> dict:
+        return {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
+                for i, _, tile in members}
+    times = timed(kernel_traffic(result))
     dram_bound = any(t.per_resource_s["DRAM"] >= t.predicted_s - t.per_resource_s["launch"] for t in times.values())
     dram_bytes, off = None, ""
     if use_cache and dram_bound:
@@ -176,8 +177,7 @@ def _time_group(members: list, profile, problem: Problem, use_cache: bool | str,
             off = sampled_note(replayed.cache)
             traffic = kernel_traffic(replayed)
             dram_bytes = sum(traffic[1].get("main", (0, 0)))
-            times = {i: triton_time.predict(profile, problem.dtype, tile, *traffic, causal=problem.causal)["main"]
-                     for i, _, tile in members}
+            times = timed(traffic)
     return [(index, ConfigCandidate(cfg, "", tile.shared_bytes, tile.registers, tile.mma,
                                     triton_time.blocks_per_sm(tile, profile), times[index].predicted_s,
                                     times[index].bound + off, dram_bytes, result.hbm.total_bytes,
