@@ -11,9 +11,7 @@ from ..kernels.plan import KERNELS
 from ..kernels.triton_preset import TritonConfig
 from ..report.tables import FORMATTERS
 from ..run import Options, prepare
-from ..run.setup import AUTO_CACHE_STEPS
 from ..run.launches import run_launches
-from ..run.result import L2_OFF
 from ..schedules import SCHEDULES
 from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args, schedule_or_file
 from .commands import HELP
@@ -79,15 +77,11 @@ def run(args: argparse.Namespace) -> int:
     )
     blocks = (args.block_q, args.block_kv)
     setup = prepare(args.hw, args.algo, problem, passes=args.passes, blocks=blocks, options=options)
-    why = None
     if args.cache is None and setup.cache_by_default():
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache="auto"))
-    elif args.cache is None and setup.profile.cache is not None:
-        why = (f"{L2_OFF}its thread blocks, not in lockstep, make {setup.steps_per_head:,} tile steps per head, "
-               f"more than the default {AUTO_CACHE_STEPS:,}")
     result = run_launches(setup, "count", None)
-    why = why or result.l2_off
+    why = result.l2_off
     if why:
         result = dataclasses.replace(result, l2_off=why)
         print(f"iosim: note: {why}; DRAM bytes are not modelled and the time counts every HBM request as DRAM "

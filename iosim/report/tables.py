@@ -94,9 +94,10 @@ def result_table(r: Result) -> str:
             + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                       for name, t in r.cache.outer_totals().items()))
         for kernel, got in (r.cache.sampled or {}).items():
-            parts.append(f"L2 model, {kernel}: DRAM bytes estimated by sampling 1 in {round(1 / got.rate)} of its "
-                         f"chunks (the run is past the exact model's budget); half the sample gave "
-                         f"{100 * got.within:.2f}% apart (docs/cache.md)")
+            how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
+                   f"playing {100 * got.rate:.1f}% of its requests, in windows of its rounds")
+            parts.append(f"L2 model, {kernel}: DRAM bytes estimated by {how} (the run is past the exact model's "
+                         f"budget); half the sample gave {100 * got.within:.2f}% apart (docs/cache.md)")
     return "\n\n".join(parts)
 
 

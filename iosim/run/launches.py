@@ -18,6 +18,7 @@ from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, plan
+from ..models.cache.uniform import uniform_programs
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
@@ -29,7 +30,8 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
-from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, SECONDS_PER_REQUEST, Launch, Setup
+from .setup import (AUTO_CACHE_STEPS, AUTO_REQUESTS, MAX_CACHE_STEPS, MAX_REQUESTS, SAMPLE_REQUESTS,
+                    SECONDS_PER_REQUEST, Launch, Setup)
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -37,10 +39,6 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, 
     Without ``cta_work`` a run that models neither the L2 nor a real kernel's time keeps no
     thread block's work (its ``cta_work`` is empty; :func:`iosim.run.count.count_launch`):
     for a caller that reads only the totals and the roofline time."""
-    too_large = setup.cache_too_large() if setup.options.cache else None
-    if too_large:                                                      # before any counting
-        raise ProblemError(f"the L2 model would play {too_large}: model the run without it (cache off, "
-                           "--no-cache), or with fewer heads or larger blocks", field="cache")
     if mode == "numeric":
         with threadpool_limits(limits=1, user_api="blas"):
             return _run_all(setup, mode, _numeric_inputs(setup, inputs))
@@ -54,25 +52,33 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     accesses (the same in numeric mode); a run whose streams would hold more than
     :data:`~iosim.run.setup.MAX_REQUESTS` requests (past
     :data:`~iosim.run.setup.AUTO_REQUESTS` when it was not asked for) is modelled from a sample
-    of its chunks of about :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests
-    (:mod:`iosim.models.cache.sampled`), the budget shared among the launches by their requests;
-    where even that is past the limit, or cannot be, the run is refused (left without the
-    model when it was not asked for)."""
+    of about :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests, of its chunks
+    (:mod:`iosim.models.cache.sampled`) or in windows of its thread blocks' rounds
+    (:mod:`iosim.models.cache.windows`), the budget shared among the launches by their
+    requests; where even that is past the limit, or cannot be, the run is refused (left
+    without the model when it was not asked for), as it is where its programs are too large
+    to expand and not runs of one loop body (:func:`_cache_plan`)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
+    auto = setup.options.cache == "auto"
+    steps = AUTO_CACHE_STEPS if auto else MAX_CACHE_STEPS
+    if not setup.lockstep and setup.steps_per_head > steps and not _windowable(setup):
+        return _too_large(setup, steps)                                  # before any counting
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
+    if None in plans:
+        return _too_large(setup, steps)
     requests = sum(p.requests for p in plans)
-    auto = setup.options.cache == "auto"
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
     if requests <= limit:
         return list(zip(plans, counted)), None
-    sampled = [p.sampled(max(1, SAMPLE_REQUESTS * p.requests // requests)) for p in plans]
-    if None not in sampled and sum(p.requests for p in sampled) <= limit:
-        return list(zip(sampled, counted)), None
-    sample = ("its chunks cannot be sampled (a cache behind the L2, or too many thread blocks)" if None in sampled
-              else f"a sample of its chunks would hold {sum(p.requests for p in sampled):,}")
+    for how in ("sampled", "windowed")[:1 + any(p.has_windows for p in plans)]:
+        sampled = [getattr(p, how)(max(1, SAMPLE_REQUESTS * p.requests // requests)) for p in plans]
+        if None not in sampled and sum(p.requests for p in sampled) <= limit:
+            return list(zip(sampled, counted)), None
+    sample = ("it cannot be sampled (a cache behind the L2, or too many thread blocks)" if None in sampled
+              else f"a sample would hold {sum(p.requests for p in sampled):,}")
     if auto:
         return [None] * len(plans), (f"{L2_OFF}its streams would hold {requests:,} requests (about "
                                      f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default "
@@ -80,6 +86,34 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}, and {sample}: "
                        "model the run without it (cache off, --no-cache), or with fewer heads or larger blocks",
                        field="cache")
+
+
+def _too_large(setup: Setup, steps: int) -> tuple[list, str]:
+    """Off (``cache="auto"``: each launch's plan None, and why) or refused: thread blocks out of
+    lockstep whose programs the L2 model would expand in full, past ``steps`` tile steps a head."""
+    why = (f"its thread blocks, not in lockstep, make {setup.steps_per_head:,} tile steps per head, more than "
+           f"{steps:,}, in programs the windowed model does not take (a loop inside a loop: docs/cache.md)")
+    if setup.options.cache == "auto":
+        return [None] * len(setup.launches), f"{L2_OFF}{why}"
+    raise ProblemError(f"the L2 model would play {why}: model the run without it (cache off, --no-cache), "
+                       "or with larger blocks", field="cache")
+
+
+def _windowable(setup: Setup) -> bool:
+    """Whether every launch's programs are runs of one loop body (:mod:`iosim.models.cache.uniform`),
+    asked of the same launches on a problem of 8 blocks a side and one head: the form follows
+    from the loop order, not the length (the full count checks it again)."""
+    if setup.profile.caches[:-1]:                    # a cache behind the L2: no windows
+        return False
+    for launch in setup.launches:
+        p, b = launch.problem, launch.blocks
+        small = dataclasses.replace(p, seq_len_q=min(p.seq_len_q, 8 * b.block_q), batch=1, heads=1, kv_heads=1,
+                                    seq_len_kv=min(p.seq_len_kv, 8 * b.block_kv), seq_len=None)
+        c = count_launch(setup.profile, dataclasses.replace(launch, problem=small), setup.options, setup.sram_bytes,
+                         "count", None, record=True)
+        if uniform_programs(list(c.requests), 64) is None:
+            return False
+    return True
 
 
 def l2_by_default(setup: Setup) -> bool:
@@ -200,15 +234,23 @@ def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> d
 
 
 def _cache_plan(setup: Setup, launch: Launch, c: Counted):
-    """Every head's recorded accesses, to be played through the profile's L2 (and caches behind it)."""
+    """Every head's recorded accesses, to be played through the profile's L2 (and caches
+    behind it); None where thread blocks out of lockstep make more tile steps a head than the
+    L2 model expands (:data:`~iosim.run.setup.AUTO_CACHE_STEPS`, when it was not asked for;
+    :data:`~iosim.run.setup.MAX_CACHE_STEPS`) and their programs are not runs of one loop body
+    (:mod:`iosim.models.cache.uniform`)."""
     profile, p = setup.profile, launch.problem
     slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
+    uniform = None if outer or setup.lockstep else uniform_programs(list(c.requests), 64)   # (blocks alike: no windows)
+    steps = AUTO_CACHE_STEPS if setup.options.cache == "auto" else MAX_CACHE_STEPS
+    if uniform is None and not setup.lockstep and launch.steps_per_head > steps:
+        return None
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
     return plan(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
-                outer_levels=outer, group_size=group)
+                outer_levels=outer, group_size=group, uniform=uniform)
 
 
 def _head_order(p, batch_fastest: bool) -> tuple:

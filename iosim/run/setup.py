@@ -67,8 +67,11 @@ class Launch:
 #: the L2 model (docs/cache.md) expands one head's recorded accesses into a program per
 #: thread block before it plays them (about 100 bytes a tile step where the blocks do not run
 #: in lockstep: causal or block-sparse masks, a user's schedule; where they do, the blocks
-#: share one program): there, on by default up to this many tile steps per head, never past
-#: MAX_CACHE_STEPS
+#: share one program); where those programs are not runs of one loop body
+#: (:mod:`iosim.models.cache.uniform`: a loop inside a loop), up to this many tile steps per
+#: head by default, never past MAX_CACHE_STEPS. Runs of one loop body of any length are
+#: planned from their intervals and played in windows (:mod:`iosim.models.cache.windows`).
+#: explore replays a tile of unequal thread blocks up to AUTO_CACHE_STEPS (its REPLAY_STEPS)
 AUTO_CACHE_STEPS = 4_000_000
 MAX_CACHE_STEPS = 16_000_000
 #: what playing costs: the requests its streams hold (:class:`iosim.models.cache.Plan`), about
@@ -76,20 +79,11 @@ MAX_CACHE_STEPS = 16_000_000
 #: to AUTO_REQUESTS, never past MAX_REQUESTS
 AUTO_REQUESTS = 4_000_000
 MAX_REQUESTS = 20_000_000
-#: past those, the model plays a sample of the chunks of about this many requests (plus the half
-#: sample it is checked against: :mod:`iosim.models.cache.sampled`), a quarter of the default
-#: budget: about 2 s on the development machine
+#: past those, the model plays a sample of about this many requests (plus what it is checked
+#: against: :mod:`iosim.models.cache.sampled`, :mod:`iosim.models.cache.windows`), a quarter
+#: of the default budget: about 2 s on the development machine
 SAMPLE_REQUESTS = AUTO_REQUESTS // 4
 SECONDS_PER_REQUEST = 2e-6
-
-
-def l2_on_by_default(has_cache: bool, steps_per_head: int, lockstep: bool) -> bool:
-    """Whether simulate and explore model the L2 when not told (``cache="auto"``): for a
-    profile with a cache, unless thread blocks out of lockstep make more than
-    :data:`AUTO_CACHE_STEPS` tile steps per head; the run then drops the model, saying so,
-    where its streams would hold more than :data:`AUTO_REQUESTS` requests
-    (:func:`iosim.run.launches.cache_plans`)."""
-    return has_cache and (lockstep or steps_per_head <= AUTO_CACHE_STEPS)
 
 
 @dataclass(frozen=True)
@@ -120,17 +114,10 @@ class Setup:
         return self.builtin and not any(l.problem.causal or l.mask is not None for l in self.launches)
 
     def cache_by_default(self) -> bool:
-        """Whether ``iosim simulate`` (and explore) model the L2 when not told
-        (:func:`l2_on_by_default`)."""
-        return l2_on_by_default(self.profile.cache is not None, self.steps_per_head, self.lockstep)
-
-    def cache_too_large(self) -> str | None:
-        """Why the L2 model cannot take this run even when asked, before any counting (None:
-        it can; the requests it would play are checked once counted)."""
-        if not self.lockstep and self.steps_per_head > MAX_CACHE_STEPS:
-            return (f"{self.steps_per_head:,} tile steps per head, its thread blocks not in lockstep, more than "
-                    f"{MAX_CACHE_STEPS:,}")
-        return None
+        """Whether ``iosim simulate`` (and explore) model the L2 when not told: wherever the
+        profile has a cache (the run then says why where it leaves it off:
+        :func:`iosim.run.launches.cache_plans`)."""
+        return self.profile.cache is not None
 
     @property
     def family(self) -> str:

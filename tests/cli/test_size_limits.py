@@ -23,8 +23,8 @@ HUGE = str(10 ** 38)
     (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
     (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
      f"num-splits must be at most {MAX_SPLITS}"),
-    (["-N", str(2 ** 18), "-d", "128", "--block-q", "64", "--block-kv", "64", "--causal", "--cache"],
-     f"more than {MAX_CACHE_STEPS:,}"),
+    (["-N", str(2 ** 19), "-d", "16", "--block-q", "64", "--block-kv", "64", "--causal", "--cache", "--algo", "fa1"],
+     f"more than {MAX_CACHE_STEPS:,}"),                             # a loop inside a loop: not played in windows
     (["-N", str(2 ** 20), "-d", "16", "--block-q", "64", "--block-kv", "64", "--cache"],
      f"requests, more than {MAX_REQUESTS:,}"),
 ])
@@ -60,7 +60,14 @@ def test_the_l2_model_is_on_by_default_only_within_its_budget():
     few = setup(seq_len=8192, heads=16, causal=True)
     assert not few.lockstep and few.cache_by_default() and l2_by_default(few)
     assert l2_by_default(setup(seq_len=8192, batch=32, heads=64, causal=True))
-    assert not setup(seq_len=2 ** 18, causal=True).cache_by_default()
+    # past AUTO_CACHE_STEPS: on where the programs are runs of one loop body (played in
+    # windows), off where a loop sits inside a loop (FA1's, expanded in full)
+    long = setup(seq_len=2 ** 18, causal=True)
+    assert long.steps_per_head > AUTO_CACHE_STEPS and l2_by_default(long)
+    nested = prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 18, causal=True), blocks=(128, 64))
+    assert nested.cache_by_default() and not l2_by_default(nested)
+    assert f"more than {AUTO_CACHE_STEPS:,}, in programs the windowed model does not take" in cache_plans(
+        _auto(nested))[1]
     # past the default budget of requests: on, from a sample of the chunks, and said so
     over = setup(seq_len=65536, heads=16, causal=True)
     assert over.cache_by_default() and l2_by_default(over)
@@ -71,7 +78,7 @@ def test_the_l2_model_is_on_by_default_only_within_its_budget():
     # where even the sample is past the budget: off by default, with the reason; refused when asked for
     crowd = prepare("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64))
     planned, why = cache_plans(_auto(crowd))
-    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}, and a sample of its chunks" in why
+    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}, and a sample would hold" in why
     with pytest.raises(ProblemError, match="the L2 model would play"):
         simulate("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64), options=Options(cache=True))
 

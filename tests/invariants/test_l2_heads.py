@@ -11,6 +11,7 @@ import pytest
 
 import iosim.models.cache.periodic as periodic
 import iosim.models.cache.playback as playback
+import iosim.models.cache.plans as plans
 import iosim.run.launches as launches
 from iosim import Options, Problem, prepare, simulate
 from iosim.models.cache.periodic import NEAR, period
@@ -141,7 +142,7 @@ def test_the_plan_counts_the_requests_it_plays(monkeypatch, hw, problem, blocks,
     streams hold where the heads' extension takes its first two steps, less where it needs
     more heads (and playing past a limit stops before the stream that would pass it)."""
     held, planned = [], []
-    stream, plan = playback.stream, playback.plan
+    stream, plan = playback.stream, plans.plan
 
     def counting(*a, **kw):
         s = stream(*a, **kw)
@@ -159,7 +160,7 @@ def test_the_plan_counts_the_requests_it_plays(monkeypatch, hw, problem, blocks,
     simulate(hw, "fa2", problem, blocks=blocks, options=Options(cache=True))
     assert (sum(planned) == sum(held) > 0) if settled else (0 < sum(planned) < sum(held))
     if not settled:
-        with pytest.raises(playback.PlayLimit):
+        with pytest.raises(plans.PlayLimit):
             s = prepare(hw, "fa2", problem, blocks=blocks, options=Options(cache=True))
             c = count_launch(s.profile, s.launches[0], s.options, s.sram_bytes, "count", None, record=True)
             launches._cache_plan(s, s.launches[0], c).play(limit=sum(held) - 1)

@@ -7,6 +7,7 @@ thread blocks and plays it through the cache. See docs/cache.md for what is assu
 """
 
 from .lru import CacheStats, LRUCache
-from .playback import CacheReport, Plan, PlayLimit, occupancy, plan, replay
+from .playback import CacheReport, PlayLimit, occupancy
+from .plans import Plan, plan, replay
 
 __all__ = ["LRUCache", "CacheStats", "replay", "plan", "Plan", "PlayLimit", "occupancy", "CacheReport"]

@@ -28,14 +28,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Callable
-
 import numpy as np
 
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
-from .programs import HEAD, PER_KV_HEAD, HeadPrograms, head_programs
-from . import sampled, stack
+from .programs import HEAD, PER_KV_HEAD, HeadPrograms
+from . import stack
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -71,7 +69,7 @@ class CacheReport:
     #: its heads, where they were not equal (:func:`~.periodic.all_heads`); absent: exact
     near: dict = None
     #: kernel -> :class:`~.sampled.Sampled` where its counters are estimated from a sample of
-    #: its chunks (:mod:`.sampled`); absent: played in full
+    #: its chunks (:mod:`.sampled`) or windows of its rounds (:mod:`.windows`); absent: played in full
     sampled: dict = None
 
     @property
@@ -85,11 +83,11 @@ class CacheReport:
                           "dram_write_bytes": v.dram_write_bytes, "dirty_bytes_left": v.dirty_bytes_left,
                           "concurrent_blocks": self.concurrency[k],
                           **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {}),
-                          **({"model": "sampled", "sample_rate": self.sampled[k].rate,
-                              "sampled_within": self.sampled[k].within} if k in (self.sampled or {}) else {})}
+                          **(self.sampled[k].describe() if k in (self.sampled or {}) else {})}
                       for k, v in self.kernels.items()}
         return {
-            "l2": {**({"model": "sampled"} if self.sampled else {}), "read_bytes": s.read_bytes,
+            "l2": {**({"model": "windowed" if any(g.model == "windowed" for g in self.sampled.values()) else "sampled"}
+                      if self.sampled else {}), "read_bytes": s.read_bytes,
                    "write_bytes": s.write_bytes, "hit_rate": s.hit_rate, "per_kernel": per_kernel},
             # write_bytes: written back during the kernels (what a profiler counts per kernel);
             # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
@@ -116,28 +114,6 @@ def _sum(stats) -> CacheStats:
     return out
 
 
-@dataclass(frozen=True)
-class Plan:
-    """A run's L2 model, ready to play: ``requests``, how many its streams hold (what playing
-    costs: about 2 µs each on the development machine, docs/performance.md), known before
-    playing. Exact where the heads' extension takes its first two steps; where they differ
-    (:func:`~.periodic.all_heads`), more heads are played than planned."""
-
-    requests: int
-    _play: Callable[[int | None], CacheReport]
-    _sample: Callable[[int], "Plan | None"] | None = None
-
-    def play(self, limit: int | None = None) -> CacheReport:
-        """The report; :class:`PlayLimit` before any stream that would take the requests
-        played past ``limit``."""
-        return self._play(limit)
-
-    def sampled(self, budget: int) -> "Plan | None":
-        """The same run estimated from a sample of its chunks of about ``budget`` requests
-        (:mod:`.sampled`); None where it cannot be (a cache behind the L2, too many blocks)."""
-        return None if self._sample is None else self._sample(budget)
-
-
 class PlayLimit(Exception):
     """Playing would pass its limit of requests (the heads' extension needed more heads than planned)."""
 
@@ -146,57 +122,9 @@ class PlayLimit(Exception):
         self.requests = requests
 
 
-def replay(requests: list, **kw) -> CacheReport:
-    """:func:`plan` the recorded ``requests`` and play them."""
-    return plan(requests, **kw).play()
-
-
-def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
-         chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True, group_size: int = 1,
-         method: str = "stream") -> Plan:
-    """One head's recorded ``requests``, to be played for every head through an LRU cache.
-
-    ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
-    ``h`` is the query head that makes its group's once-per-K/V-head accesses (the GQA
-    reductions, keyed by the K/V head); ``concurrency[kernel]``:
-    resident CTAs (:func:`occupancy`); ``outer_levels``: (name, capacity) of further
-    caches between this one and DRAM, nearest first (each an LRU fed by the misses and
-    dirty evictions of the one in front); ``group_size``: query heads per K/V head. The
-    stream of a kernel whose CTAs have one length, with no cache behind this one, is
-    played as copies of P heads (:func:`_by_copies`); otherwise the heads are played as
-    :func:`~.periodic.all_heads` says: every one, or, for many heads, enough of them to
-    extend the totals (exactly, or where two steps only nearly agree within
-    :data:`~.periodic.NEAR`, and the report says so). ``method``: ``"stream"`` plays the
-    cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
-    (the reference it is checked against).
-    """
-    programs = head_programs(requests, chunk_rows)
-    kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
-              capacity_bytes=capacity_bytes)
-    cost = sum(_cost(prog, concurrency.get(k, 1), outer_levels, **kw) for k, prog in programs.items())
-    sample = None if outer_levels else lambda budget: _sampled_plan(programs, concurrency, budget, chunk_rows, **kw)
-    return Plan(cost, lambda limit: _replay(programs, concurrency, outer_levels, method, limit, **kw), sample)
-
-
-def _sampled_plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, group: int,
-                  **kw) -> Plan | None:
-    """Every head of every kernel from a sample of its chunks (:func:`.sampled.plan`)."""
-    got = sampled.plan(programs, concurrency, budget, chunk_rows, **kw)
-    if got is None:
-        return None
-
-    def report(limit) -> CacheReport:
-        kernels = got[1]()
-        if kernels is None:                  # a chunk of two sizes: not played from stack distances
-            raise PlayLimit(0)
-        return CacheReport({k: g.stats for k, g in kernels.items()}, {k: concurrency.get(k, 1) for k in kernels},
-                           sampled=kernels)
-    return Plan(got[0], report)
-
-
-def _cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
+def cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
           capacity_bytes: int) -> int:
-    """Requests the streams of one kernel will hold, as :func:`_replay` plays them."""
+    """Requests the streams of one kernel will hold, as :func:`replay_programs` plays them."""
     copied = None if outer_levels else _copies(prog, heads, slots, kv_of_q, leads_group, group)
     if copied is not None:
         return sum(stream_size(prog, h, slots) for h in copied[::2])
@@ -206,7 +134,7 @@ def _cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv
     return stream_size(prog, played, slots)
 
 
-def _replay(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
+def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
             kv_of_q, leads_group, group: int, capacity_bytes: int) -> CacheReport:
     stats, outer, near = {}, {}, {}
     played = [0]

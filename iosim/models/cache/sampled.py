@@ -67,6 +67,16 @@ class Sampled:
     stats: CacheStats
     rate: float
     within: float
+    #: "sampled" (a sample of the chunks) or "windowed" (:mod:`.windows`: windows of the
+    #: stream in time, their chunks sampled), and for windows how far the shortest warm-up
+    #: reached (its distinct bytes over the scaled capacity; at least 1: every window exact)
+    model: str = "sampled"
+    warm: float | None = None
+
+    def describe(self) -> dict:
+        """The JSON of a kernel's estimate: its model, rate and spread (and the windows' warm-up)."""
+        return {"model": self.model, "sample_rate": self.rate, "sampled_within": self.within,
+                **({"warm_up_reached": self.warm} if self.warm is not None and self.warm != float("inf") else {})}
 
 
 def offsets(head: np.ndarray, hi: np.ndarray, modulus: int) -> np.ndarray:

@@ -165,9 +165,12 @@ def replay(blocks: tuple[int, int]) -> tuple:
 
 
 def sampled_note(report) -> str:
-    """What a bound adds where the L2 model's DRAM bytes come from a sample of the chunks."""
-    rates = sorted({round(1 / k.rate) for k in (report.sampled or {}).values()})
-    return f"; DRAM bytes estimated by sampling 1 in {'/'.join(map(str, rates))} chunks" if rates else ""
+    """What a bound adds where the L2 model's DRAM bytes come from a sample of the chunks
+    (or windows of the rounds)."""
+    got = (report.sampled or {}).values()
+    rates = sorted({round(1 / k.rate) for k in got if k.model == "sampled"})
+    note = f"; DRAM bytes estimated by sampling 1 in {'/'.join(map(str, rates))} chunks" if rates else ""
+    return note + ("; DRAM bytes estimated in windows of the rounds" if any(k.model == "windowed" for k in got) else "")
 
 
 def replay_many(keys: list, worker_args: tuple, jobs: int) -> list:

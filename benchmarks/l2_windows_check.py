@@ -1,0 +1,91 @@
+"""The L2 model in windows (iosim/models/cache/windows.py) against the exact model, kernel by
+kernel, on causal runs whose exact plans can still be played.
+
+    python benchmarks/l2_windows_check.py [--budget 1000000] [--quick]
+
+For each problem: the exact model (``plan(...).play()``) and the windowed estimate at
+``--budget`` requests (what ``simulate`` gives past every other budget:
+``SAMPLE_REQUESTS``), every kernel whose thread blocks have unequal lengths (the only ones
+played in windows). Prints one line per kernel: DRAM reads and write-backs over the exact
+model's, the share of the requests counted, the two halves' spread, the shortest warm-up's
+reach, and the seconds each took; then the largest errors. Results: docs/cache.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from iosim import Options, Problem, prepare
+from iosim.models.cache import plan, windows
+from iosim.models.cache.uniform import uniform_programs
+from iosim.run import launches
+from iosim.run.count import count_launch
+
+P = Problem
+GRID = [
+    ("forward", "flash-attn-2", P(seq_len=16384, head_dim=128, heads=16, causal=True)),
+    ("forward", "flash-attn-2", P(seq_len=32768, head_dim=128, heads=4, causal=True)),
+    ("forward", "flash-attn-2", P(seq_len=65536, head_dim=64, heads=2, causal=True)),
+    ("forward", "flash-attn-2", P(seq_len=131072, head_dim=128, heads=1, causal=True)),
+    ("forward", "flash-attn-2", P(seq_len=8192, head_dim=128, heads=32, kv_heads=8, batch=8, causal=True)),
+    ("forward", "triton-fa2", P(seq_len=32768, head_dim=64, heads=4, causal=True)),
+    ("forward", None, P(seq_len=32768, head_dim=128, heads=4, causal=True)),
+    ("backward", "flash-attn-2", P(seq_len=16384, head_dim=64, heads=8, causal=True)),
+    ("backward", "flash-attn-2", P(seq_len=8192, head_dim=128, heads=32, kv_heads=8, batch=8, causal=True)),
+    ("backward", "flash-attn-2", P(seq_len=32768, head_dim=256, heads=2, causal=True)),
+    ("backward", "flash-attn-2", P(seq_len=65536, head_dim=256, heads=1, causal=True)),
+    ("backward", "flash-attn-2", P(seq_len=131072, head_dim=64, heads=2, causal=True)),
+]
+
+
+def check(passes: str, kernel: str | None, problem: Problem, budget: int) -> list[dict]:
+    setup = prepare("h200", "fa2", problem, passes=passes, options=Options(kernel=kernel, cache=True))
+    capacity = setup.profile.cache.capacity_bytes
+    rows = []
+    for launch in setup.launches:
+        c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
+        slots = setup.profile.sm_count * launches._blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
+        kv_of_q, leads_group, group = launches._head_order(launch.problem, launch.kernel is not None
+                                                           and launch.kernel.batch_fastest)
+        requests, heads = list(c.requests), launch.problem.heads_total
+        t = time.perf_counter()
+        exact = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
+                     leads_group=leads_group, concurrency={r.kernel: slots for r in requests}).play().kernels
+        t_exact = time.perf_counter() - t
+        uniform = uniform_programs(requests, 64)
+        unequal = {k: u for k, u in uniform.items() if (u.lengths != u.lengths[0]).any()}
+        t = time.perf_counter()
+        got = windows.plan(unequal, {k: slots for k in unequal}, budget, 64, heads=heads, capacity_bytes=capacity,
+                           kv_of_q=kv_of_q, leads_group=leads_group)[1]()
+        t_windows = time.perf_counter() - t
+        for k, g in got.items():
+            e = exact[k]
+            rows.append({"problem": f"{passes} {kernel or 'paper'} N={problem.seq_len_q} d={problem.head_dim} "
+                                    f"B·H={problem.heads_total} H_k={problem.kv_heads}", "kernel": k,
+                         "read": g.stats.dram_read_bytes / e.dram_read_bytes,
+                         "written back": g.stats.dram_write_bytes / max(1, e.dram_write_bytes),
+                         "rate": g.rate, "within": g.within, "warm": g.warm, "exact s": t_exact,
+                         "windows s": t_windows})
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="the first four problems only")
+    args = ap.parse_args()
+    rows = []
+    for case in GRID[:4] if args.quick else GRID:
+        for r in check(*case, args.budget):
+            rows.append(r)
+            print(f"{r['problem']:58s} {r['kernel']:9s} read {r['read']:.4f} written back {r['written back']:.4f} "
+                  f"rate {r['rate']:.3f} within {r['within']:.3f} warm {r['warm']:.2f} "
+                  f"exact {r['exact s']:.1f} s windows {r['windows s']:.1f} s", flush=True)
+    for name in ("read", "written back"):
+        worst = max(rows, key=lambda r: abs(r[name] - 1))
+        print(f"largest {name} error: {worst[name] - 1:+.2%} ({worst['problem']}, {worst['kernel']})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,265 @@
+"""One head's thread-block programs as runs of a loop body: a step of any program, at no
+cost per tile step.
+
+:mod:`.programs` expands every tile step of every thread block (CTA), which is what the
+exact model plays, and costs about 100 bytes a step: a causal run of N = 1,048,576 would
+take gigabytes before a request is played. Most kernels' CTAs are simpler than that: a few
+accesses of their own, one loop over key (or query) blocks whose body makes the same
+accesses at every member, and a few more of their own. Here each CTA is a list of
+*intervals*, in program order; an interval is a run of consecutive members of the loop
+(walked up or down) with one body, a *piece*: its chunks at member 0 and how far each moves
+per member (the rows a member moves by, when that keeps every access within its chunk
+windows, as it does for block sizes that are multiples or divisors of ``chunk_rows``). The
+CTA's own accesses are intervals of one member. So a CTA costs its bodies, not its steps,
+and :meth:`Uniform.at` gives the request at any step of any CTA, vectorised.
+
+Where a program is not of that form (a second loop inside the first, two bodies at one
+member, rows that cut a chunk window differently from one member to the next)
+:func:`uniform_programs` returns None and the caller keeps :mod:`.programs`.
+tests/invariants/test_l2_uniform.py checks every step against :mod:`.programs`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .programs import FIELDS, KV_HEAD, PER_KV_HEAD, HEAD, WRITE_CODES, _keys, _product
+
+
+@dataclass(frozen=True)
+class Uniform:
+    """The CTAs of one kernel of one head, in launch order, as intervals (see the module's
+    docstring). Interval k of the kernel starts at step ``start[k]`` of the concatenated
+    programs, walks ``count[k]`` members from ``first[k]`` by ``sign[k]`` (±1) and makes
+    piece ``piece[k]``: the elements ``ptr[piece]`` … ``ptr[piece + 1] − 1`` of ``base``
+    (FIELDS -> array), ``hi_shift`` and ``lo_shift`` at every member."""
+
+    lengths: np.ndarray            # per CTA
+    offset: np.ndarray             # per CTA: its first step in the concatenation
+    start: np.ndarray              # per interval
+    first: np.ndarray
+    sign: np.ndarray
+    count: np.ndarray
+    piece: np.ndarray
+    ptr: np.ndarray                # per piece, and one past the last
+    base: dict
+    hi_shift: np.ndarray
+    lo_shift: np.ndarray
+
+    @property
+    def ctas(self) -> int:
+        return len(self.lengths)
+
+    def at(self, cta: np.ndarray, step: np.ndarray) -> dict:
+        """FIELDS -> the request of each (CTA, step) pair."""
+        x = self.offset[cta] + step
+        k = np.searchsorted(self.start, x, side="right") - 1
+        nb = self.ptr[self.piece[k] + 1] - self.ptr[self.piece[k]]
+        j = x - self.start[k]
+        member = self.first[k] + self.sign[k] * (j // nb)
+        e = self.ptr[self.piece[k]] + j % nb
+        out = {f: self.base[f][e] for f in FIELDS}
+        out["hi"] = out["hi"] + member * self.hi_shift[e]
+        out["lo"] = out["lo"] + member * self.lo_shift[e]
+        return out
+
+    def program(self, cta: int) -> dict:
+        """FIELDS -> the whole program of CTA ``cta`` (as :meth:`.programs.HeadPrograms.program`)."""
+        steps = np.arange(int(self.lengths[cta]))
+        return self.at(np.full(len(steps), cta), steps)
+
+
+def uniform_programs(requests: list, chunk_rows: int) -> dict[str, Uniform] | None:
+    """kernel -> its :class:`Uniform`, from one head's recorded requests; None where a
+    program is not of that form."""
+    by_kernel: dict[str, dict] = {}
+    for r in requests:
+        by_kernel.setdefault(r.kernel, {}).setdefault(r.cta_serial, []).append(r)
+    out = {}
+    for kernel, groups in by_kernel.items():
+        got = _kernel(groups, chunk_rows)
+        if got is None:
+            return None
+        out[kernel] = got
+    return out
+
+
+def _kernel(groups: dict, chunk_rows: int) -> Uniform | None:
+    tensors, pieces = {}, {}
+    ctas, keys = [], []                    # per CTA: [(first, sign, count, piece fields)], its order key
+    for n, records in enumerate(groups.values()):
+        got = _group(records, chunk_rows, tensors, pieces)
+        if got is None:
+            return None
+        for prefix, intervals in got:
+            ctas.append(intervals)
+            keys.append((prefix, n))
+    width = max(len(p) for p, _ in keys)
+    table = np.array([list(p) + [0] * (width - len(p)) + [n] for p, n in keys], np.int64).reshape(len(keys), -1)
+    order = np.lexsort(table.T[::-1])
+    return _assemble([ctas[i] for i in order])
+
+
+def _assemble(ctas: list) -> Uniform:
+    """The arrays of :class:`Uniform` from each CTA's [(first, sign, count, piece)]; a piece
+    made once (every query block's K/V body: :func:`_cta`) is kept once."""
+    first, sign, count, which, ids, pieces = [], [], [], [], {}, []
+    lengths = np.zeros(len(ctas), np.int64)
+    for c, intervals in enumerate(ctas):
+        for f, s, k, piece in intervals:
+            key = id(piece)
+            if key not in ids:
+                ids[key] = len(pieces)
+                pieces.append(piece)
+            first.append(f), sign.append(s), count.append(k), which.append(ids[key])
+            lengths[c] += k * len(piece["size"])
+    count, which = np.array(count, np.int64), np.array(which, np.int64)
+    nb = np.array([len(p["size"]) for p in pieces], np.int64)
+    cat = {f: np.concatenate([p[f] for p in pieces]) for f in _PIECE}
+    return Uniform(lengths, np.concatenate([[0], np.cumsum(lengths)[:-1]]),
+                   np.concatenate([[0], np.cumsum(count * nb[which])[:-1]]), np.array(first, np.int64),
+                   np.array(sign, np.int64), count, which, np.concatenate([[0], np.cumsum(nb)]),
+                   {f: cat[f] for f in FIELDS}, cat["hi_shift"], cat["lo_shift"])
+
+
+_PIECE = FIELDS + ("hi_shift", "lo_shift")
+
+
+def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
+    """[(order key, intervals)] for each CTA a ``thread_block`` record group stands for; None
+    where its program is not of the uniform form."""
+    c = records[0].cta_levels
+    if any(len(r.levels) > c + 1 for r in records):
+        return None
+    for r in records:                                   # tensor numbers as programs._attributes makes them
+        tensors.setdefault(r.tensor, len(tensors))
+    inner = [r for r in records if len(r.levels) == c + 1]
+    loops = {r.levels[c].loop_seq for r in inner}
+    if len(loops) > 1:
+        return None
+    loop_seq = loops.pop() if loops else None
+    outer = records[0].levels[:c]
+    cta_m = _product(outer)
+    n_ctas = len(cta_m[0]) if c else 1
+    prefix = np.stack(_keys(outer, cta_m, 0), axis=1) if c else np.zeros((1, 0), np.int64)
+    own = [r for r in records if len(r.levels) == c]
+    before = [r for r in own if loop_seq is None or r.seq < loop_seq]
+    after = [r for r in own if loop_seq is not None and r.seq > loop_seq]
+    bodies: dict = {}
+    for r in inner:
+        bodies.setdefault(r.levels[c].body_seq, []).append(r)
+    out = []
+    for i in range(n_ctas):
+        members = [m[i] for m in cta_m]
+        got = _cta(before, after, bodies, members, c, chunk_rows, tensors, pieces)
+        if got is None:
+            return None
+        out.append((tuple(prefix[i].tolist()), got))
+    return out
+
+
+def _cta(before: list, after: list, bodies: dict, cta_members: list, c: int, chunk_rows: int,
+         tensors: dict, pieces: dict) -> list | None:
+    """One CTA's intervals: its own accesses before the loop, the loop's runs of members,
+    its own accesses after (``pieces``: those made so far, by what they are made of)."""
+    def piece(recs, member, period):
+        """The piece of ``recs`` at ``member`` moving ``period`` members at a time, or, for
+        "up" and "down", of every member of a period in walk order, made once."""
+        key = (_signature(recs, cta_members, c), member, period)
+        if key not in pieces:
+            if member in ("up", "down"):
+                parts = [piece(recs, j, period) for j in (range(period - 1, -1, -1) if member == "down"
+                                                          else range(period))]
+                pieces[key] = {f: np.concatenate([q[f] for q in parts]) for f in parts[0]}
+            else:
+                pieces[key] = _piece(recs, member, period, cta_members=cta_members, c=c, chunk_rows=chunk_rows,
+                                     tensors=tensors)
+        return pieces[key]
+    runs, spans, descending = [], [], False
+    for recs in bodies.values():
+        recs = sorted(recs, key=lambda r: r.seq)
+        level = recs[0].levels[c]
+        descending = level.descending
+        m = np.asarray(level.members, np.int64)                   # ascending
+        period = _period(recs, c, chunk_rows)
+        for run in np.split(m, np.flatnonzero(np.diff(m) != 1) + 1):
+            spans.append((int(run[0]), int(run[-1])))
+            runs += _run(recs, int(run[0]), len(run), period, descending, piece)
+    spans.sort()
+    if any(a[1] >= b[0] for a, b in zip(spans, spans[1:])):
+        return None                                      # two bodies at one member
+    runs.sort(key=lambda t: t[0], reverse=descending)
+    head, tail = ([(0, 1, 1, piece(recs, 0, 0))] if recs else [] for recs in (before, after))
+    return head + [r[1:] for r in runs] + tail
+
+
+def _signature(recs: list, cta_members: list, c: int) -> tuple:
+    """What a piece of ``recs`` is made of: each record's access, and the CTA's members it reads."""
+    return tuple((r.tensor, r.direction, r.row_start, r.rows, r.col_start, r.cols, r.split, r.gathered, r.width,
+                  r.per_kv_head, r.rows_level, r.rows_step, r.cols_level, r.cols_step,
+                  *(int(cta_members[k]) for k in (r.rows_level, r.cols_level) if 0 <= k < c)) for r in recs)
+
+
+def _period(recs: list, c: int, chunk_rows: int) -> int:
+    """Members after which every access of the body cuts its chunk windows alike again."""
+    p = 1
+    for r in recs:
+        step = r.rows_step if r.rows_level == c else 0
+        if step and not (step % chunk_rows == 0 or (chunk_rows % step == 0 and r.rows <= step)):
+            p = math.lcm(p, chunk_rows // math.gcd(step, chunk_rows))
+    return p
+
+
+def _run(recs: list, lo: int, n: int, period: int, descending: bool, piece) -> list:
+    """(lowest member, first, sign, count, piece) intervals of members lo … lo + n − 1 of one
+    body, in walk order: one interval where every member cuts its windows alike; else
+    the whole periods of ``period`` members as one interval of super-members (the period's
+    members in walk order, moving a period at a time) and the members around them one by one."""
+    if period == 1:
+        return [(lo, lo + n - 1, -1, n, piece(recs, 0, 1))] if descending else [(lo, lo, 1, n, piece(recs, 0, 1))]
+    first, stop = -(-lo // period), (lo + n) // period            # whole periods first … stop − 1
+    if stop <= first:
+        return [(m, 0, 1, 1, piece(recs, m, 0)) for m in range(lo, lo + n)]
+    whole = piece(recs, "down" if descending else "up", period)
+    count = stop - first
+    out = [(first * period, stop - 1 if descending else first, -1 if descending else 1, count, whole)]
+    edges = list(range(lo, first * period)) + list(range(stop * period, lo + n))
+    return out + [(m, m // period, 1, 1, piece(recs, m % period, period)) for m in edges]
+
+
+def _piece(recs: list, member: int, period: int, *, cta_members: list, c: int, chunk_rows: int,
+           tensors: dict) -> dict:
+    """FIELDS (and hi_shift, lo_shift) -> per chunk of the records ``recs`` in seq order, at
+    ``member`` of the loop at level ``c``, moving ``period`` members at a time."""
+    cols = {f: [] for f in _PIECE}
+    for r in sorted(recs, key=lambda r: r.seq):
+        start, shift = _axis(r.row_start, r.rows_level, r.rows_step, cta_members, c)
+        col, col_shift = _axis(r.col_start, r.cols_level, r.cols_step, cta_members, c)
+        start, col = start + member * shift, col + member * col_shift
+        w0, w1 = start // chunk_rows, (start + r.rows - 1) // chunk_rows
+        window = np.arange(w0, w1 + 1)
+        lo = np.maximum(start, window * chunk_rows)
+        hi = np.minimum(start + r.rows, (window + 1) * chunk_rows)
+        n = len(window)
+        split = 0 if r.split is None else r.split + 1
+        kind = PER_KV_HEAD if r.per_kv_head else KV_HEAD if r.gathered else HEAD
+        cols["hi"].append(np.full(n, ((tensors[r.tensor] * 512 + split) << 26) + col))
+        cols["lo"].append(lo * (chunk_rows + 1) + (hi - lo))
+        cols["size"].append((hi - lo) * r.cols * r.width)
+        cols["write"].append(np.full(n, WRITE_CODES[r.direction]))
+        cols["kind"].append(np.full(n, kind))
+        cols["hi_shift"].append(np.full(n, period * col_shift))
+        cols["lo_shift"].append(np.full(n, period * shift * (chunk_rows + 1)))
+    return {f: np.concatenate(v).astype(np.int64) for f, v in cols.items()}
+
+
+def _axis(start: int, level: int, step: int, cta_members: list, c: int) -> tuple[int, int]:
+    """(rows or columns at member 0 of the loop at level ``c``, how far they move a member)."""
+    if level == c and step > 0:
+        return 0, step
+    if 0 <= level < c and step > 0:
+        return int(cta_members[level]) * step, 0
+    return start, 0

@@ -1,0 +1,59 @@
+"""Thread-block programs as runs of one loop body (iosim/models/cache/uniform.py): every
+step of every thread block equals the expanded program (iosim/models/cache/programs.py),
+for the paper's FA2 (tiles that cut the 64-row chunk windows differently from one key block
+to the next), the flash-attn 2 kernels (forward, split-KV and combine, the backward's four),
+and the Triton kernel; causal and not, ragged N, GQA. A loop inside a loop (FA1, the paper's
+backward) is not of that form, and says so."""
+
+import pytest
+
+from iosim import Options, Problem, prepare
+from iosim.models.cache.programs import FIELDS, head_programs
+from iosim.models.cache.uniform import uniform_programs
+from iosim.run.count import count_launch
+
+P = Problem
+CASES = [
+    ("fa2", "forward", None, P(seq_len=3001, head_dim=128, heads=2, causal=True)),     # B_c = 227
+    ("fa2", "forward", None, P(seq_len=2048, head_dim=40, heads=2)),
+    ("fa2", "forward", "flash-attn-2", P(seq_len=3001, head_dim=64, heads=2, causal=True)),
+    ("fa2", "forward", "flash-attn-2", P(seq_len_q=1, seq_len_kv=5000, head_dim=128, heads=8, kv_heads=2)),
+    ("fa2", "forward", "flash-attn-2", P(seq_len=1000, head_dim=40, heads=64, causal=True)),
+    ("fa2", "backward", "flash-attn-2", P(seq_len=1000, head_dim=128, heads=4, kv_heads=2, causal=True)),
+    ("fa2", "backward", "flash-attn-2", P(seq_len=2048, head_dim=64, heads=2)),
+    ("fa2", "forward", "triton-fa2", P(seq_len=3001, head_dim=64, heads=2, causal=True)),
+]
+
+
+def _recorded(algo, passes, kernel, problem):
+    setup = prepare("h200", algo, problem, passes=passes, options=Options(kernel=kernel, cache=True))
+    for launch in setup.launches:
+        yield list(count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None,
+                                record=True).requests)
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
+def test_every_step_is_the_expanded_programs(case):
+    for requests in _recorded(*case):
+        expanded, uniform = head_programs(requests, 64), uniform_programs(requests, 64)
+        assert uniform is not None and uniform.keys() == expanded.keys()
+        for kernel, prog in expanded.items():
+            u = uniform[kernel]
+            assert u.ctas == len(prog.cta_class) and (u.lengths == prog.lengths).all()
+            for cta in range(u.ctas):
+                a, b = prog.program(cta), u.program(cta)
+                for name in FIELDS:
+                    assert (a[name] == b[name]).all(), (kernel, cta, name)
+
+
+@pytest.mark.parametrize("algo,passes", [("fa1", "forward"), ("fa2", "backward")])
+def test_a_loop_inside_a_loop_is_not_of_that_form(algo, passes):
+    (requests,) = _recorded(algo, passes, None, P(seq_len=512, head_dim=32, heads=2, causal=True))
+    assert uniform_programs(requests, 64) is None
+
+
+def test_the_cost_is_that_of_the_bodies_not_the_steps():
+    """A causal head of N = 65,536: 524,288 tile steps, a few intervals a query block."""
+    (requests,) = _recorded("fa2", "forward", "flash-attn-2", P(seq_len=65536, head_dim=128, causal=True))
+    u = uniform_programs(requests, 64)["main"]
+    assert int(u.lengths.sum()) > 500_000 and len(u.start) <= 4 * u.ctas and len(u.ptr) - 1 <= 4 * u.ctas
