@@ -20,7 +20,8 @@ import pytest
 
 from iosim import Options, Problem, prepare, simulate
 from iosim.models.cache import plan, stack, windows
-from iosim.models.cache.sampled import sampler
+from iosim.models.cache.programs import head_programs
+from iosim.models.cache.sampled import exact_counts, sampler
 from iosim.models.cache.uniform import uniform_programs
 from iosim.run import launches
 from iosim.run.count import count_launch
@@ -61,6 +62,28 @@ def test_played_whole_it_is_the_round_robin(hw, passes, kernel, problem, capacit
             assert g.rate == 1 and g.model == "windowed"
             for name in FIELDS:
                 assert getattr(g.stats, name) == getattr(reference[kernel_name], name), (kernel_name, name)
+
+
+@pytest.mark.parametrize("hw,passes,kernel,problem", [
+    ("toy", "forward", None, P(seq_len=1000, head_dim=16, heads=4, kv_heads=2, causal=True)),
+    ("h200", "backward", "flash-attn-2", P(seq_len=1000, head_dim=64, heads=8, kv_heads=2, batch=2, causal=True)),
+    ("h200", "forward", "flash-attn-2", P(seq_len=3000, head_dim=40, heads=2, causal=True)),
+])
+def test_what_is_known_exactly_is_the_expanded_programs(hw, passes, kernel, problem):
+    """Bytes read and written, and each tensor's distinct bytes and chunks, over every head:
+    from the intervals as from the expanded programs (iosim/models/cache/sampled.py)."""
+    for requests, slots, kv_of_q, leads_group, _, heads in _recorded(hw, passes, kernel, problem):
+        expanded = head_programs(requests, 64)
+        for name, u in uniform_programs(requests, 64).items():
+            L = windows.launch(u, heads, slots, kv_of_q, leads_group)
+            got = windows.exact(u, heads, L.kv, L.lead)
+            read, written, distinct, chunks = exact_counts(expanded[name], heads, kv_of_q, leads_group)
+            assert int(got["read"].sum()) == read and int(got["requested"].sum()) == read + written
+            width = max(len(distinct), len(got["distinct"]))
+            assert (np.pad(got["distinct"], (0, width - len(got["distinct"]))) ==
+                    np.pad(distinct, (0, width - len(distinct)))).all()
+            assert (np.pad(got["chunks"], (0, width - len(got["chunks"]))) ==
+                    np.pad(chunks, (0, width - len(chunks)))).all()
 
 
 @pytest.mark.parametrize("passes,kernel,problem", [

@@ -130,20 +130,27 @@ def exact(u: Uniform, heads: int, kv: np.ndarray, lead: np.ndarray) -> dict:
 
 def _distinct(u: Uniform) -> tuple:
     """(hi, lo, kind, size) of one head's distinct chunks: each piece at the union of the
-    members its intervals walk."""
-    out = []
-    for p in range(len(u.ptr) - 1):
-        k = np.flatnonzero(u.piece == p)
-        lo = np.minimum(u.first[k], u.first[k] + u.sign[k] * (u.count[k] - 1))
-        members = np.unique(np.concatenate([np.arange(a, a + n) for a, n in zip(lo, u.count[k])]))
-        e = np.arange(u.ptr[p], u.ptr[p + 1])
-        out.append((np.add.outer(members * 0, u.base["hi"][e]) + np.multiply.outer(members, u.hi_shift[e]),
-                    np.add.outer(members * 0, u.base["lo"][e]) + np.multiply.outer(members, u.lo_shift[e]),
-                    np.broadcast_to(u.base["kind"][e], (len(members), len(e))),
-                    np.broadcast_to(u.base["size"][e], (len(members), len(e)))))
-    hi, lo, kind, size = (np.concatenate([x[i].ravel() for x in out]) for i in range(4))
-    _, first = np.unique(np.stack([kind, hi, lo], axis=1), axis=0, return_index=True)
-    return hi[first], lo[first], kind[first], size[first]
+    members its intervals walk (the intervals' ranges merged piece by piece)."""
+    lo = np.minimum(u.first, u.first + u.sign * (u.count - 1))
+    order = np.lexsort((lo, u.piece))
+    piece, lo, hi = u.piece[order], lo[order], (lo + u.count - 1)[order]
+    span = int(hi.max(initial=0)) + 2                          # ranges of one piece never reach the next's
+    reach = np.maximum.accumulate(piece * span + hi)           # the furthest member covered so far
+    new = np.r_[True, (piece[1:] != piece[:-1]) | (piece[1:] * span + lo[1:] > reach[:-1] + 1)]
+    starts = np.flatnonzero(new)
+    ends = np.r_[starts[1:], len(piece)] - 1
+    first, last, which = lo[starts], reach[ends] - piece[starts] * span, piece[starts]
+    n = last - first + 1                                       # members of each merged range
+    member = np.repeat(first - np.cumsum(n) + n, n) + np.arange(int(n.sum()))
+    p = np.repeat(which, n)
+    nb = u.ptr[p + 1] - u.ptr[p]
+    e = np.repeat(u.ptr[p] - np.cumsum(nb) + nb, nb) + np.arange(int(nb.sum()))
+    m = np.repeat(member, nb)
+    hi_, lo_ = u.base["hi"][e] + m * u.hi_shift[e], u.base["lo"][e] + m * u.lo_shift[e]
+    kind, size = u.base["kind"][e], u.base["size"][e]
+    key = np.lexsort((lo_, hi_, kind))
+    keep = key[np.r_[True, (np.diff(kind[key]) != 0) | (np.diff(hi_[key]) != 0) | (np.diff(lo_[key]) != 0)]]
+    return hi_[keep], lo_[keep], kind[keep], size[keep]
 
 
 def spans(lo: int, hi: int, span: int) -> list[tuple[int, int]]:
