@@ -121,6 +121,12 @@ GRIDS = {
         160: ((3333, 3333, 2, 6, 6, False, "fp16"), (1, 30000, 2, 8, 2, False, "fp16")),
         256: ((2500, 2500, 2, 8, 8, True, "bf16"), (1, 40000, 1, 16, 16, False, "fp16")),
     }),
+    # session 14: causal runs longer than any before (the L2 model now plays them in windows):
+    # N = 131,072 with 2 heads, and MQA with 4; N = 262,144 with one head
+    "longest": dict(head_dims=(64, 128), configs=(
+        (131072, 131072, 1, 2, 2, True, "fp16"), (131072, 131072, 1, 4, 1, True, "bf16"),
+        (262144, 262144, 1, 1, 1, True, "fp16"),
+    )),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,

@@ -30,10 +30,11 @@ from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 EXPLORE_OPTIONS: dict[str, dict] = {"standard": {"gemm": "tiled"}}
 #: a tile's first count takes 1-3 ms: a worker process pays for itself from about this many
 TILES_PER_JOB = 100
-#: the most tile steps per head a replay (a count with the L2 model) may take where thread
-#: blocks are not in lockstep (simulate's own pre-count limit): a tile with more keeps the
-#: bounds of its first count. In lockstep the L2 model's budget of requests decides, as in
-#: simulate (:func:`iosim.run.launches.l2_by_default`)
+#: the most tile steps per head a replay (a count with the L2 model) in the ranking may take
+#: where thread blocks are not in lockstep (past it simulate plays windows of the rounds, seconds
+#: a tile: docs/cache.md, "Any length"): a tile with more keeps the bounds of its first count.
+#: In lockstep the L2 model's budget of requests decides, as in simulate
+#: (:func:`iosim.run.launches.l2_by_default`)
 REPLAY_STEPS = AUTO_CACHE_STEPS
 
 
