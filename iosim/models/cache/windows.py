@@ -62,8 +62,8 @@ class Launch:
     start: np.ndarray              # per CTA of every head: its first round
     slot: np.ndarray
     heads: int
-    kv: np.ndarray                 # per head: its K/V head key; −1 where it leads no group
-    lead: np.ndarray
+    kv: np.ndarray                 # per head (in launch order): the K/V head it reads
+    lead: np.ndarray               # per head: whether it makes its group's once-per-K/V-head accesses
 
     @property
     def rounds(self) -> int:
@@ -106,9 +106,9 @@ def exact(u: Uniform, heads: int, kv: np.ndarray, lead: np.ndarray) -> dict:
     """What every head requests, exactly: per tensor its bytes requested (``requested``),
     read (``read``), and its distinct chunks' bytes, number, and keys (head key, hi, lo)."""
     made = np.array([heads, heads, int(lead.sum())], np.int64)               # by kind
-    nb = np.diff(u.ptr)
-    elem = np.repeat(np.arange(len(u.piece)), nb[u.piece])                   # interval of every element slot
-    e = np.concatenate([np.arange(u.ptr[p], u.ptr[p + 1]) for p in u.piece]) if len(u.piece) else np.zeros(0, int)
+    nb = np.diff(u.ptr)[u.piece]                                             # elements per interval
+    elem = np.repeat(np.arange(len(u.piece)), nb)                            # each element's interval
+    e = np.repeat(u.ptr[u.piece] - np.cumsum(nb) + nb, nb) + np.arange(int(nb.sum()))
     times = u.count[elem] * made[u.base["kind"][e]]
     tensor = u.base["hi"][e] >> 35
     width = int(tensor.max(initial=0)) + 1
