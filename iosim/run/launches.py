@@ -57,7 +57,7 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     (:mod:`iosim.models.cache.windows`), the budget shared among the launches by their
     requests; where even that is past the limit, or cannot be, the run is refused (left
     without the model when it was not asked for), as it is where its programs are too large
-    to expand and not runs of one loop body (:func:`_cache_plan`)."""
+    to expand and not runs of loop bodies (:func:`_cache_plan`)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
@@ -92,7 +92,7 @@ def _too_large(setup: Setup, steps: int) -> tuple[list, str]:
     """Off (``cache="auto"``: each launch's plan None, and why) or refused: thread blocks out of
     lockstep whose programs the L2 model would expand in full, past ``steps`` tile steps a head."""
     why = (f"its thread blocks, not in lockstep, make {setup.steps_per_head:,} tile steps per head, more than "
-           f"{steps:,}, in programs the windowed model does not take (a loop inside a loop: docs/cache.md)")
+           f"{steps:,}, in programs the windowed model does not take (two loop bodies at one member: docs/cache.md)")
     if setup.options.cache == "auto":
         return [None] * len(setup.launches), f"{L2_OFF}{why}"
     raise ProblemError(f"the L2 model would play {why}: model the run without it (cache off, --no-cache), "
@@ -100,7 +100,7 @@ def _too_large(setup: Setup, steps: int) -> tuple[list, str]:
 
 
 def _windowable(setup: Setup) -> bool:
-    """Whether every launch's programs are runs of one loop body (:mod:`iosim.models.cache.uniform`),
+    """Whether every launch's programs are runs of loop bodies (:mod:`iosim.models.cache.uniform`),
     asked of the same launches on a problem of 8 blocks a side and one head: the form follows
     from the loop order, not the length (the full count checks it again)."""
     if setup.profile.caches[:-1]:                    # a cache behind the L2: no windows
@@ -237,7 +237,7 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     """Every head's recorded accesses, to be played through the profile's L2 (and caches
     behind it); None where thread blocks out of lockstep make more tile steps a head than the
     L2 model expands (:data:`~iosim.run.setup.AUTO_CACHE_STEPS`, when it was not asked for;
-    :data:`~iosim.run.setup.MAX_CACHE_STEPS`) and their programs are not runs of one loop body
+    :data:`~iosim.run.setup.MAX_CACHE_STEPS`) and their programs are not runs of loop bodies
     (:mod:`iosim.models.cache.uniform`)."""
     profile, p = setup.profile, launch.problem
     slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)

@@ -67,9 +67,9 @@ class Launch:
 #: the L2 model (docs/cache.md) expands one head's recorded accesses into a program per
 #: thread block before it plays them (about 100 bytes a tile step where the blocks do not run
 #: in lockstep: causal or block-sparse masks, a user's schedule; where they do, the blocks
-#: share one program); where those programs are not runs of one loop body
-#: (:mod:`iosim.models.cache.uniform`: a loop inside a loop), up to this many tile steps per
-#: head by default, never past MAX_CACHE_STEPS. Runs of one loop body of any length are
+#: share one program); where those programs are not runs of loop bodies
+#: (:mod:`iosim.models.cache.uniform`: two bodies at one member), up to this many tile steps per
+#: head by default, never past MAX_CACHE_STEPS. Runs of loop bodies of any length are
 #: planned from their intervals and played in windows (:mod:`iosim.models.cache.windows`).
 #: explore replays a tile of unequal thread blocks up to AUTO_CACHE_STEPS (its REPLAY_STEPS)
 AUTO_CACHE_STEPS = 4_000_000

@@ -9,6 +9,7 @@ import pytest
 from iosim import Options, Problem, ProblemError, prepare, simulate
 from iosim.cli.main import main
 from iosim.run.options import MAX_SPLITS
+from iosim.run import launches
 from iosim.run.launches import cache_plans, l2_by_default
 from iosim.run.setup import AUTO_CACHE_STEPS, AUTO_REQUESTS, MAX_CACHE_STEPS, MAX_REQUESTS
 from iosim.workload.problem import MAX_HEAD_DIM, MAX_HEADS_TOTAL, MAX_SEQ_LEN
@@ -23,8 +24,6 @@ HUGE = str(10 ** 38)
     (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
     (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
      f"num-splits must be at most {MAX_SPLITS}"),
-    (["-N", str(2 ** 19), "-d", "16", "--block-q", "64", "--block-kv", "64", "--causal", "--cache", "--algo", "fa1"],
-     f"more than {MAX_CACHE_STEPS:,}"),                             # a loop inside a loop: not played in windows
     (["-N", str(2 ** 20), "-d", "16", "--block-q", "64", "--block-kv", "64", "--cache"],
      f"requests, more than {MAX_REQUESTS:,}"),
 ])
@@ -47,7 +46,7 @@ def test_the_api_refuses_the_same_sizes():
     assert Problem(seq_len=MAX_SEQ_LEN, head_dim=MAX_HEAD_DIM, heads=MAX_HEADS_TOTAL).heads_total == MAX_HEADS_TOTAL
 
 
-def test_the_l2_model_is_on_by_default_only_within_its_budget():
+def test_the_l2_model_is_on_by_default_only_within_its_budget(monkeypatch):
     def setup(**kw):
         return prepare("h100-sxm", "fa2", Problem(head_dim=128, **kw), blocks=(128, 64))
     # thread blocks in lockstep: on whatever the tile steps, within the requests' budget
@@ -60,14 +59,21 @@ def test_the_l2_model_is_on_by_default_only_within_its_budget():
     few = setup(seq_len=8192, heads=16, causal=True)
     assert not few.lockstep and few.cache_by_default() and l2_by_default(few)
     assert l2_by_default(setup(seq_len=8192, batch=32, heads=64, causal=True))
-    # past AUTO_CACHE_STEPS: on where the programs are runs of one loop body (played in
-    # windows), off where a loop sits inside a loop (FA1's, expanded in full)
+    # past AUTO_CACHE_STEPS: on, the programs planned from their intervals (played in windows),
+    # FA1's loop inside a loop too; where programs are not of that form, off before counting
+    # (the step limits), refused past MAX_CACHE_STEPS when asked for
     long = setup(seq_len=2 ** 18, causal=True)
     assert long.steps_per_head > AUTO_CACHE_STEPS and l2_by_default(long)
     nested = prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 18, causal=True), blocks=(128, 64))
-    assert nested.cache_by_default() and not l2_by_default(nested)
+    assert nested.cache_by_default() and launches._windowable(nested)
+    monkeypatch.setattr(launches, "_windowable", lambda setup: False)
     assert f"more than {AUTO_CACHE_STEPS:,}, in programs the windowed model does not take" in cache_plans(
         _auto(nested))[1]
+    huge = prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 19, causal=True), blocks=(128, 64),
+                   options=Options(cache=True))
+    with pytest.raises(ProblemError, match=f"more than {MAX_CACHE_STEPS:,}, in programs the windowed model"):
+        cache_plans(huge)
+    monkeypatch.undo()
     # past the default budget of requests: on, from a sample of the chunks, and said so
     over = setup(seq_len=65536, heads=16, causal=True)
     assert over.cache_by_default() and l2_by_default(over)

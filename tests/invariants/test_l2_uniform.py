@@ -2,8 +2,10 @@
 step of every thread block equals the expanded program (iosim/models/cache/programs.py),
 for the paper's FA2 (tiles that cut the 64-row chunk windows differently from one key block
 to the next), the flash-attn 2 kernels (forward, split-KV and combine, the backward's four),
-and the Triton kernel; causal and not, ragged N, GQA. A loop inside a loop (FA1, the paper's
-backward) is not of that form, and says so."""
+and the Triton kernel, FA1 and the paper's backward (a loop inside a loop); causal and not,
+ragged N, GQA. Two bodies at one member are not of that form, and it says so."""
+
+import dataclasses
 
 import pytest
 
@@ -46,10 +48,23 @@ def test_every_step_is_the_expanded_programs(case):
                     assert (a[name] == b[name]).all(), (kernel, cta, name)
 
 
-@pytest.mark.parametrize("algo,passes", [("fa1", "forward"), ("fa2", "backward")])
-def test_a_loop_inside_a_loop_is_not_of_that_form(algo, passes):
-    (requests,) = _recorded(algo, passes, None, P(seq_len=512, head_dim=32, heads=2, causal=True))
-    assert uniform_programs(requests, 64) is None
+@pytest.mark.parametrize("algo,passes,problem", [
+    ("fa1", "forward", P(seq_len=1000, head_dim=32, heads=2, causal=True)),
+    ("fa2", "backward", P(seq_len=700, head_dim=64, heads=2, causal=True)),
+    ("fa1", "forward", P(seq_len=512, head_dim=128, heads=2)),
+])
+def test_a_loop_inside_a_loop_member_by_member(algo, passes, problem):
+    """FA1 and the paper's backward: one thread block a head, its outer loop walked member by
+    member (tiles of the paper's rule, which cut the chunk windows unevenly)."""
+    test_every_step_is_the_expanded_programs((algo, passes, None, problem))
+
+
+def test_two_bodies_at_one_member_are_not_of_that_form():
+    (requests,) = _recorded("fa2", "forward", None, P(seq_len=512, head_dim=32, heads=2, causal=True))
+    inner = [r for r in requests if len(r.levels) == r.cta_levels + 1]
+    twice = dataclasses.replace(inner[0], seq=inner[0].seq, levels=inner[0].levels[:-1] + (
+        dataclasses.replace(inner[0].levels[-1], body_seq=inner[0].levels[-1].body_seq + 10 ** 6),))
+    assert uniform_programs(requests, 64) is not None and uniform_programs(requests + [twice], 64) is None
 
 
 def test_the_cost_is_that_of_the_bodies_not_the_steps():

@@ -3,11 +3,12 @@
 :func:`plan` takes one head's recorded requests. Where it can, it expands them into every
 thread block's program (:mod:`.programs`) and plays them exactly (:mod:`.playback`), or
 from a sample of the chunks (:mod:`.sampled`) past the caller's budget. A kernel whose
-thread blocks run programs of unequal lengths (causal masks: each query block its own
-number of key blocks) and whose programs hold more than :data:`BUILD_STEPS` requests a
-head is not expanded: it is planned from its intervals (:mod:`.uniform`). Past the budget,
-and where a sample of the chunks would be past it too (or cannot be made), such kernels
-are played in windows of their rounds (:mod:`.windows`): :meth:`Plan.windowed`.
+thread blocks are out of lockstep and whose programs hold more than :data:`BUILD_STEPS`
+requests a head is not expanded: it is planned from its intervals (:mod:`.uniform`). Past
+the budget, and where a sample of the chunks would be past it too (or cannot be made), such
+kernels, and those whose thread blocks run programs of unequal lengths (causal masks: each
+query block its own number of key blocks), are played in windows of their rounds
+(:mod:`.windows`): :meth:`Plan.windowed`.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from . import sampled, windows
 from .playback import CacheReport, PlayLimit, cost, replay_programs
 from .programs import head_programs
 
-#: a kernel of unequal thread blocks whose programs hold more requests a head than this is
-#: planned from its intervals, never expanded (about 100 bytes a request expanded)
+#: a kernel out of lockstep whose programs hold more requests a head than this is planned from
+#: its intervals, never expanded (about 100 bytes a request expanded)
 BUILD_STEPS = 4_000_000
 
 
@@ -85,8 +86,7 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     (:func:`~.uniform.uniform_programs`), where the caller has them: see the module's docstring.
     """
     kernels = list(dict.fromkeys(r.kernel for r in requests))
-    lazy = {k for k in kernels if uniform is not None and _unequal(uniform[k])
-            and int(uniform[k].lengths.sum()) > BUILD_STEPS}
+    lazy = {k for k in kernels if uniform is not None and int(uniform[k].lengths.sum()) > BUILD_STEPS}
     programs = head_programs([r for r in requests if r.kernel not in lazy], chunk_rows)
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
               capacity_bytes=capacity_bytes)
@@ -97,12 +97,13 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
         built = {**programs, **head_programs([r for r in requests if r.kernel in lazy], chunk_rows)}
         return {k: built[k] for k in kernels}
     def sample(budget, windowed):
-        return None if outer_levels else _sampled_plan(programs, uniform if windowed else None, costs, concurrency,
-                                                       budget, chunk_rows, **kw)
+        return None if outer_levels else _sampled_plan(programs, uniform if windowed else None, lazy, costs,
+                                                       concurrency, budget, chunk_rows, **kw)
     return Plan(sum(costs.values()), lambda limit: replay_programs(every(), concurrency, outer_levels, method, limit,
                                                                    **kw),
                 lambda budget: None if lazy else sample(budget, False),
-                (lambda budget: sample(budget, True)) if uniform and any(map(_unequal, uniform.values())) else None)
+                (lambda budget: sample(budget, True)) if uniform and (lazy or any(map(_unequal, uniform.values())))
+                else None)
 
 
 def _unequal(u) -> bool:
@@ -110,16 +111,16 @@ def _unequal(u) -> bool:
     return len(u.lengths) > 1 and bool((u.lengths != u.lengths[0]).any())
 
 
-def _sampled_plan(programs: dict, uniform: dict | None, costs: dict, concurrency: dict, budget: int, chunk_rows: int,
-                  *, group: int, **kw) -> Plan | None:
+def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, concurrency: dict, budget: int,
+                  chunk_rows: int, *, group: int, **kw) -> Plan | None:
     """Every head of every kernel from a sample of about ``budget`` requests, shared among the
     kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, for a
-    kernel of unequal thread blocks in windows (:func:`.windows.plan`)."""
+    kernel of unequal thread blocks or one not expanded (``lazy``) in windows (:func:`.windows.plan`)."""
     total = max(1, sum(costs.values()))
     parts = []
     for k, c in costs.items():
         share = max(1, budget * c // total)
-        if uniform is not None and _unequal(uniform[k]):
+        if uniform is not None and (k in lazy or _unequal(uniform[k])):
             got = windows.plan({k: uniform[k]}, concurrency, share, chunk_rows, **kw)
         else:
             got = sampled.plan({k: programs[k]}, concurrency, share, chunk_rows, **kw)

@@ -1,4 +1,4 @@
-"""One head's thread-block programs as runs of a loop body: a step of any program, at no
+"""One head's thread-block programs as runs of loop bodies: a step of any program, at no
 cost per tile step.
 
 :mod:`.programs` expands every tile step of every thread block (CTA), which is what the
@@ -9,14 +9,16 @@ accesses at every member, and a few more of their own. Here each CTA is a list o
 *intervals*, in program order; an interval is a run of consecutive members of the loop
 (walked up or down) with one body, a *piece*: its chunks at member 0 and how far each moves
 per member (the rows a member moves by, when that keeps every access within its chunk
-windows, as it does for block sizes that are multiples or divisors of ``chunk_rows``). The
-CTA's own accesses are intervals of one member. So a CTA costs its bodies, not its steps,
-and :meth:`Uniform.at` gives the request at any step of any CTA, vectorised.
+windows, as it does for block sizes that are multiples or divisors of ``chunk_rows``; else
+a piece spans the period of members after which they cut the windows alike again). The
+CTA's own accesses are intervals of one member. A loop whose body holds another loop (FA1,
+the paper's backward: one CTA a head) is walked member by member, each member's body its
+own intervals. So a CTA costs its bodies, not its steps (its outer loop's members where
+loops nest), and :meth:`Uniform.at` gives the request at any step of any CTA, vectorised.
 
-Where a program is not of that form (a second loop inside the first, two bodies at one
-member, rows that cut a chunk window differently from one member to the next)
-:func:`uniform_programs` returns None and the caller keeps :mod:`.programs`.
-tests/invariants/test_l2_uniform.py checks every step against :mod:`.programs`.
+Where a program is not of that form (two bodies at one member) :func:`uniform_programs`
+returns None and the caller keeps :mod:`.programs`. tests/invariants/test_l2_uniform.py
+checks every step against :mod:`.programs`.
 """
 
 from __future__ import annotations
@@ -132,75 +134,97 @@ def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list 
     """[(order key, intervals)] for each CTA a ``thread_block`` record group stands for; None
     where its program is not of the uniform form."""
     c = records[0].cta_levels
-    if any(len(r.levels) > c + 1 for r in records):
-        return None
     for r in records:                                   # tensor numbers as programs._attributes makes them
         tensors.setdefault(r.tensor, len(tensors))
-    inner = [r for r in records if len(r.levels) == c + 1]
-    loops = {r.levels[c].loop_seq for r in inner}
-    if len(loops) > 1:
-        return None
-    loop_seq = loops.pop() if loops else None
     outer = records[0].levels[:c]
     cta_m = _product(outer)
     n_ctas = len(cta_m[0]) if c else 1
     prefix = np.stack(_keys(outer, cta_m, 0), axis=1) if c else np.zeros((1, 0), np.int64)
-    own = [r for r in records if len(r.levels) == c]
-    before = [r for r in own if loop_seq is None or r.seq < loop_seq]
-    after = [r for r in own if loop_seq is not None and r.seq > loop_seq]
-    bodies: dict = {}
-    for r in inner:
-        bodies.setdefault(r.levels[c].body_seq, []).append(r)
     out = []
     for i in range(n_ctas):
-        members = [m[i] for m in cta_m]
-        got = _cta(before, after, bodies, members, c, chunk_rows, tensors, pieces)
+        got = _program(records, c, tuple(int(m[i]) for m in cta_m), chunk_rows, tensors, pieces)
         if got is None:
             return None
         out.append((tuple(prefix[i].tolist()), got))
     return out
 
 
-def _cta(before: list, after: list, bodies: dict, cta_members: list, c: int, chunk_rows: int,
-         tensors: dict, pieces: dict) -> list | None:
-    """One CTA's intervals: its own accesses before the loop, the loop's runs of members,
-    its own accesses after (``pieces``: those made so far, by what they are made of)."""
+def _program(records: list, depth: int, fixed: tuple, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
+    """The intervals of ``records`` (those at loop depth ``depth`` and below) in program
+    order: runs of their own accesses, and each loop at ``depth``'s members, as runs of one
+    body where the body holds no loop, else member by member; ``fixed``: the members of the
+    levels above. None where two bodies share a member."""
     def piece(recs, member, period):
         """The piece of ``recs`` at ``member`` moving ``period`` members at a time, or, for
         "up" and "down", of every member of a period in walk order, made once."""
-        key = (_signature(recs, cta_members, c), member, period)
+        key = (_signature(recs, fixed), depth, member, period)
         if key not in pieces:
             if member in ("up", "down"):
                 parts = [piece(recs, j, period) for j in (range(period - 1, -1, -1) if member == "down"
                                                           else range(period))]
                 pieces[key] = {f: np.concatenate([q[f] for q in parts]) for f in parts[0]}
             else:
-                pieces[key] = _piece(recs, member, period, cta_members=cta_members, c=c, chunk_rows=chunk_rows,
+                pieces[key] = _piece(recs, member, period, fixed=fixed, c=depth, chunk_rows=chunk_rows,
                                      tensors=tensors)
         return pieces[key]
+    loops: dict = {}
+    for r in records:
+        if len(r.levels) > depth:
+            loops.setdefault(r.levels[depth].loop_seq, []).append(r)
+    items = sorted([(r.seq, None, [r]) for r in records if len(r.levels) == depth] +
+                   [(seq, seq, recs) for seq, recs in loops.items()], key=lambda t: t[0])
+    out, own = [], []
+    for _, loop, recs in items + [(None, -1, [])]:
+        if loop is None:
+            own += recs
+            continue
+        if own:
+            out.append((0, 1, 1, piece(own, 0, 0)))
+            own = []
+        if recs:
+            got = _loop(recs, depth, fixed, piece, chunk_rows, tensors, pieces)
+            if got is None:
+                return None
+            out += got
+    return out
+
+
+def _loop(recs: list, depth: int, fixed: tuple, piece, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
+    """One loop's intervals, its members in walk order (see :func:`_program`)."""
+    bodies: dict = {}
+    for r in recs:
+        bodies.setdefault(r.levels[depth].body_seq, []).append(r)
     runs, spans, descending = [], [], False
-    for recs in bodies.values():
-        recs = sorted(recs, key=lambda r: r.seq)
-        level = recs[0].levels[c]
+    for body in bodies.values():
+        body = sorted(body, key=lambda r: r.seq)
+        level = body[0].levels[depth]
         descending = level.descending
         m = np.asarray(level.members, np.int64)                   # ascending
-        period = _period(recs, c, chunk_rows)
+        nested = any(len(r.levels) > depth + 1 for r in body)
+        period = 1 if nested else _period(body, depth, chunk_rows)
         for run in np.split(m, np.flatnonzero(np.diff(m) != 1) + 1):
             spans.append((int(run[0]), int(run[-1])))
-            runs += _run(recs, int(run[0]), len(run), period, descending, piece)
+            if not nested:
+                runs += _run(body, int(run[0]), len(run), period, descending, piece)
+                continue
+            for member in run.tolist():                          # a loop inside: member by member
+                got = _program(body, depth + 1, fixed + (member,), chunk_rows, tensors, pieces)
+                if got is None:
+                    return None
+                runs.append((member, got))
     spans.sort()
     if any(a[1] >= b[0] for a, b in zip(spans, spans[1:])):
         return None                                      # two bodies at one member
     runs.sort(key=lambda t: t[0], reverse=descending)
-    head, tail = ([(0, 1, 1, piece(recs, 0, 0))] if recs else [] for recs in (before, after))
-    return head + [r[1:] for r in runs] + tail
+    return [x for r in runs for x in (r[1] if len(r) == 2 else [r[1:]])]
 
 
-def _signature(recs: list, cta_members: list, c: int) -> tuple:
-    """What a piece of ``recs`` is made of: each record's access, and the CTA's members it reads."""
+def _signature(recs: list, fixed: tuple) -> tuple:
+    """What a piece of ``recs`` is made of: each record's access, and the members it reads of
+    the levels above."""
     return tuple((r.tensor, r.direction, r.row_start, r.rows, r.col_start, r.cols, r.split, r.gathered, r.width,
                   r.per_kv_head, r.rows_level, r.rows_step, r.cols_level, r.cols_step,
-                  *(int(cta_members[k]) for k in (r.rows_level, r.cols_level) if 0 <= k < c)) for r in recs)
+                  *(fixed[k] for k in (r.rows_level, r.cols_level) if 0 <= k < len(fixed))) for r in recs)
 
 
 def _period(recs: list, c: int, chunk_rows: int) -> int:
@@ -230,14 +254,14 @@ def _run(recs: list, lo: int, n: int, period: int, descending: bool, piece) -> l
     return out + [(m, m // period, 1, 1, piece(recs, m % period, period)) for m in edges]
 
 
-def _piece(recs: list, member: int, period: int, *, cta_members: list, c: int, chunk_rows: int,
+def _piece(recs: list, member: int, period: int, *, fixed: tuple, c: int, chunk_rows: int,
            tensors: dict) -> dict:
     """FIELDS (and hi_shift, lo_shift) -> per chunk of the records ``recs`` in seq order, at
     ``member`` of the loop at level ``c``, moving ``period`` members at a time."""
     cols = {f: [] for f in _PIECE}
     for r in sorted(recs, key=lambda r: r.seq):
-        start, shift = _axis(r.row_start, r.rows_level, r.rows_step, cta_members, c)
-        col, col_shift = _axis(r.col_start, r.cols_level, r.cols_step, cta_members, c)
+        start, shift = _axis(r.row_start, r.rows_level, r.rows_step, fixed, c)
+        col, col_shift = _axis(r.col_start, r.cols_level, r.cols_step, fixed, c)
         start, col = start + member * shift, col + member * col_shift
         w0, w1 = start // chunk_rows, (start + r.rows - 1) // chunk_rows
         window = np.arange(w0, w1 + 1)
@@ -256,10 +280,11 @@ def _piece(recs: list, member: int, period: int, *, cta_members: list, c: int, c
     return {f: np.concatenate(v).astype(np.int64) for f, v in cols.items()}
 
 
-def _axis(start: int, level: int, step: int, cta_members: list, c: int) -> tuple[int, int]:
-    """(rows or columns at member 0 of the loop at level ``c``, how far they move a member)."""
+def _axis(start: int, level: int, step: int, fixed: tuple, c: int) -> tuple[int, int]:
+    """(rows or columns at member 0 of the loop at level ``c``, how far they move a member;
+    ``fixed``: the members of the levels above)."""
     if level == c and step > 0:
         return 0, step
     if 0 <= level < c and step > 0:
-        return int(cta_members[level]) * step, 0
+        return fixed[level] * step, 0
     return start, 0
