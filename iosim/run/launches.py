@@ -14,7 +14,7 @@ import dataclasses
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import ProblemError
+from ..errors import IosimError, ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, plan
@@ -109,8 +109,11 @@ def _windowable(setup: Setup) -> bool:
         p, b = launch.problem, launch.blocks
         small = dataclasses.replace(p, seq_len_q=min(p.seq_len_q, 8 * b.block_q), batch=1, heads=1, kv_heads=1,
                                     seq_len_kv=min(p.seq_len_kv, 8 * b.block_kv), seq_len=None)
-        c = count_launch(setup.profile, dataclasses.replace(launch, problem=small), setup.options, setup.sram_bytes,
-                         "count", None, record=True)
+        try:
+            c = count_launch(setup.profile, dataclasses.replace(launch, problem=small), setup.options,
+                             setup.sram_bytes, "count", None, record=True)
+        except IosimError:                             # the probe's shape does not run: no windows
+            return False
         if uniform_programs(list(c.requests), 64) is None:
             return False
     return True

@@ -55,8 +55,8 @@ class Plan:
 
     def windowed(self, budget: int) -> "Plan | None":
         """The same run estimated from about ``budget`` requests, its kernels of unequal
-        thread blocks in windows of their rounds (:mod:`.windows`), the others from a sample
-        of their chunks; None where it cannot be."""
+        thread blocks (or too large to expand) in windows of their rounds (:mod:`.windows`),
+        the others from a sample of their chunks; None where it cannot be."""
         return self.sampled(budget) if self._window is None else self._window(budget)
 
 
