@@ -256,7 +256,8 @@ def strata(L: Launch, span: int, slots: int) -> tuple[list, list]:
     ``span`` rounds, and the ``span`` rounds after every round where an eighth of the slots
     or more start a CTA (a wave of CTAs that started together and end together starts the
     next, whose first requests miss together) unless there are more than :data:`WINDOWS` of
-    those; and :func:`spans` over the rounds between, less any that meet them."""
+    those; and :func:`spans` over the rounds between, less any that meet them (or, where
+    those rounds are fewer than the spans would cover, all of them)."""
     rounds = L.rounds
     starts = np.bincount(L.start, minlength=rounds + 1)
     waves = np.flatnonzero(starts >= max(2, slots // 8))
@@ -268,14 +269,17 @@ def strata(L: Launch, span: int, slots: int) -> tuple[list, list]:
             whole.append((lo, hi))
     if not whole or whole[-1][1] < rounds:
         whole.append((max(0, rounds - span), rounds))
+    gaps = [(a[1], b[0]) for a, b in zip(whole, whole[1:]) if b[0] > a[1]]
+    if sum(b - a for a, b in gaps) <= WINDOWS * span:                 # few rounds left: every one
+        return whole, gaps
     middle = [(a, b) for a, b in spans(whole[0][1], whole[-1][0], span) if not any(a < y and x < b for x, y in whole)]
     return whole, middle
 
 
 def estimate(L: Launch, ex: dict, m: int, capacity_bytes: int, chunk_rows: int, budget: int) -> Sampled | None:
-    """Every head of one kernel from the first and the last span of its rounds, played whole,
-    and :data:`WINDOWS` spans of the rounds between, of about ``budget`` requests in all (see
-    the module's docstring); None where a window cannot be played from stack distances."""
+    """Every head of one kernel from the spans of :func:`strata`, of about ``budget`` requests
+    in all (see the module's docstring); None where a window cannot be played from stack
+    distances."""
     width = len(ex["requested"])
     slots = int(L.slot.max(initial=0)) + 1
     state = capacity_bytes * int(ex["requests"]) // max(1, int(ex["requested"].sum()))   # chunks a state holds
