@@ -90,6 +90,7 @@ def uniform_programs(requests: list, chunk_rows: int) -> dict[str, Uniform] | No
 
 
 def _kernel(groups: dict, chunk_rows: int) -> Uniform | None:
+    """One kernel's CTAs, in launch order (by their loops' keys, as :mod:`.programs` orders them)."""
     tensors, pieces = {}, {}
     ctas, keys = [], []                    # per CTA: [(first, sign, count, piece fields)], its order key
     for n, records in enumerate(groups.values()):
@@ -107,7 +108,7 @@ def _kernel(groups: dict, chunk_rows: int) -> Uniform | None:
 
 def _assemble(ctas: list) -> Uniform:
     """The arrays of :class:`Uniform` from each CTA's [(first, sign, count, piece)]; a piece
-    made once (every query block's K/V body: :func:`_cta`) is kept once."""
+    made once (every query block's K/V body: :func:`_program`) is kept once."""
     first, sign, count, which, ids, pieces = [], [], [], [], {}, []
     lengths = np.zeros(len(ctas), np.int64)
     for c, intervals in enumerate(ctas):
