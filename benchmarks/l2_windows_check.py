@@ -56,7 +56,7 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int) -> lis
         uniform = uniform_programs(requests, 64)
         unequal = {k: u for k, u in uniform.items() if (u.lengths != u.lengths[0]).any()}
         t = time.perf_counter()
-        got = windows.plan(unequal, {k: slots for k in unequal}, budget, 64, heads=heads, capacity_bytes=capacity,
+        got = windows.plan(unequal, {k: slots for k in unequal}, budget, heads=heads, capacity_bytes=capacity,
                            kv_of_q=kv_of_q, leads_group=leads_group)[1]()
         t_windows = time.perf_counter() - t
         for k, g in got.items():

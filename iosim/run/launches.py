@@ -61,7 +61,7 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
-    steps = AUTO_CACHE_STEPS if auto else MAX_CACHE_STEPS
+    steps = _step_limit(setup)
     if not setup.lockstep and setup.steps_per_head > steps and not _windowable(setup):
         return _too_large(setup, steps)                                  # before any counting
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
@@ -86,6 +86,12 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}, and {sample}: "
                        "model the run without it (cache off, --no-cache), or with fewer heads or larger blocks",
                        field="cache")
+
+
+def _step_limit(setup: Setup) -> int:
+    """The most tile steps a head the L2 model expands for thread blocks out of lockstep whose
+    programs it cannot plan from their intervals: by default, or asked for."""
+    return AUTO_CACHE_STEPS if setup.options.cache == "auto" else MAX_CACHE_STEPS
 
 
 def _too_large(setup: Setup, steps: int) -> tuple[list, str]:
@@ -247,8 +253,7 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     uniform = None if outer or setup.lockstep else uniform_programs(list(c.requests), 64)   # (blocks alike: no windows)
-    steps = AUTO_CACHE_STEPS if setup.options.cache == "auto" else MAX_CACHE_STEPS
-    if uniform is None and not setup.lockstep and launch.steps_per_head > steps:
+    if uniform is None and not setup.lockstep and launch.steps_per_head > _step_limit(setup):
         return None
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
     return plan(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,

@@ -42,7 +42,7 @@ def _recorded(hw, passes, kernel, problem):
 
 def _windowed(requests, slots, kv_of_q, leads_group, heads, capacity, budget):
     uniform = uniform_programs(requests, 64)
-    got = windows.plan(uniform, {k: slots for k in uniform}, budget, 64, heads=heads, capacity_bytes=capacity,
+    got = windows.plan(uniform, {k: slots for k in uniform}, budget, heads=heads, capacity_bytes=capacity,
                        kv_of_q=kv_of_q, leads_group=leads_group)
     return uniform, got[1]()
 
@@ -105,7 +105,7 @@ def test_a_window_counts_what_the_whole_stream_counts(passes, kernel, problem):
                 r1 = r0 + 16
                 a, b = np.searchsorted(rounds, [r0, r1])
                 full = stack.play(whole.key_ids(), whole.size, whole.write, capacity, cuts=[a, b])
-                got, reached = windows.window(L, r0, r1, 1, capacity, 64, width, [0, 0])
+                got, reached = windows.window(L, r0, r1, capacity, width, [0, 0])
                 if reached < 1:
                     continue
                 checked += 1

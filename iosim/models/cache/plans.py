@@ -121,7 +121,7 @@ def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, 
     for k, c in costs.items():
         share = max(1, budget * c // total)
         if uniform is not None and (k in lazy or _unequal(uniform[k])):
-            got = windows.plan({k: uniform[k]}, concurrency, share, chunk_rows, **kw)
+            got = windows.plan({k: uniform[k]}, concurrency, share, **kw)
         else:
             got = sampled.plan({k: programs[k]}, concurrency, share, chunk_rows, **kw)
         if got is None:

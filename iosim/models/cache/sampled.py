@@ -67,9 +67,9 @@ class Sampled:
     stats: CacheStats
     rate: float
     within: float
-    #: "sampled" (a sample of the chunks) or "windowed" (:mod:`.windows`: windows of the
-    #: stream in time, their chunks sampled), and for windows how far the shortest warm-up
-    #: reached (its distinct bytes over the scaled capacity; at least 1: every window exact)
+    #: "sampled" (a sample of the chunks) or "windowed" (:mod:`.windows`: spans of the
+    #: stream's rounds), and for windows how far the shortest warm-up reached (its distinct
+    #: bytes over the capacity; at least 1: every span exact)
     model: str = "sampled"
     warm: float | None = None
 
@@ -187,16 +187,23 @@ def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | 
                       dirty_bytes_left=round(total("dirty_bytes_left")))
 
 
+def multiplicities(heads: int, kv, lead) -> tuple[np.ndarray, np.ndarray]:
+    """By access kind (HEAD, KV_HEAD, PER_KV_HEAD): how many times one head's access is made
+    over ``heads`` heads (a group reduction once per group), and how many distinct chunks one
+    head's chunk names (a K/V head's once per K/V head); ``kv``, ``lead``: per head, its K/V
+    head and whether it leads its group."""
+    made, named = np.zeros(3, np.int64), np.zeros(3, np.int64)
+    made[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, heads, sum(map(bool, lead))
+    named[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, len(set(kv)), len({k for k, first in zip(kv, lead) if first})
+    return made, named
+
+
 def exact_counts(prog: HeadPrograms, heads: int, kv_of_q, leads_group) -> tuple[int, int, np.ndarray, np.ndarray]:
     """(bytes read, bytes written, bytes and number of the distinct chunks per tensor) of every thread
     block's every access over ``heads`` heads: from one head's programs, each access made
     once per query head (a group reduction once per group), each chunk named once per
     head its key names (a K/V head's once per K/V head)."""
-    kv = [kv_of_q(h) for h in range(heads)]
-    lead = [leads_group(h) for h in range(heads)]
-    made, named = np.zeros(3, np.int64), np.zeros(3, np.int64)       # by kind
-    made[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, heads, sum(lead)
-    named[[HEAD, KV_HEAD, PER_KV_HEAD]] = heads, len(set(kv)), len({k for k, first in zip(kv, lead) if first})
+    made, named = multiplicities(heads, [kv_of_q(h) for h in range(heads)], [leads_group(h) for h in range(heads)])
     per_class = np.bincount(prog.cta_class, minlength=len(prog.classes))
     cols = {f: [] for f in ("hi", "lo", "size", "write", "kind", "times")}
     for k, n in zip(prog.classes, per_class):

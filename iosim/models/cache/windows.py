@@ -39,8 +39,8 @@ import numpy as np
 
 from . import stack
 from .lru import CacheStats
-from .programs import HEAD, KV_HEAD, PER_KV_HEAD, WRITE
-from .sampled import MAX_CTAS, Sampled, sampler
+from .programs import HEAD, PER_KV_HEAD, WRITE
+from .sampled import MAX_CTAS, Sampled, multiplicities
 from .stream import Stream, schedule
 from .uniform import Uniform
 
@@ -79,10 +79,10 @@ def launch(u: Uniform, heads: int, slots: int, kv_of_q, leads_group) -> Launch |
                   np.array([leads_group(h) for h in range(heads)], bool))
 
 
-def requests(L: Launch, r0: int, r1: int, keep, ordered: bool = True) -> tuple[Stream, np.ndarray]:
-    """The stream of rounds r0 … r1 − 1, the chunks ``keep`` keeps, in (round, slot) order,
-    and each request's round; not ``ordered``: in no order, with each request's place in it
-    (round × slots + slot) instead of its round."""
+def requests(L: Launch, r0: int, r1: int, keep=None, ordered: bool = True) -> tuple[Stream, np.ndarray]:
+    """The stream of rounds r0 … r1 − 1 (the chunks ``keep(head keys, hi, lo)`` keeps, where
+    given), in (round, slot) order, and each request's round; not ``ordered``: in no order,
+    with each request's place in it (round × slots + slot) instead of its round."""
     lengths = np.tile(L.u.lengths, L.heads)
     active = np.flatnonzero((L.start < r1) & (L.start + lengths > r0))
     a = np.maximum(0, r0 - L.start[active])
@@ -94,7 +94,7 @@ def requests(L: Launch, r0: int, r1: int, keep, ordered: bool = True) -> tuple[S
     f = L.u.at(cta, step)
     key = np.where(f["kind"] == HEAD, head, L.kv[head])
     key = np.where((f["kind"] == PER_KV_HEAD) & ~L.lead[head], -1, key)
-    mask = (key >= 0) & keep(key, f["hi"], f["lo"])
+    mask = key >= 0 if keep is None else (key >= 0) & keep(key, f["hi"], f["lo"])
     rounds, slots = L.start[g][mask] + step[mask], L.slot[g][mask]
     order = np.lexsort((slots, rounds)) if ordered else slice(None)
     parts = np.stack([key[mask], f["hi"][mask], f["lo"][mask]], axis=1)[order]
@@ -103,9 +103,10 @@ def requests(L: Launch, r0: int, r1: int, keep, ordered: bool = True) -> tuple[S
 
 
 def exact(u: Uniform, heads: int, kv: np.ndarray, lead: np.ndarray) -> dict:
-    """What every head requests, exactly: per tensor its bytes requested (``requested``),
-    read (``read``), and its distinct chunks' bytes, number, and keys (head key, hi, lo)."""
-    made = np.array([heads, heads, int(lead.sum())], np.int64)               # by kind
+    """What every head requests, exactly: per tensor its bytes requested (``requested``) and
+    read (``read``), whether it is written (``written``; ``allocated``: by plain writes), and
+    its distinct chunks' bytes and number, as :func:`.sampled.exact_counts` counts them."""
+    made, named = multiplicities(heads, kv.tolist(), lead.tolist())
     nb = np.diff(u.ptr)[u.piece]                                             # elements per interval
     elem = np.repeat(np.arange(len(u.piece)), nb)                            # each element's interval
     e = np.repeat(u.ptr[u.piece] - np.cumsum(nb) + nb, nb) + np.arange(int(nb.sum()))
@@ -113,19 +114,14 @@ def exact(u: Uniform, heads: int, kv: np.ndarray, lead: np.ndarray) -> dict:
     tensor = u.base["hi"][e] >> 35
     width = int(tensor.max(initial=0)) + 1
     nbytes = times * u.base["size"][e]
-    keys = _distinct(u)
-    heads_of = {HEAD: np.arange(heads), KV_HEAD: np.unique(kv), PER_KV_HEAD: np.unique(kv[lead])}
-    named = [(np.repeat(heads_of[k], (keys[2] == k).sum()), np.tile(keys[0][keys[2] == k], len(heads_of[k])),
-              np.tile(keys[1][keys[2] == k], len(heads_of[k])), np.tile(keys[3][keys[2] == k], len(heads_of[k])))
-             for k in (HEAD, KV_HEAD, PER_KV_HEAD)]
-    hk, hi, lo, size = (np.concatenate([x[i] for x in named]) for i in range(4))
-    t = hi >> 35
+    hi, _, kind, size = _distinct(u)
+    copies = named[kind]
     return {"requested": np.bincount(tensor, nbytes, minlength=width).astype(np.int64), "requests": int(times.sum()),
             "read": np.bincount(tensor, nbytes * (u.base["write"][e] == 0), minlength=width).astype(np.int64),
             "written": np.bincount(tensor, u.base["write"][e] > 0, minlength=width) > 0,
             "allocated": np.bincount(tensor, u.base["write"][e] == WRITE, minlength=width) > 0,
-            "distinct": np.bincount(t, size, minlength=width).astype(np.int64),
-            "chunks": np.bincount(t, minlength=width).astype(np.int64), "keys": (hk, hi, lo, size)}
+            "distinct": np.bincount(hi >> 35, size * copies, minlength=width).astype(np.int64),
+            "chunks": np.bincount(hi >> 35, copies, minlength=width).astype(np.int64)}
 
 
 def _distinct(u: Uniform) -> tuple:
@@ -170,7 +166,7 @@ def spans(lo: int, hi: int, span: int) -> list[tuple[int, int]]:
 _GOLDEN = (5 ** 0.5 - 1) / 2
 
 
-def warm_up(L: Launch, r0: int, guess: int, keep, capacity_bytes: int, spent: list) -> tuple[Stream, float, int]:
+def warm_up(L: Launch, r0: int, guess: int, capacity_bytes: int, spent: list) -> tuple[Stream, float, int]:
     """The cache's state at round ``r0``, as requests: the rounds before ``r0`` back to where
     their distinct chunks bring ``capacity_bytes`` (``guess`` rounds, doubled until they do,
     or back to the launch's start), each chunk's last request only, in that order (an LRU's
@@ -183,7 +179,7 @@ def warm_up(L: Launch, r0: int, guess: int, keep, capacity_bytes: int, spent: li
     seen, hi, warm = None, r0, max(1, guess)
     while True:
         lo = max(0, r0 - warm)
-        s, t = requests(L, lo, hi, keep, ordered=False)
+        s, t = requests(L, lo, hi, ordered=False)
         spent[1] += len(t)
         part = _last(s, t)
         seen = part if seen is None else _merge(seen, part)
@@ -216,15 +212,13 @@ def _merge(newer: dict, older: dict) -> dict:
     return {f: v[first] for f, v in both.items()}
 
 
-def window(L: Launch, r0: int, r1: int, m: int, capacity_bytes: int, chunk_rows: int, width: int,
-           spent: list) -> tuple[dict, float] | None:
+def window(L: Launch, r0: int, r1: int, capacity_bytes: int, width: int, spent: list) -> tuple[dict, float] | None:
     """{counter: per tensor} of the requests of rounds r0 … r1 − 1 played after the cache's
     state at r0 (:func:`warm_up`, from half the rounds the last warm-up took, ``spent[0]``,
     which this one's replace), and how far that reached; None where :func:`.stack.play`
     cannot play it. ``spent[1]`` counts the requests made (played or not)."""
-    keep = sampler(m, chunk_rows)
-    state, reached, spent[0] = warm_up(L, r0, max(r1 - r0, spent[0] // 2), keep, capacity_bytes // m, spent)
-    span, _ = requests(L, r0, r1, keep)
+    state, reached, spent[0] = warm_up(L, r0, max(r1 - r0, spent[0] // 2), capacity_bytes, spent)
+    span, _ = requests(L, r0, r1)
     spent[1] += len(span.size)
     s = Stream(np.concatenate([state.key_parts, span.key_parts]), np.concatenate([state.size, span.size]),
                np.concatenate([state.write, span.write]), np.zeros(len(state.size) + len(span.size), np.int64), [])
@@ -233,7 +227,7 @@ def window(L: Launch, r0: int, r1: int, m: int, capacity_bytes: int, chunk_rows:
         return {**{c: zero for c in _COUNTERS + ("requested", "end_dirty")}, "written_back": 0}, reached
     counted = np.arange(len(s.size)) >= len(state.size)
     tensor = s.key_parts[:, 1] >> 35
-    got = stack.play(s.key_ids(), s.size, s.write, max(1, capacity_bytes // m), cuts=[len(state.size)],
+    got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, cuts=[len(state.size)],
                      groups=tensor * 2 + counted)
     if got is None:
         return None
@@ -276,28 +270,25 @@ def strata(L: Launch, span: int, slots: int) -> tuple[list, list]:
     return whole, middle
 
 
-def estimate(L: Launch, ex: dict, m: int, capacity_bytes: int, chunk_rows: int, budget: int) -> Sampled | None:
+def estimate(L: Launch, ex: dict, capacity_bytes: int, budget: int) -> Sampled | None:
     """Every head of one kernel from the spans of :func:`strata`, of about ``budget`` requests
     in all (see the module's docstring); None where a window cannot be played from stack
     distances."""
     width = len(ex["requested"])
     slots = int(L.slot.max(initial=0)) + 1
     state = capacity_bytes * int(ex["requests"]) // max(1, int(ex["requested"].sum()))   # chunks a state holds
-    span = max(1, max(budget // (WINDOWS + 2) - state, budget // (2 * WINDOWS + 4)) * m // slots)
+    span = max(1, max(budget // (WINDOWS + 2) - state, budget // (2 * WINDOWS + 4)) // slots)
     whole, middle = strata(L, span, slots)
     spent = [0, 0]
-    played = [window(L, r0, r1, m, capacity_bytes, chunk_rows, width, spent) for r0, r1 in whole]
+    played = [window(L, r0, r1, capacity_bytes, width, spent) for r0, r1 in whole]
     for k in _spread(len(middle)):                    # until the requests made pass MADE × budget
         if len(played) - len(whole) >= MIN_SPANS and spent[1] > MADE * budget:
             break
-        played.append(window(L, *middle[k], m, capacity_bytes, chunk_rows, width, spent))
+        played.append(window(L, *middle[k], capacity_bytes, width, spent))
     if None in played:
         return None
-    keys = ex["keys"]
-    kept = sampler(m, chunk_rows)(keys[0], keys[1], keys[2])
-    seen = np.bincount(keys[1][kept] >> 35, keys[3][kept], minlength=width)[:width]
     ends = [p for p, _ in played[:len(whole)]]
-    dirty_end = float((ends[-1]["end_dirty"] * ex["distinct"] / np.maximum(seen, 1)).sum())
+    dirty_end = float(ends[-1]["end_dirty"].sum())
     middle = [p for p, _ in played[len(whole):]]
     full, half = (_scaled(ends, middle[::k], ex, dirty_end) for k in (1, 2))
     dram = full.dram_read_bytes + full.dram_write_bytes
@@ -331,8 +322,8 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> CacheStats:
                       dirty_bytes_left=round(dirty_end))
 
 
-def plan(uniform: dict, concurrency: dict, budget: int, chunk_rows: int, *, heads: int, capacity_bytes: int,
-         kv_of_q, leads_group) -> tuple[int, callable] | None:
+def plan(uniform: dict, concurrency: dict, budget: int, *, heads: int, capacity_bytes: int, kv_of_q,
+         leads_group) -> tuple[int, callable] | None:
     """(requests, play) for every head of every kernel of ``uniform`` (kernel ->
     :class:`~.uniform.Uniform`) in windows of about ``budget`` requests in all; ``play()``
     gives kernel -> :class:`~.sampled.Sampled`, or None where a kernel cannot be played from
@@ -347,6 +338,6 @@ def plan(uniform: dict, concurrency: dict, budget: int, chunk_rows: int, *, head
         got = {}
         for k, L in launches.items():
             ex = exact(L.u, heads, L.kv, L.lead)
-            got[k] = estimate(L, ex, 1, capacity_bytes, chunk_rows, share[k])
+            got[k] = estimate(L, ex, capacity_bytes, share[k])
         return None if None in got.values() else got
     return sum(share.values()), play_all
