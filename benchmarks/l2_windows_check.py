@@ -5,10 +5,12 @@ kernel, on causal runs whose exact plans can still be played.
 
 For each problem: the exact model (``plan(...).play()``) and the windowed estimate at
 ``--budget`` requests (what ``simulate`` gives past every other budget:
-``SAMPLE_REQUESTS``), every kernel whose thread blocks have unequal lengths (the only ones
-played in windows). Prints one line per kernel: DRAM reads and write-backs over the exact
-model's, the share of the requests counted, the two halves' spread, the shortest warm-up's
-reach, and the seconds each took; then the largest errors. Results: docs/cache.md.
+``SAMPLE_REQUESTS``), every kernel whose thread blocks have unequal lengths (on the H200
+the only ones played in windows; on the MI300X, whose Infinity Cache sits behind the L2,
+every kernel). Prints one line per kernel: DRAM reads and write-backs over the exact
+model's (and, behind the L2, the reads reaching the Infinity Cache), the share of the
+requests counted, the two halves' spread, the shortest warm-up's reach, and the seconds each
+took; then the largest errors. Results: docs/cache.md.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from iosim.run.count import count_launch
 
 P = Problem
 GRID = [
+    ("forward", "flash-attn-2", P(seq_len=4096, head_dim=64, heads=64, batch=16, kv_heads=8, causal=True)),  # 1,024
     ("forward", "flash-attn-2", P(seq_len=16384, head_dim=128, heads=16, causal=True)),
     ("forward", "flash-attn-2", P(seq_len=32768, head_dim=128, heads=4, causal=True)),
     ("forward", "flash-attn-2", P(seq_len=65536, head_dim=64, heads=2, causal=True)),
@@ -36,12 +39,17 @@ GRID = [
     ("backward", "flash-attn-2", P(seq_len=32768, head_dim=256, heads=2, causal=True)),
     ("backward", "flash-attn-2", P(seq_len=65536, head_dim=256, heads=1, causal=True)),
     ("backward", "flash-attn-2", P(seq_len=131072, head_dim=64, heads=2, causal=True)),
+    ("forward", None, P(seq_len=32768, head_dim=128, heads=4, causal=True), "mi300x"),
+    ("forward", None, P(seq_len=65536, head_dim=64, heads=2, causal=True), "mi300x"),
+    ("forward", None, P(seq_len=131072, head_dim=128, heads=1), "mi300x"),
+    ("backward", None, P(seq_len=16384, head_dim=128, heads=4, causal=True), "mi300x"),
 ]
 
 
-def check(passes: str, kernel: str | None, problem: Problem, budget: int) -> list[dict]:
-    setup = prepare("h200", "fa2", problem, passes=passes, options=Options(kernel=kernel, cache=True))
+def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: str = "h200") -> list[dict]:
+    setup = prepare(hw, "fa2", problem, passes=passes, options=Options(kernel=kernel, cache=True))
     capacity = setup.profile.cache.capacity_bytes
+    outer = tuple((c.name, c.capacity_bytes) for c in reversed(setup.profile.caches[:-1]))
     rows = []
     for launch in setup.launches:
         c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
@@ -50,21 +58,25 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int) -> lis
                                                            and launch.kernel.batch_fastest)
         requests, heads = list(c.requests), launch.problem.heads_total
         t = time.perf_counter()
-        exact = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
-                     leads_group=leads_group, concurrency={r.kernel: slots for r in requests}).play().kernels
+        played = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
+                      leads_group=leads_group, concurrency={r.kernel: slots for r in requests},
+                      outer_levels=outer).play()
+        exact = played.kernels
         t_exact = time.perf_counter() - t
         uniform = uniform_programs(requests, 64)
-        unequal = {k: u for k, u in uniform.items() if (u.lengths != u.lengths[0]).any()}
+        unequal = {k: u for k, u in uniform.items() if outer or (u.lengths != u.lengths[0]).any()}
         t = time.perf_counter()
         got = windows.plan(unequal, {k: slots for k in unequal}, budget, heads=heads, capacity_bytes=capacity,
-                           kv_of_q=kv_of_q, leads_group=leads_group)[1]()
+                           kv_of_q=kv_of_q, leads_group=leads_group, group=group, outer_levels=outer)[1]()
         t_windows = time.perf_counter() - t
         for k, g in got.items():
             e = exact[k]
-            rows.append({"problem": f"{passes} {kernel or 'paper'} N={problem.seq_len_q} d={problem.head_dim} "
+            behind = {n: s.read_bytes / max(1, played.outer[k][n].read_bytes) for n, s in (g.outer or {}).items()}
+            rows.append({"problem": f"{hw} {passes} {kernel or 'paper'} N={problem.seq_len_q} d={problem.head_dim} "
                                     f"B·H={problem.heads_total} H_k={problem.kv_heads}", "kernel": k,
-                         "read": g.stats.dram_read_bytes / e.dram_read_bytes,
-                         "written back": g.stats.dram_write_bytes / max(1, e.dram_write_bytes),
+                         "read": g.stats.dram_read_bytes / e.dram_read_bytes, "behind": behind,
+                         "written back": g.stats.dram_write_bytes / e.dram_write_bytes if e.dram_write_bytes
+                         else float("nan"),                     # none written back: only dirty left
                          "rate": g.rate, "within": g.within, "warm": g.warm, "exact s": t_exact,
                          "windows s": t_windows})
     return rows
@@ -77,13 +89,14 @@ def main() -> None:
     args = ap.parse_args()
     rows = []
     for case in GRID[:4] if args.quick else GRID:
-        for r in check(*case, args.budget):
+        for r in check(*case[:3], args.budget, *case[3:]):
             rows.append(r)
-            print(f"{r['problem']:58s} {r['kernel']:9s} read {r['read']:.4f} written back {r['written back']:.4f} "
+            behind = "".join(f" {n} reads {v:.4f}" for n, v in r["behind"].items())
+            print(f"{r['problem']:65s} {r['kernel']:9s} read {r['read']:.4f} written back {r['written back']:.4f}{behind} "
                   f"rate {r['rate']:.3f} within {r['within']:.3f} warm {r['warm']:.2f} "
                   f"exact {r['exact s']:.1f} s windows {r['windows s']:.1f} s", flush=True)
     for name in ("read", "written back"):
-        worst = max(rows, key=lambda r: abs(r[name] - 1))
+        worst = max((r for r in rows if r[name] == r[name]), key=lambda r: abs(r[name] - 1))
         print(f"largest {name} error: {worst[name] - 1:+.2%} ({worst['problem']}, {worst['kernel']})")
 
 

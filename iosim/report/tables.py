@@ -85,20 +85,29 @@ def result_table(r: Result) -> str:
         from ..run.result import L2_OFF      # loaded with the result shown
         parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
-        s = r.cache.total
-        parts.append(
-            f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
-            f"DRAM read {s.dram_read_bytes:,} B, written back {s.dram_write_bytes:,} B during the kernel, "
-            f"{s.dirty_bytes_left:,} B dirty in the cache at its end (written later; a profiler's "
-            "per-kernel DRAM writes leave it out)"
-            + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
-                      for name, t in r.cache.outer_totals().items()))
-        for kernel, got in (r.cache.sampled or {}).items():
-            how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
-                   f"playing {100 * got.rate:.1f}% of its requests, in windows of its rounds")
-            parts.append(f"L2 model, {kernel}: DRAM bytes estimated by {how} (the run is past the exact model's "
-                         f"budget); half the sample gave {100 * got.within:.2f}% apart (docs/cache.md)")
+        parts += _l2_lines(r.cache)
     return "\n\n".join(parts)
+
+
+def _l2_lines(cache) -> list[str]:
+    """The L2 model's lines: its totals (and the caches behind it), and per kernel estimated
+    past the exact model's budget, how."""
+    s = cache.total
+    parts = [
+        f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
+        f"DRAM read {s.dram_read_bytes:,} B, written back {s.dram_write_bytes:,} B during the kernel, "
+        f"{s.dirty_bytes_left:,} B dirty in the cache at its end (written later; a profiler's "
+        "per-kernel DRAM writes leave it out)"
+        + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
+                  for name, t in cache.outer_totals().items())]
+    for kernel, got in (cache.sampled or {}).items():
+        how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
+               f"playing {100 * got.rate:.2g}% of its requests, in windows of its rounds")
+        short = (f"; its warm-ups reached {got.warm:.2f} of the largest cache's capacity"
+                 if got.warm is not None and got.warm < 1 else "")
+        parts.append(f"L2 model, {kernel}: DRAM bytes estimated by {how} (the run is past the exact model's "
+                     f"budget); half the sample gave {100 * got.within:.2f}% apart{short} (docs/cache.md)")
+    return parts
 
 
 def _timing(r: Result) -> str:

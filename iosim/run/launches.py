@@ -10,11 +10,12 @@ kernel time model each thread block's work, Theorem 2 the problem and M.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..errors import IosimError, ProblemError
+from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, plan
@@ -30,8 +31,7 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
-from .setup import (AUTO_CACHE_STEPS, AUTO_REQUESTS, MAX_CACHE_STEPS, MAX_REQUESTS, SAMPLE_REQUESTS,
-                    SECONDS_PER_REQUEST, Launch, Setup)
+from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, Launch, Setup
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -47,110 +47,59 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, 
 
 def cache_plans(setup: Setup) -> tuple[list, str | None]:
     """Each launch's (:class:`~iosim.models.cache.Plan`, the count that recorded it) (None
-    each where the L2 model is off)
-    and, where ``cache="auto"`` left it off, why. A count run of each launch records its
-    accesses (the same in numeric mode); a run whose streams would hold more than
-    :data:`~iosim.run.setup.MAX_REQUESTS` requests (past
-    :data:`~iosim.run.setup.AUTO_REQUESTS` when it was not asked for) is modelled from a sample
-    of about :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests, of its chunks
-    (:mod:`iosim.models.cache.sampled`) or in windows of its thread blocks' rounds
-    (:mod:`iosim.models.cache.windows`), the budget shared among the launches by their
-    requests; where even that is past the limit, or cannot be, the run is refused (left
-    without the model when it was not asked for), as it is where its programs are too large
-    to expand and not runs of loop bodies (:func:`_cache_plan`)."""
+    each where the L2 model is off: not asked for, or no cache in the profile), and why it
+    is off where it was on by default (None: with the budgets in use every run of a profile
+    with a cache has the model). A count run of each launch records its accesses (the same
+    in numeric mode); a run whose streams would hold more than
+    :data:`~iosim.run.setup.MAX_REQUESTS` requests (past :data:`~iosim.run.setup.AUTO_REQUESTS`
+    when it was not asked for) is modelled from a sample of about
+    :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests, of its chunks
+    (:mod:`iosim.models.cache.sampled`) or, where that is past the limit too or cannot be
+    made, in windows of its thread blocks' rounds (:mod:`iosim.models.cache.windows`), the
+    budget shared among the launches by their requests."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
-    steps = _step_limit(setup)
-    if not setup.lockstep and setup.steps_per_head > steps and not _windowable(setup):
-        return _too_large(setup, steps)                                  # before any counting
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
-    if None in plans:
-        return _too_large(setup, steps)
     requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
     if requests <= limit:
         return list(zip(plans, counted)), None
-    for how in ("sampled", "windowed")[:1 + any(p.has_windows for p in plans)]:
+    for how in ("sampled", "windowed"):
         sampled = [getattr(p, how)(max(1, SAMPLE_REQUESTS * p.requests // requests)) for p in plans]
         if None not in sampled and sum(p.requests for p in sampled) <= limit:
             return list(zip(sampled, counted)), None
-    sample = ("it cannot be sampled (a cache behind the L2, or too many thread blocks)" if None in sampled
-              else f"a sample would hold {sum(p.requests for p in sampled):,}")
-    if auto:
-        return [None] * len(plans), (f"{L2_OFF}its streams would hold {requests:,} requests (about "
-                                     f"{requests * SECONDS_PER_REQUEST:.0f} s), more than the default "
-                                     f"{AUTO_REQUESTS:,}, and {sample}")
-    raise ProblemError(f"the L2 model would play {requests:,} requests, more than {MAX_REQUESTS:,}, and {sample}: "
-                       "model the run without it (cache off, --no-cache), or with fewer heads or larger blocks",
-                       field="cache")
-
-
-def _step_limit(setup: Setup) -> int:
-    """The most tile steps a head the L2 model expands for thread blocks out of lockstep whose
-    programs it cannot plan from their intervals: by default, or asked for."""
-    return AUTO_CACHE_STEPS if setup.options.cache == "auto" else MAX_CACHE_STEPS
-
-
-def _too_large(setup: Setup, steps: int) -> tuple[list, str]:
-    """Off (``cache="auto"``: each launch's plan None, and why) or refused: thread blocks out of
-    lockstep whose programs the L2 model would expand in full, past ``steps`` tile steps a head."""
-    why = (f"its thread blocks, not in lockstep, make {setup.steps_per_head:,} tile steps per head, more than "
-           f"{steps:,}, in programs the windowed model does not take (two loop bodies at one member: docs/cache.md)")
-    if setup.options.cache == "auto":
-        return [None] * len(setup.launches), f"{L2_OFF}{why}"
-    raise ProblemError(f"the L2 model would play {why}: model the run without it (cache off, --no-cache), "
-                       "or with larger blocks", field="cache")
-
-
-def _windowable(setup: Setup) -> bool:
-    """Whether every launch's programs are runs of loop bodies (:mod:`iosim.models.cache.uniform`),
-    asked of the same launches on a problem of 8 blocks a side and one head: the form follows
-    from the loop order, not the length (the full count checks it again)."""
-    if setup.profile.caches[:-1]:                    # a cache behind the L2: no windows
-        return False
-    for launch in setup.launches:
-        p, b = launch.problem, launch.blocks
-        small = dataclasses.replace(p, seq_len_q=min(p.seq_len_q, 8 * b.block_q), batch=1, heads=1, kv_heads=1,
-                                    seq_len_kv=min(p.seq_len_kv, 8 * b.block_kv), seq_len=None)
-        try:
-            c = count_launch(setup.profile, dataclasses.replace(launch, problem=small), setup.options,
-                             setup.sram_bytes, "count", None, record=True)
-        except IosimError:                             # the probe's shape does not run: no windows
-            return False
-        if uniform_programs(list(c.requests), 64) is None:
-            return False
-    return True
+    why = f"its streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
+    if auto:             # not with the budgets in use: a windowed sample is about SAMPLE_REQUESTS
+        return [None] * len(plans), f"{L2_OFF}{why}"
+    raise ProblemError(f"the L2 model would play {requests:,} requests, more than {limit:,}, and no sample of them "
+                       "fits: model the run without it (cache off, --no-cache)", field="cache")
 
 
 def l2_by_default(setup: Setup) -> bool:
-    """Whether ``iosim simulate`` models the L2 for ``setup`` when not told: on by default
-    (:meth:`Setup.cache_by_default`) and within the default budget (:func:`cache_plans`)."""
-    if not setup.cache_by_default():
-        return False
-    return cache_plans(dataclasses.replace(setup, options=dataclasses.replace(setup.options, cache="auto")))[1] is None
+    """Whether ``iosim simulate`` models the L2 for ``setup`` when not told: wherever the
+    profile has a cache (:meth:`Setup.cache_by_default`), at any size (:func:`cache_plans`)."""
+    return setup.cache_by_default()
 
 
 def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | None]:
     """Each launch's (CacheReport, the count) for the (plan, count) of :func:`cache_plans`,
-    played; past :data:`MAX_REQUESTS` (where the heads' extension needs more heads than
-    planned), off when ``cache="auto"``, refused when the L2 model was asked for."""
+    played; where that would pass :data:`MAX_REQUESTS` (the heads' extension needed more
+    heads than planned) or a sample of the chunks cannot be played from stack distances (a
+    chunk of two sizes), in windows of the rounds instead (:meth:`~iosim.models.cache.Plan.windowed`,
+    :data:`SAMPLE_REQUESTS` shared by the launches' requests)."""
     try:
         return [None if x is None else (x[0].play(MAX_REQUESTS), x[1]) for x in planned], why
-    except PlayLimit as e:
-        if not e.requests:                    # the sample: a chunk of two sizes (models/cache/sampled.py)
-            if setup.options.cache == "auto":
-                return [None] * len(planned), f"{L2_OFF}its sampled chunks cannot be played from stack distances"
-            raise ProblemError("the L2 model's sample cannot be played from stack distances: model the run "
-                               "without it (cache off, --no-cache)", field="cache") from None
-        if setup.options.cache == "auto":
-            return [None] * len(planned), (f"{L2_OFF}extending its heads took more than "
-                                           f"{MAX_REQUESTS:,} requests ({e.requests:,})")
-        raise ProblemError(f"the L2 model would play more than {MAX_REQUESTS:,} requests ({e.requests:,}: its heads' "
-                           "extension did not settle): model the run without it (cache off, --no-cache), or with "
-                           "fewer heads", field="cache") from None
+    except PlayLimit:
+        total = max(1, sum(x[0].requests for x in planned if x is not None))
+        windowed = [None if x is None else (x[0].windowed(max(1, SAMPLE_REQUESTS * x[0].requests // total)), x[1])
+                    for x in planned]
+    if any(x is not None and x[0] is None for x in windowed):     # plans made without the intervals
+        raise ProblemError("the L2 model cannot play this run: model it without the L2 (cache off, --no-cache)",
+                           field="cache")
+    return [None if x is None else (x[0].play(), x[1]) for x in windowed], why
 
 
 def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -244,21 +193,20 @@ def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> d
 
 def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     """Every head's recorded accesses, to be played through the profile's L2 (and caches
-    behind it); None where thread blocks out of lockstep make more tile steps a head than the
-    L2 model expands (:data:`~iosim.run.setup.AUTO_CACHE_STEPS`, when it was not asked for;
-    :data:`~iosim.run.setup.MAX_CACHE_STEPS`) and their programs are not runs of loop bodies
-    (:mod:`iosim.models.cache.uniform`)."""
+    behind it); with the thread blocks' programs as runs of loop bodies
+    (:mod:`iosim.models.cache.uniform`) where they run out of lockstep or a cache is behind
+    the L2: what the windows of :mod:`iosim.models.cache.windows` play past the budget."""
     profile, p = setup.profile, launch.problem
     slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
-    uniform = None if outer or setup.lockstep else uniform_programs(list(c.requests), 64)   # (blocks alike: no windows)
-    if uniform is None and not setup.lockstep and launch.steps_per_head > _step_limit(setup):
-        return None
+    recorded = list(c.requests)
+    uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
+               else uniform_programs(recorded, 64))
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
-    return plan(list(c.requests), heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
+    return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
-                outer_levels=outer, group_size=group, uniform=uniform)
+                outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep)
 
 
 def _head_order(p, batch_fastest: bool) -> tuple:

@@ -27,8 +27,9 @@ the JSON Schema is docs/result.schema.json):
   two steps that nearly agreed (how far apart, over a step's DRAM bytes). Past the exact
   model's budget the counters are estimated from a sample of the chunks: ``l2.model`` is
   ``"sampled"``, and each such kernel has ``model``, ``sample_rate`` and ``sampled_within``
-  (docs/cache.md). Where the model was on by default and even the sample was past its
-  budget: ``l2_off`` (why) instead.
+  (docs/cache.md), or windows of the rounds (``"windowed"``, with ``warm_up_reached``).
+  ``l2_off`` (why the model was left off) instead only where no sample fits a budget: with
+  the budgets in use, never for a profile with a cache.
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

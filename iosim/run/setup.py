@@ -64,26 +64,15 @@ class Launch:
         return self.blocks.num_q_blocks(self.problem) * self.blocks.num_kv_blocks(self.problem)
 
 
-#: the L2 model (docs/cache.md) expands one head's recorded accesses into a program per
-#: thread block before it plays them (about 100 bytes a tile step where the blocks do not run
-#: in lockstep: causal or block-sparse masks, a user's schedule; where they do, the blocks
-#: share one program); where those programs are not runs of loop bodies
-#: (:mod:`iosim.models.cache.uniform`: two bodies at one member), up to this many tile steps per
-#: head by default, never past MAX_CACHE_STEPS. Runs of loop bodies of any length are
-#: planned from their intervals and played in windows (:mod:`iosim.models.cache.windows`).
-#: explore replays a tile of unequal thread blocks up to AUTO_CACHE_STEPS (its REPLAY_STEPS)
-AUTO_CACHE_STEPS = 4_000_000
-MAX_CACHE_STEPS = 16_000_000
 #: what playing costs: the requests its streams hold (:class:`iosim.models.cache.Plan`), about
-#: SECONDS_PER_REQUEST each on the development machine (docs/performance.md); on by default up
-#: to AUTO_REQUESTS, never past MAX_REQUESTS
+#: 2 µs each on the development machine (docs/performance.md); played in full up to
+#: AUTO_REQUESTS by default, MAX_REQUESTS when asked for (``--cache``), a sample past them
 AUTO_REQUESTS = 4_000_000
 MAX_REQUESTS = 20_000_000
 #: past those, the model plays a sample of about this many requests (plus what it is checked
 #: against: :mod:`iosim.models.cache.sampled`, :mod:`iosim.models.cache.windows`), a quarter
 #: of the default budget: about 2 s on the development machine
 SAMPLE_REQUESTS = AUTO_REQUESTS // 4
-SECONDS_PER_REQUEST = 2e-6
 
 
 @dataclass(frozen=True)

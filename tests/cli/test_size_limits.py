@@ -11,7 +11,7 @@ from iosim.cli.main import main
 from iosim.run.options import MAX_SPLITS
 from iosim.run import launches
 from iosim.run.launches import cache_plans, l2_by_default
-from iosim.run.setup import AUTO_CACHE_STEPS, AUTO_REQUESTS, MAX_CACHE_STEPS, MAX_REQUESTS
+from iosim.run.setup import AUTO_REQUESTS
 from iosim.workload.problem import MAX_HEAD_DIM, MAX_HEADS_TOTAL, MAX_SEQ_LEN
 
 HUGE = str(10 ** 38)
@@ -24,8 +24,6 @@ HUGE = str(10 ** 38)
     (["-N", "1024", "-d", "64", "--batch", str(10 ** 18)], f"batch × heads must be at most {MAX_HEADS_TOTAL:,}"),
     (["-N", "1024", "-d", "64", "--algo", "fa2-splitkv", "--num-splits", str(10 ** 18)],
      f"num-splits must be at most {MAX_SPLITS}"),
-    (["-N", str(2 ** 20), "-d", "16", "--block-q", "64", "--block-kv", "64", "--cache"],
-     f"requests, more than {MAX_REQUESTS:,}"),
 ])
 def test_sizes_past_the_limits_are_refused_in_one_line(capsys, argv, message):
     if "--algo" not in argv:
@@ -46,47 +44,28 @@ def test_the_api_refuses_the_same_sizes():
     assert Problem(seq_len=MAX_SEQ_LEN, head_dim=MAX_HEAD_DIM, heads=MAX_HEADS_TOTAL).heads_total == MAX_HEADS_TOTAL
 
 
-def test_the_l2_model_is_on_by_default_only_within_its_budget(monkeypatch):
+def test_the_l2_model_is_on_at_any_size():
+    """Every run of a profile with a cache has the L2 model (issue 13: no step limit): exact
+    within the budget of requests, past it from a sample of the chunks, and where that sample
+    is past the budget too (or cannot be made), in windows of the rounds, in lockstep or not."""
     def setup(**kw):
         return prepare("h100-sxm", "fa2", Problem(head_dim=128, **kw), blocks=(128, 64))
-    # thread blocks in lockstep: on whatever the tile steps, within the requests' budget
-    many = setup(seq_len=8192, batch=32, heads=64)
-    assert many.lockstep and l2_by_default(many)
-    long = setup(seq_len=2 ** 18)
-    assert long.steps_per_head > AUTO_CACHE_STEPS and long.cache_by_default() and l2_by_default(long)
-    # causal: each thread block its own program, up to AUTO_CACHE_STEPS tile steps per head;
-    # many heads cost the heads played (the launch pattern's extension), not every head
-    few = setup(seq_len=8192, heads=16, causal=True)
-    assert not few.lockstep and few.cache_by_default() and l2_by_default(few)
-    assert l2_by_default(setup(seq_len=8192, batch=32, heads=64, causal=True))
-    # past AUTO_CACHE_STEPS: on, the programs planned from their intervals (played in windows),
-    # FA1's loop inside a loop too; where programs are not of that form, off before counting
-    # (the step limits), refused past MAX_CACHE_STEPS when asked for
-    long = setup(seq_len=2 ** 18, causal=True)
-    assert long.steps_per_head > AUTO_CACHE_STEPS and l2_by_default(long)
-    nested = prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 18, causal=True), blocks=(128, 64))
-    assert nested.cache_by_default() and launches._windowable(nested)
-    monkeypatch.setattr(launches, "_windowable", lambda setup: False)
-    assert f"more than {AUTO_CACHE_STEPS:,}, in programs the windowed model does not take" in cache_plans(
-        _auto(nested))[1]
-    huge = prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 19, causal=True), blocks=(128, 64),
-                   options=Options(cache=True))
-    with pytest.raises(ProblemError, match=f"more than {MAX_CACHE_STEPS:,}, in programs the windowed model"):
-        cache_plans(huge)
-    monkeypatch.undo()
+    for s in (setup(seq_len=8192, batch=32, heads=64), setup(seq_len=2 ** 18, causal=True),
+              prepare("h100-sxm", "fa1", Problem(head_dim=128, seq_len=2 ** 19, causal=True), blocks=(128, 64))):
+        assert s.cache_by_default() and l2_by_default(s)
     # past the default budget of requests: on, from a sample of the chunks, and said so
     over = setup(seq_len=65536, heads=16, causal=True)
-    assert over.cache_by_default() and l2_by_default(over)
     planned, why = cache_plans(_auto(over))
     assert why is None and planned[0][0].requests <= AUTO_REQUESTS
     report = planned[0][0].play()
     assert report.to_dict()["l2"]["model"] == "sampled" and 0 < report.sampled["main"].rate < 1
-    # where even the sample is past the budget: off by default, with the reason; refused when asked for
-    crowd = prepare("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64))
+    # thread blocks in lockstep whose sample of the chunks is past the budget too (a small
+    # cache of few chunks: the sample keeps MIN_CHUNKS): in windows (before: off, and refused
+    # with --cache)
+    crowd = prepare("toy", "fa2", Problem(seq_len=2 ** 18, head_dim=16), blocks=(64, 64))
     planned, why = cache_plans(_auto(crowd))
-    assert planned == [None] and f"more than the default {AUTO_REQUESTS:,}, and a sample would hold" in why
-    with pytest.raises(ProblemError, match="the L2 model would play"):
-        simulate("toy", "fa2", Problem(seq_len=2 ** 20, head_dim=16), blocks=(64, 64), options=Options(cache=True))
+    assert why is None and planned[0][0].requests <= AUTO_REQUESTS
+    assert planned[0][0].play().to_dict()["l2"]["model"] == "windowed"
 
 
 def _auto(setup):

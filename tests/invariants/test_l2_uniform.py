@@ -3,7 +3,8 @@ step of every thread block equals the expanded program (iosim/models/cache/progr
 for the paper's FA2 (tiles that cut the 64-row chunk windows differently from one key block
 to the next), the flash-attn 2 kernels (forward, split-KV and combine, the backward's four),
 and the Triton kernel, FA1 and the paper's backward (a loop inside a loop); causal and not,
-ragged N, GQA. Two bodies at one member are not of that form, and it says so."""
+ragged N, GQA; and loops whose bodies share members (no built-in loop order has them),
+walked member by member."""
 
 import dataclasses
 
@@ -37,15 +38,20 @@ def _recorded(algo, passes, kernel, problem):
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}-{c[1]}-{c[2]}")
 def test_every_step_is_the_expanded_programs(case):
     for requests in _recorded(*case):
-        expanded, uniform = head_programs(requests, 64), uniform_programs(requests, 64)
-        assert uniform is not None and uniform.keys() == expanded.keys()
-        for kernel, prog in expanded.items():
-            u = uniform[kernel]
-            assert u.ctas == len(prog.cta_class) and (u.lengths == prog.lengths).all()
-            for cta in range(u.ctas):
-                a, b = prog.program(cta), u.program(cta)
-                for name in FIELDS:
-                    assert (a[name] == b[name]).all(), (kernel, cta, name)
+        _same_programs(requests)
+
+
+def _same_programs(requests: list) -> None:
+    """Every step of every thread block of :mod:`uniform` is the expanded program's."""
+    expanded, uniform = head_programs(requests, 64), uniform_programs(requests, 64)
+    assert uniform.keys() == expanded.keys()
+    for kernel, prog in expanded.items():
+        u = uniform[kernel]
+        assert u.ctas == len(prog.cta_class) and (u.lengths == prog.lengths).all()
+        for cta in range(u.ctas):
+            a, b = prog.program(cta), u.program(cta)
+            for name in FIELDS:
+                assert (a[name] == b[name]).all(), (kernel, cta, name)
 
 
 @pytest.mark.parametrize("algo,passes,problem", [
@@ -59,12 +65,31 @@ def test_a_loop_inside_a_loop_member_by_member(algo, passes, problem):
     test_every_step_is_the_expanded_programs((algo, passes, None, problem))
 
 
-def test_two_bodies_at_one_member_are_not_of_that_form():
-    (requests,) = _recorded("fa2", "forward", None, P(seq_len=512, head_dim=32, heads=2, causal=True))
-    inner = [r for r in requests if len(r.levels) == r.cta_levels + 1]
-    twice = dataclasses.replace(inner[0], seq=inner[0].seq, levels=inner[0].levels[:-1] + (
-        dataclasses.replace(inner[0].levels[-1], body_seq=inner[0].levels[-1].body_seq + 10 ** 6),))
-    assert uniform_programs(requests, 64) is not None and uniform_programs(requests + [twice], 64) is None
+def _twice(requests: list, depth_of) -> list:
+    """``requests`` and a copy of the records of one body at loop depth ``depth_of(requests)``,
+    named another body of the same loop (so two bodies share every member of the first)."""
+    depth = depth_of(requests)
+    body = next(r.levels[depth].body_seq for r in requests if len(r.levels) > depth)
+    copied = [dataclasses.replace(r, levels=r.levels[:depth] + (dataclasses.replace(
+        r.levels[depth], body_seq=r.levels[depth].body_seq + 10 ** 6),) + r.levels[depth + 1:])
+        for r in requests if len(r.levels) > depth and r.levels[depth].body_seq == body]
+    assert copied
+    return requests + copied
+
+
+@pytest.mark.parametrize("algo,problem,depth_of", [
+    ("fa2", P(seq_len=512, head_dim=32, heads=2, causal=True), lambda rs: rs[0].cta_levels),
+    ("fa1", P(seq_len=640, head_dim=32, heads=2, causal=True), lambda rs: 0),       # bodies holding a loop
+    ("fa1", P(seq_len=640, head_dim=32, heads=2, causal=True), lambda rs: 1),       # inside a loop's member
+])
+def test_two_bodies_at_one_member_are_walked_member_by_member(algo, problem, depth_of):
+    """No built-in loop order has two bodies at one member; a program that has them is still
+    of this form, each member its own intervals, and equals the expanded program step for step."""
+    (requests,) = _recorded(algo, "forward", None, problem)
+    twice = _twice(requests, depth_of)
+    assert sum(p.lengths.sum() for p in head_programs(twice, 64).values()) > sum(
+        p.lengths.sum() for p in head_programs(requests, 64).values())
+    _same_programs(twice)
 
 
 def test_the_cost_is_that_of_the_bodies_not_the_steps():

@@ -57,8 +57,8 @@ def test_cli_json_validates():
 
 def test_runs_past_the_l2_budget_and_extended_heads_validate():
     """The L2 model past its exact budget plays a sample of the chunks and says so (``l2.model``,
-    ``sample_rate``, ``sampled_within``); off where even the sample is past it, saying why
-    (``l2_off``); heads extended from steps that nearly agree say how near
+    ``sample_rate``, ``sampled_within``), or windows of the rounds; off only where no sample
+    fits a budget, saying why (``l2_off``); heads extended from steps that nearly agree say how near
     (``heads_extended_within``): all in the contract."""
     argv = [sys.executable, "-m", "iosim", "simulate", "--hw", "h200", "--algo", "fa2", "-d", "128",
             "--block-q", "128", "--block-kv", "64", "--causal", "--format", "json"]
@@ -66,11 +66,17 @@ def test_runs_past_the_l2_budget_and_extended_heads_validate():
     sampled = json.loads(done.stdout)
     assert sampled["l2"]["model"] == "sampled" and 0 < sampled["l2"]["per_kernel"]["main"]["sample_rate"] < 1
     VALIDATOR.validate(sampled)
-    toy = [sys.executable, "-m", "iosim", "simulate", "--hw", "toy", "--algo", "fa2", "-d", "16", "-N", str(2 ** 20),
+    toy = [sys.executable, "-m", "iosim", "simulate", "--hw", "toy", "--algo", "fa2", "-d", "16", "-N", str(2 ** 18),
            "--block-q", "64", "--block-kv", "64", "--format", "json"]
     done = subprocess.run(toy, capture_output=True, text=True, check=True)
-    off = json.loads(done.stdout)
-    assert "l2" not in off and "more than the default" in off["l2_off"] and "L2 model is off" in done.stderr
+    windowed = json.loads(done.stdout)          # its sample of the chunks past the budget too: windows
+    assert windowed["l2"]["model"] == "windowed" and "l2_off" not in windowed
+    VALIDATOR.validate(windowed)
+    from iosim.run import launches
+    with pytest.MonkeyPatch.context() as mp:     # no budget at all: off, and why (no real budget does this)
+        mp.setattr(launches, "AUTO_REQUESTS", 0)
+        off = simulate("toy", "fa2", Problem(seq_len=4096, head_dim=16), options=Options(cache="auto")).to_dict()
+    assert "l2" not in off and "no sample of them fits" in off["l2_off"]
     VALIDATOR.validate(off)
     near = simulate("h200", "fa2", Problem(seq_len=2048, head_dim=128, batch=4, heads=200, causal=True),
                     blocks=(128, 64), options=Options(cache=True)).to_dict()

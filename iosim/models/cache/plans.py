@@ -5,10 +5,10 @@ thread block's program (:mod:`.programs`) and plays them exactly (:mod:`.playbac
 from a sample of the chunks (:mod:`.sampled`) past the caller's budget. A kernel whose
 thread blocks are out of lockstep and whose programs hold more than :data:`BUILD_STEPS`
 requests a head is not expanded: it is planned from its intervals (:mod:`.uniform`). Past
-the budget, and where a sample of the chunks would be past it too (or cannot be made), such
-kernels, and those whose thread blocks run programs of unequal lengths (causal masks: each
-query block its own number of key blocks), are played in windows of their rounds
-(:mod:`.windows`): :meth:`Plan.windowed`.
+the budget, such kernels, those whose thread blocks run programs of unequal lengths
+(causal masks: each query block its own number of key blocks), every kernel with a cache
+behind the L2, and any kernel whose sample of the chunks would be past the budget too (or
+cannot be made) are played in windows of their rounds (:mod:`.windows`): :meth:`Plan.windowed`.
 """
 
 from __future__ import annotations
@@ -48,15 +48,10 @@ class Plan:
         kernel too large to expand)."""
         return None if self._sample is None else self._sample(budget)
 
-    @property
-    def has_windows(self) -> bool:
-        """Whether a kernel is played in windows by :meth:`windowed` (else it is :meth:`sampled`)."""
-        return self._window is not None
-
     def windowed(self, budget: int) -> "Plan | None":
-        """The same run estimated from about ``budget`` requests, its kernels of unequal
-        thread blocks (or too large to expand) in windows of their rounds (:mod:`.windows`),
-        the others from a sample of their chunks; None where it cannot be."""
+        """The same run estimated from about ``budget`` requests, in windows of its rounds
+        (:mod:`.windows`) where :func:`_sampled_plan` says, the others from a sample of their
+        chunks; None where it cannot be (a plan made without the thread blocks' intervals)."""
         return self.sampled(budget) if self._window is None else self._window(budget)
 
 
@@ -67,7 +62,7 @@ def replay(requests: list, **kw) -> CacheReport:
 
 def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
          chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True, group_size: int = 1,
-         method: str = "stream", uniform: dict | None = None) -> Plan:
+         method: str = "stream", uniform: dict | None = None, lockstep: bool = False) -> Plan:
     """One head's recorded ``requests``, to be played for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
@@ -83,10 +78,13 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     :data:`~.periodic.NEAR`, and the report says so). ``method``: ``"stream"`` plays the
     cohorts' stream (:mod:`.stream`), ``"round_robin"`` every CTA's every request in turn
     (the reference it is checked against). ``uniform``: the kernels' intervals
-    (:func:`~.uniform.uniform_programs`), where the caller has them: see the module's docstring.
+    (:func:`~.uniform.uniform_programs`), or a function that makes them when asked, where the
+    caller has them: see the module's docstring; ``lockstep``: every thread block runs one
+    program (the expanded programs are then one block's, whatever the length).
     """
     kernels = list(dict.fromkeys(r.kernel for r in requests))
-    lazy = {k for k in kernels if uniform is not None and int(uniform[k].lengths.sum()) > BUILD_STEPS}
+    intervals = uniform if callable(uniform) else (lambda: uniform)
+    lazy = set() if lockstep or uniform is None else {k for k in kernels if int(intervals()[k].lengths.sum()) > BUILD_STEPS}
     programs = head_programs([r for r in requests if r.kernel not in lazy], chunk_rows)
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
               capacity_bytes=capacity_bytes)
@@ -97,13 +95,13 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
         built = {**programs, **head_programs([r for r in requests if r.kernel in lazy], chunk_rows)}
         return {k: built[k] for k in kernels}
     def sample(budget, windowed):
-        return None if outer_levels else _sampled_plan(programs, uniform if windowed else None, lazy, costs,
-                                                       concurrency, budget, chunk_rows, **kw)
+        return _sampled_plan(programs, intervals() if windowed else None, lazy, costs, concurrency, budget,
+                             chunk_rows, outer_levels, None if windowed or uniform is None else
+                             (lambda b: sample(b, True)), **kw)
     return Plan(sum(costs.values()), lambda limit: replay_programs(every(), concurrency, outer_levels, method, limit,
                                                                    **kw),
-                lambda budget: None if lazy else sample(budget, False),
-                (lambda budget: sample(budget, True)) if uniform and (lazy or any(map(_unequal, uniform.values())))
-                else None)
+                lambda budget: None if lazy or outer_levels else sample(budget, False),
+                None if uniform is None else lambda budget: sample(budget, True))
 
 
 def _unequal(u) -> bool:
@@ -112,18 +110,22 @@ def _unequal(u) -> bool:
 
 
 def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, concurrency: dict, budget: int,
-                  chunk_rows: int, *, group: int, **kw) -> Plan | None:
+                  chunk_rows: int, outer_levels: tuple, windowed, *, group: int, **kw) -> Plan | None:
     """Every head of every kernel from a sample of about ``budget`` requests, shared among the
-    kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, for a
-    kernel of unequal thread blocks or one not expanded (``lazy``) in windows (:func:`.windows.plan`)."""
+    kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, in
+    windows (:func:`.windows.plan`) for a kernel of unequal thread blocks, one not expanded
+    (``lazy``), any kernel with caches behind the L2 (``outer_levels``), and one whose chunks
+    cannot be sampled within its share (too many thread blocks, or too few chunks:
+    :data:`.sampled.MIN_CHUNKS`). ``windowed``: the same in windows, the plan's
+    :meth:`Plan.windowed` (where a sample of the chunks cannot be played)."""
     total = max(1, sum(costs.values()))
     parts = []
     for k, c in costs.items():
         share = max(1, budget * c // total)
-        if uniform is not None and (k in lazy or _unequal(uniform[k])):
-            got = windows.plan({k: uniform[k]}, concurrency, share, **kw)
-        else:
-            got = sampled.plan({k: programs[k]}, concurrency, share, chunk_rows, **kw)
+        in_windows = uniform is not None and (k in lazy or outer_levels or _unequal(uniform[k]))
+        got = None if in_windows else sampled.plan({k: programs[k]}, concurrency, share, chunk_rows, **kw)
+        if uniform is not None and (got is None or got[0] > share):
+            got = windows.plan({k: uniform[k]}, concurrency, share, group=group, outer_levels=outer_levels, **kw)
         if got is None:
             return None
         parts.append(got)
@@ -135,9 +137,10 @@ def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, 
             if got is None:                  # a chunk of two sizes: not played from stack distances
                 raise PlayLimit(0)
             kernels.update(got)
+        outer = {k: g.outer for k, g in kernels.items() if g.outer}
         return CacheReport({k: g.stats for k, g in kernels.items()}, {k: concurrency.get(k, 1) for k in kernels},
-                           sampled=kernels)
-    return Plan(sum(p[0] for p in parts), report)
+                           outer or None, sampled=kernels)
+    return Plan(sum(p[0] for p in parts), report, _window=windowed)
 
 
 __all__ = ["BUILD_STEPS", "Plan", "PlayLimit", "plan", "replay"]

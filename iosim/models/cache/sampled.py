@@ -51,7 +51,7 @@ MIN_CHUNKS = 256
 #: of all heads (no extension of the heads), cohort by cohort in Python
 MAX_CTAS = 2_000_000
 #: what building one cohort of the stream costs, in requests played (a request about 2 µs,
-#: ``SECONDS_PER_REQUEST``; a cohort 120-140 µs on the development machine whatever the rate:
+#: :mod:`iosim.run.setup`; a cohort 120-140 µs on the development machine whatever the rate:
 #: FA2 forward, N = 8,192, B = 4 × H = 32, causal, 64 × 32 tiles, 16,384 cohorts in 2.0-2.4 s
 #: at m = 1, 8 and 64). Sampling does not make it cheaper, so the plan counts it: a causal run
 #: of many heads costs its cohorts even where few requests are kept
@@ -72,6 +72,8 @@ class Sampled:
     #: bytes over the capacity; at least 1: every span exact)
     model: str = "sampled"
     warm: float | None = None
+    #: {level name: CacheStats} of the caches behind the L2 (windows only), where there are any
+    outer: dict | None = None
 
     def describe(self) -> dict:
         """The JSON of a kernel's estimate: its model, rate and spread (and the windows' warm-up)."""

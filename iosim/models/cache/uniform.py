@@ -16,13 +16,15 @@ the paper's backward: one CTA a head) is walked member by member, each member's 
 own intervals. So a CTA costs its bodies, not its steps (its outer loop's members where
 loops nest), and :meth:`Uniform.at` gives the request at any step of any CTA, vectorised.
 
-Where a program is not of that form (two bodies at one member) :func:`uniform_programs`
-returns None and the caller keeps :mod:`.programs`. tests/invariants/test_l2_uniform.py
-checks every step against :mod:`.programs`.
+A loop whose bodies share members (no built-in loop order has one) is walked member by member
+too, every body's records at each member in the order :mod:`.programs` expands them: every
+program has this form. tests/invariants/test_l2_uniform.py checks every step against
+:mod:`.programs`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -74,30 +76,23 @@ class Uniform:
         return self.at(np.full(len(steps), cta), steps)
 
 
-def uniform_programs(requests: list, chunk_rows: int) -> dict[str, Uniform] | None:
-    """kernel -> its :class:`Uniform`, from one head's recorded requests; None where a
-    program is not of that form."""
+def uniform_programs(requests: list, chunk_rows: int) -> dict[str, Uniform]:
+    """kernel -> its :class:`Uniform`, from one head's recorded requests."""
     by_kernel: dict[str, dict] = {}
     for r in requests:
         by_kernel.setdefault(r.kernel, {}).setdefault(r.cta_serial, []).append(r)
     out = {}
     for kernel, groups in by_kernel.items():
-        got = _kernel(groups, chunk_rows)
-        if got is None:
-            return None
-        out[kernel] = got
+        out[kernel] = _kernel(groups, chunk_rows)
     return out
 
 
-def _kernel(groups: dict, chunk_rows: int) -> Uniform | None:
+def _kernel(groups: dict, chunk_rows: int) -> Uniform:
     """One kernel's CTAs, in launch order (by their loops' keys, as :mod:`.programs` orders them)."""
     tensors, pieces = {}, {}
     ctas, keys = [], []                    # per CTA: [(first, sign, count, piece fields)], its order key
     for n, records in enumerate(groups.values()):
-        got = _group(records, chunk_rows, tensors, pieces)
-        if got is None:
-            return None
-        for prefix, intervals in got:
+        for prefix, intervals in _group(records, chunk_rows, tensors, pieces):
             ctas.append(intervals)
             keys.append((prefix, n))
     width = max(len(p) for p, _ in keys)
@@ -131,9 +126,8 @@ def _assemble(ctas: list) -> Uniform:
 _PIECE = FIELDS + ("hi_shift", "lo_shift")
 
 
-def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
-    """[(order key, intervals)] for each CTA a ``thread_block`` record group stands for; None
-    where its program is not of the uniform form."""
+def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list:
+    """[(order key, intervals)] for each CTA a ``thread_block`` record group stands for."""
     c = records[0].cta_levels
     for r in records:                                   # tensor numbers as programs._attributes makes them
         tensors.setdefault(r.tensor, len(tensors))
@@ -143,18 +137,16 @@ def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list 
     prefix = np.stack(_keys(outer, cta_m, 0), axis=1) if c else np.zeros((1, 0), np.int64)
     out = []
     for i in range(n_ctas):
-        got = _program(records, c, tuple(int(m[i]) for m in cta_m), chunk_rows, tensors, pieces)
-        if got is None:
-            return None
-        out.append((tuple(prefix[i].tolist()), got))
+        out.append((tuple(prefix[i].tolist()), _program(records, c, tuple(int(m[i]) for m in cta_m), chunk_rows,
+                                                        tensors, pieces)))
     return out
 
 
-def _program(records: list, depth: int, fixed: tuple, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
+def _program(records: list, depth: int, fixed: tuple, chunk_rows: int, tensors: dict, pieces: dict) -> list:
     """The intervals of ``records`` (those at loop depth ``depth`` and below) in program
     order: runs of their own accesses, and each loop at ``depth``'s members, as runs of one
     body where the body holds no loop, else member by member; ``fixed``: the members of the
-    levels above. None where two bodies share a member."""
+    levels above."""
     def piece(recs, member, period):
         """The piece of ``recs`` at ``member`` moving ``period`` members at a time, or, for
         "up" and "down", of every member of a period in walk order, made once."""
@@ -183,14 +175,11 @@ def _program(records: list, depth: int, fixed: tuple, chunk_rows: int, tensors: 
             out.append((0, 1, 1, piece(own, 0, 0)))
             own = []
         if recs:
-            got = _loop(recs, depth, fixed, piece, chunk_rows, tensors, pieces)
-            if got is None:
-                return None
-            out += got
+            out += _loop(recs, depth, fixed, piece, chunk_rows, tensors, pieces)
     return out
 
 
-def _loop(recs: list, depth: int, fixed: tuple, piece, chunk_rows: int, tensors: dict, pieces: dict) -> list | None:
+def _loop(recs: list, depth: int, fixed: tuple, piece, chunk_rows: int, tensors: dict, pieces: dict) -> list:
     """One loop's intervals, its members in walk order (see :func:`_program`)."""
     bodies: dict = {}
     for r in recs:
@@ -209,15 +198,33 @@ def _loop(recs: list, depth: int, fixed: tuple, piece, chunk_rows: int, tensors:
                 runs += _run(body, int(run[0]), len(run), period, descending, piece)
                 continue
             for member in run.tolist():                          # a loop inside: member by member
-                got = _program(body, depth + 1, fixed + (member,), chunk_rows, tensors, pieces)
-                if got is None:
-                    return None
-                runs.append((member, got))
+                runs.append((member, _program(body, depth + 1, fixed + (member,), chunk_rows, tensors, pieces)))
     spans.sort()
     if any(a[1] >= b[0] for a, b in zip(spans, spans[1:])):
-        return None                                      # two bodies at one member
+        return _shared_members(recs, depth, fixed, chunk_rows, tensors, pieces, descending)
     runs.sort(key=lambda t: t[0], reverse=descending)
     return [x for r in runs for x in (r[1] if len(r) == 2 else [r[1:]])]
+
+
+def _shared_members(recs: list, depth: int, fixed: tuple, chunk_rows: int, tensors: dict, pieces: dict,
+                    descending: bool) -> list:
+    """A loop whose bodies share members (no built-in loop order makes one: a group of
+    iterations stands for members no other group has), member by member: at each, every
+    record of every body there, each placed where :mod:`.programs` expands it, by its place
+    in its own body (its ``seq`` and its inner loops' ``loop_seq`` taken from the start of
+    the body around them)."""
+    at: dict = {}
+    for r in recs:
+        levels = r.levels
+        inner = tuple(dataclasses.replace(lv, loop_seq=lv.loop_seq - levels[k - 1].body_seq)
+                      for k, lv in enumerate(levels) if k > depth)
+        rebased = dataclasses.replace(r, seq=r.seq - levels[-1].body_seq, levels=levels[:depth + 1] + inner)
+        for m in np.asarray(levels[depth].members).tolist():
+            at.setdefault(int(m), []).append(rebased)
+    out = []
+    for m in sorted(at, reverse=descending):
+        out += _program(at[m], depth + 1, fixed + (m,), chunk_rows, tensors, pieces)
+    return out
 
 
 def _signature(recs: list, fixed: tuple) -> tuple:

@@ -16,7 +16,6 @@ from ...kernels.plan import KERNELS
 from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
 from ...run.launches import l2_by_default
-from ...run.setup import AUTO_CACHE_STEPS
 from ...schedules import SCHEDULES
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
@@ -33,9 +32,8 @@ TILES_PER_JOB = 100
 #: the most tile steps per head a replay (a count with the L2 model) in the ranking may take
 #: where thread blocks are not in lockstep (past it simulate plays windows of the rounds, seconds
 #: a tile: docs/cache.md, "Any length"): a tile with more keeps the bounds of its first count.
-#: In lockstep the L2 model's budget of requests decides, as in simulate
-#: (:func:`iosim.run.launches.l2_by_default`)
-REPLAY_STEPS = AUTO_CACHE_STEPS
+#: In lockstep the L2 model's budget of requests decides (its sample past it), as in simulate
+REPLAY_STEPS = 4_000_000
 
 
 @dataclass
