@@ -97,3 +97,30 @@ def test_the_cost_is_that_of_the_bodies_not_the_steps():
     (requests,) = _recorded("fa2", "forward", "flash-attn-2", P(seq_len=65536, head_dim=128, causal=True))
     u = uniform_programs(requests, 64)["main"]
     assert int(u.lengths.sum()) > 500_000 and len(u.start) <= 4 * u.ctas and len(u.ptr) - 1 <= 4 * u.ctas
+
+
+@pytest.mark.parametrize("passes,kernel,problem,blocks,moved", [
+    ("forward", None, P(seq_len=4096, head_dim=64, heads=2), None, True),
+    ("forward", "flash-attn-2", P(seq_len=4000, head_dim=96, heads=3), None, True),                 # ragged
+    ("backward", "flash-attn-2", P(seq_len=2048, head_dim=64, heads=2), None, True),
+    ("forward", None, P(seq_len=2400, head_dim=64, heads=2), (96, 64), False),   # 96-row blocks: windows cut unevenly
+])
+def test_thread_blocks_in_lockstep_are_moved_from_the_first(monkeypatch, passes, kernel, problem, blocks, moved):
+    """Thread blocks in lockstep differ only in where their own accesses sit: their intervals
+    are the first block's, moved, where a member moves every access alike (else made block by
+    block); either way every step is the expanded program's."""
+    from iosim.models.cache import uniform as module
+    setup = prepare("h200", "fa2", problem, blocks=blocks or (None, None), options=Options(kernel=kernel, cache=True),
+                    passes=passes)
+    calls = []
+    original = module._program
+    monkeypatch.setattr(module, "_program", lambda *a: calls.append(a[1]) or original(*a))
+    for launch in setup.launches:
+        requests = list(count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None,
+                                     record=True).requests)
+        calls.clear()
+        ctas = module.uniform_programs(requests, 64)
+        made = sum(1 for depth in calls if depth == requests[0].cta_levels)
+        if max(u.ctas for u in ctas.values()) > 8:                 # the element-wise kernels: one group of many
+            assert (made < sum(u.ctas for u in ctas.values()) / 2) == moved, launch
+        _same_programs(requests)

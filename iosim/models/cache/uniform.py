@@ -135,11 +135,77 @@ def _group(records: list, chunk_rows: int, tensors: dict, pieces: dict) -> list:
     cta_m = _product(outer)
     n_ctas = len(cta_m[0]) if c else 1
     prefix = np.stack(_keys(outer, cta_m, 0), axis=1) if c else np.zeros((1, 0), np.int64)
+    members = np.stack(cta_m, axis=1) if c else np.zeros((1, 0), np.int64)
+
+    def program(i):
+        return _program(records, c, tuple(members[i].tolist()), chunk_rows, tensors, pieces)
+    moved = _moved_programs(records, members, program, chunk_rows) if n_ctas > 2 else None
+    return [(tuple(prefix[i].tolist()), program(i) if moved is None else moved(i)) for i in range(n_ctas)]
+
+
+def _moved_programs(records: list, members: np.ndarray, program, chunk_rows: int):
+    """For CTAs that differ only in where their own accesses sit (every CTA of a record group
+    in lockstep), a function giving CTA i's intervals from CTA 0's, its own pieces moved by
+    its members' distance times what one member moves them (measured on a CTA one member
+    away at each level, and checked on the last CTA); None where a CTA level's rows cut the
+    chunk windows differently from one member to the next, or the check fails."""
+    c = members.shape[1]
+    if any(0 <= r.rows_level < c and r.rows_step and not (r.rows_step % chunk_rows == 0 or (
+            chunk_rows % r.rows_step == 0 and r.rows <= r.rows_step)) for r in records):
+        return None
+    base, steps = program(0), []
+    for k in range(c):                                  # a CTA one step away at level k only
+        away = np.flatnonzero((members[:, k] != members[0, k]) &
+                              (np.delete(members, k, axis=1) == np.delete(members[0], k)).all(axis=1))
+        if not len(away):
+            steps.append(None)
+            continue
+        j = int(away[0])
+        steps.append(_per_member(base, program(j), int(members[j, k] - members[0, k])))
+        if steps[-1] is None:
+            return None
+
+    def moved(i):
+        far = members[i] - members[0]
+        if not far.any():
+            return base
+        out = []
+        for n, (first, sign, count, piece) in enumerate(base):
+            shift = [(int(d), step[n]) for d, step in zip(far, steps) if d and step is not None and step[n]]
+            if shift:
+                piece = dict(piece, hi=piece["hi"] + sum(d * s[0] for d, s in shift),
+                             lo=piece["lo"] + sum(d * s[1] for d, s in shift))
+            out.append((first, sign, count, piece))
+        return out
+    last = len(members) - 1
+    return moved if _same(moved(last), program(last)) else None
+
+
+def _per_member(a: list, b: list, apart: int):
+    """Per interval of ``a``: None where ``b``'s is the same piece, else how far (hi, lo) its
+    elements move a member, ``b`` being ``apart`` members on; None where the programs differ
+    otherwise."""
+    if len(a) != len(b) or any(x[:3] != y[:3] for x, y in zip(a, b)):
+        return None
     out = []
-    for i in range(n_ctas):
-        out.append((tuple(prefix[i].tolist()), _program(records, c, tuple(int(m[i]) for m in cta_m), chunk_rows,
-                                                        tensors, pieces)))
+    for x, y in zip(a, b):
+        p, q = x[3], y[3]
+        if p is q:
+            out.append(None)
+            continue
+        if len(p["size"]) != len(q["size"]) or any((p[f] != q[f]).any() for f in _PIECE if f not in ("hi", "lo")):
+            return None
+        dhi, dlo = q["hi"] - p["hi"], q["lo"] - p["lo"]
+        if (dhi % apart).any() or (dlo % apart).any():
+            return None
+        out.append((dhi // apart, dlo // apart))
     return out
+
+
+def _same(a: list, b: list) -> bool:
+    """Whether two CTAs' intervals are equal, piece for piece."""
+    return len(a) == len(b) and all(x[:3] == y[:3] and len(x[3]["size"]) == len(y[3]["size"]) and
+                                    all((x[3][f] == y[3][f]).all() for f in _PIECE) for x, y in zip(a, b))
 
 
 def _program(records: list, depth: int, fixed: tuple, chunk_rows: int, tensors: dict, pieces: dict) -> list:

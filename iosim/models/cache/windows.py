@@ -125,8 +125,8 @@ def strata(L: Launch, span: int, slots: int) -> tuple[list, list]:
     those; and :func:`spans` over the rounds between, less any that meet them (or, where
     those rounds are fewer than the spans would cover, all of them)."""
     rounds = L.rounds
-    starts = np.bincount(L.start, minlength=rounds + 1)
-    waves = np.flatnonzero(starts >= max(2, slots // 8))
+    at, starts = np.unique(L.start, return_counts=True)
+    waves = at[starts >= max(2, slots // 8)]
     waves = waves if len(waves) <= WINDOWS + 1 else waves[:1]
     whole = []
     for r in [0, *waves.tolist(), max(0, rounds - span)]:
