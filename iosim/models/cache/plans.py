@@ -84,7 +84,8 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     """
     kernels = list(dict.fromkeys(r.kernel for r in requests))
     intervals = uniform if callable(uniform) else (lambda: uniform)
-    lazy = set() if lockstep or uniform is None else {k for k in kernels if int(intervals()[k].lengths.sum()) > BUILD_STEPS}
+    lazy = set() if lockstep or uniform is None else {k for k, u in intervals().items()
+                                                      if int(u.lengths.sum()) > BUILD_STEPS}
     programs = head_programs([r for r in requests if r.kernel not in lazy], chunk_rows)
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
               capacity_bytes=capacity_bytes)

@@ -26,8 +26,9 @@ round where a wave of CTAs starts together, are played whole; between them :data
 spans spread over the rounds are played, until the requests made pass :data:`MADE` × the
 budget (and at least :data:`MIN_SPANS`). The estimate (:func:`_scaled`): the whole spans'
 counters as they are, the others' scaled per tensor by its bytes requested between the whole
-spans (exact over every head, from :mod:`.uniform`) over its bytes requested in them; a tensor not written
-whole is never estimated below its distinct bytes (its first touches, exact), nor the bytes
+spans (exact over every head, from :mod:`.uniform`) over its bytes requested in them; a
+tensor not written whole is never estimated below its distinct bytes (its first touches,
+exact), nor the bytes
 written back below what was written less what is left dirty. Every second sampled span gives
 a second estimate; ``sampled_within`` is how far the two are apart, as in :mod:`.sampled`.
 tests/invariants/test_l2_windows.py checks spans against the whole stream, windows that cover
