@@ -182,7 +182,11 @@ def _last(s: Stream, t: np.ndarray) -> dict:
     if not len(t):
         return {"key": s.key_parts.reshape(0, 3), "size": s.size, "t": t, "written": np.zeros(0, bool)}
     ids = s.key_ids()
-    order = np.lexsort((t, ids))
+    span = int(t.max()) + 1
+    if int(ids.max()) < (1 << 62) // span:          # one key, (chunk, place): a single sort
+        order = np.argsort(ids * span + t, kind="stable")
+    else:
+        order = np.lexsort((t, ids))
     last = order[np.flatnonzero(np.r_[ids[order][1:] != ids[order][:-1], True])]
     return {"key": s.key_parts[last], "size": s.size[last], "t": t[last], "written": s.write[last] > 0}
 
