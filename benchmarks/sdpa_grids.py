@@ -127,6 +127,16 @@ GRIDS = {
         (131072, 131072, 1, 2, 2, True, "fp16"), (131072, 131072, 1, 4, 1, True, "bf16"),
         (262144, 262144, 1, 1, 1, True, "fp16"),
     )),
+    # session 15: fixed before measuring, to test the model prospectively on shapes no grid had
+    # (predictions first): causal GQA at N = 24,576 in bf16, 768 small heads, a GQA decode with
+    # splits, d = 80 (the 96 kernel, uneven), ragged causal N = 40,000, N_q < N_kv, d = 192
+    "s15": dict(head_dims=(64, 80, 128, 192), configs={
+        64: ((24576, 24576, 1, 8, 2, True, "bf16"), (1000, 1000, 48, 16, 16, False, "fp16"),
+             (1, 33000, 4, 16, 4, False, "bf16")),
+        80: ((6144, 6144, 2, 10, 10, False, "fp16"), (3000, 3000, 2, 10, 5, True, "bf16")),
+        128: ((40000, 40000, 1, 2, 2, True, "fp16"), (3000, 20000, 1, 16, 16, False, "fp16")),
+        192: ((9000, 9000, 1, 8, 8, False, "bf16"), (2000, 2000, 4, 6, 6, True, "fp16")),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
