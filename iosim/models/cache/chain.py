@@ -11,7 +11,7 @@ the chunk it moves (a write-back under the evicted chunk's tensor), so the estim
 scale each tensor by its own bytes requested.
 
 The states (:func:`states`) follow from each chunk's last request before the span, most
-recent last, as :func:`.windows.warm_up` gives them. The L2 holds the most recent chunks
+recent last, as :func:`.rounds.warm_up` gives them. The L2 holds the most recent chunks
 that fit in it. A level behind holds the most recent chunks that fit in *it*, less those
 the L2 holds dirty (written there and not yet written back: a plain write allocates in the
 L2 only): an approximation, since a level behind is refreshed by the L2's misses only, not
@@ -25,6 +25,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from .rounds import recency
 from .stream import Stream
 
 #: per level, per tensor: what the level in front (or the SMs) asked, what it served, and what
@@ -36,8 +37,7 @@ def states(seen: dict, capacities: list[int]) -> list[OrderedDict]:
     """Per level (nearest first), its content: key -> [size, dirty, tensor], least recent
     first, from ``seen`` (each chunk's key, size, last place ``t`` and whether that request
     wrote it)."""
-    order = np.argsort(seen["t"], kind="stable")
-    room = np.cumsum(seen["size"][order][::-1])[::-1]               # bytes from each chunk to the most recent
+    order, room = recency(seen)
     keys = list(map(tuple, seen["key"][order].tolist()))
     size, written = seen["size"][order].tolist(), seen["written"][order].tolist()
     tensor = (seen["key"][order][:, 1] >> 35).tolist()

@@ -50,7 +50,7 @@ def launch(u: Uniform, heads: int, slots: int, kv_of_q, leads_group) -> Launch:
     heads = min(heads, max(2, -(-WAVES * slots // u.ctas)), max(1, MAX_CTAS // u.ctas))
     start, slot = schedule(np.tile(u.lengths, heads), slots)
     kv, lead = [kv_of_q(h) for h in range(heads)], [leads_group(h) for h in range(heads)]
-    chunks = int(exact(u, *multiplicities(heads, kv, lead))["chunks"].sum())
+    chunks = int(multiplicities(heads, kv, lead)[1][_distinct(u)[2]].sum())
     return Launch(u, start, slot, heads, np.array(kv, np.int64), np.array(lead, bool), chunks)
 
 
@@ -170,10 +170,17 @@ def held(seen: dict, capacity_bytes: int) -> Stream:
     in that order, those the capacity holds, a write where that request wrote (the chunk is
     then dirty; a chunk last read after a write is taken as clean, though a read that hit
     leaves it dirty: the read-modify-write of an accumulator in flight at the span's start)."""
-    order = np.argsort(seen["t"], kind="stable")
-    kept = order[np.cumsum(seen["size"][order][::-1])[::-1] <= capacity_bytes]
+    order, room = recency(seen)
+    kept = order[room <= capacity_bytes]
     return Stream(seen["key"][kept], seen["size"][kept], seen["written"][kept].astype(np.int64),
                   np.zeros(len(kept), np.int64), [])
+
+
+def recency(seen: dict) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`warm_up`'s chunks least recent first (their order in ``seen``), and for each the
+    bytes from it to the most recent: an LRU of capacity C holds those with at most C."""
+    order = np.argsort(seen["t"], kind="stable")
+    return order, np.cumsum(seen["size"][order][::-1])[::-1]
 
 
 def _last(s: Stream, t: np.ndarray) -> dict:
@@ -198,4 +205,4 @@ def _merge(newer: dict, older: dict) -> dict:
     return {f: v[first] for f, v in both.items()}
 
 
-__all__ = ["Launch", "launch", "requests", "head_counts", "exact", "warm_up", "held", "WAVES"]
+__all__ = ["Launch", "launch", "requests", "head_counts", "exact", "warm_up", "held", "recency", "WAVES"]

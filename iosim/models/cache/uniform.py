@@ -150,8 +150,7 @@ def _moved_programs(records: list, members: np.ndarray, program, chunk_rows: int
     away at each level, and checked on the last CTA); None where a CTA level's rows cut the
     chunk windows differently from one member to the next, or the check fails."""
     c = members.shape[1]
-    if any(0 <= r.rows_level < c and r.rows_step and not (r.rows_step % chunk_rows == 0 or (
-            chunk_rows % r.rows_step == 0 and r.rows <= r.rows_step)) for r in records):
+    if any(_period(records, k, chunk_rows) != 1 for k in range(c)):
         return None
     base, steps = program(0), []
     for k in range(c):                                  # a CTA one step away at level k only

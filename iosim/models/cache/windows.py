@@ -99,6 +99,7 @@ def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent
     out["requested"] = out["read_bytes"] + out["write_bytes"]
     out["written_back"] = got.stats.dram_write_bytes - got.marks[0].dram_write_bytes
     out["end_dirty"] = by["dirty_bytes_left"][0::2] + by["dirty_bytes_left"][1::2]
+    out["outer"] = []
     return out, reached
 
 
@@ -184,7 +185,7 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> tuple[Cache
 
     def counter(name, level=0):
         return total(ends, name, level) + total(middle, name, level) * scale
-    behind = len(ends[0]["outer"]) if "outer" in ends[0] else 0
+    behind = len(ends[0]["outer"])
     fetched = np.where(ex["allocated"], 0, ex["distinct"])
     dram_read = np.maximum(counter("dram_read_bytes", behind), fetched)
     read_missed = np.maximum(counter("read_bytes") - counter("read_hit_bytes"), np.where(ex["written"], 0, fetched))
