@@ -137,6 +137,17 @@ GRIDS = {
         128: ((40000, 40000, 1, 2, 2, True, "fp16"), (3000, 20000, 1, 16, 16, False, "fp16")),
         192: ((9000, 9000, 1, 8, 8, False, "bf16"), (2000, 2000, 4, 6, 6, True, "fp16")),
     }),
+    # session 16, fixed before measuring: where one 50 MB LRU and two 25 MB partitions disagree
+    # (long causal runs near the L2's size, outputs of 10-30 MB, a GQA decode backward at B = 1)
+    "s16": dict(head_dims=(64, 96, 128, 160, 192, 256), configs={
+        64: ((32768, 32768, 1, 4, 4, True, "bf16"),),
+        96: ((20000, 20000, 1, 6, 6, False, "fp16"),),
+        128: ((48000, 48000, 1, 2, 2, True, "fp16"), (12288, 12288, 1, 8, 8, False, "bf16"),
+              (8192, 8192, 2, 32, 8, True, "fp16")),
+        160: ((1, 30000, 1, 16, 4, False, "fp16"),),
+        192: ((16384, 16384, 1, 4, 4, True, "bf16"),),
+        256: ((24576, 24576, 1, 4, 4, True, "fp16"),),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,

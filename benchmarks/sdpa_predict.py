@@ -2,7 +2,9 @@
 
 For every configuration of ``benchmarks/sdpa_ncu.py --grid NAME``: the flash-attn-2 preset's
 launches on the h200 profile (forward+backward, L2 model on, as ``sdpa_compare.py`` runs
-them), each kernel's predicted time and bound, with the time they were written. Commit the
+them), each kernel's predicted time and bound and DRAM bytes read and written (also with
+the L2 as one LRU instead of the profile's two partitions: ``one_lru``), with the time they
+were written. Commit the
 file before the run; ``sdpa_compare.py`` then recomputes the same predictions beside the
 measurements (docs/validation/2026-12-01-overlap-check.md, -12-02-fill-check.md).
 
@@ -12,6 +14,7 @@ Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/pr
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime
 import json
 import os
@@ -31,13 +34,17 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     profile = load_profile("h200")
+    l2 = profile.cache
+    one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1)})
     rows = []
     for d in GRIDS[args.grid]["head_dims"]:
         for cfg in grid(d, args.grid):
-            r = simulate(profile, "fa2", problem_of(cfg), passes="forward+backward",
-                         options=Options(kernel="flash-attn-2", cache=True))
+            r, r1 = (simulate(p, "fa2", problem_of(cfg), passes="forward+backward",
+                              options=Options(kernel="flash-attn-2", cache=True)) for p in (profile, one))
             rows.append({"config": cfg, "kernel_times": {k: {"predicted_s": t.predicted_s, "bound": t.bound}
-                                                         for k, t in r.kernel_times.items()}})
+                                                         for k, t in r.kernel_times.items()},
+                         "dram": {k: _dram(s) for k, s in r.cache.kernels.items()},
+                         "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()}})
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
@@ -45,6 +52,10 @@ def main() -> None:
         json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, h200 profile, "
                    f"--kernel flash-attn-2, L2 model on)", "rows": rows}, f, indent=1)
     print(f"{len(rows)} configurations predicted -> {args.out}")
+
+
+def _dram(stats) -> dict:
+    return {"read_bytes": stats.dram_read_bytes, "write_bytes": stats.dram_write_bytes}
 
 
 if __name__ == "__main__":

@@ -53,9 +53,11 @@ def _level(name: Any, obj: Any, quantities: dict, problems: Problems) -> tuple[s
             problems.add(f"{path}.role", f"missing required field; one of {', '.join(ROLES)}")
         return None, None
     before = len(problems)
-    allowed = (*_LEVEL_REQUIRED[role], "description")
-    fields(obj, path, _LEVEL_REQUIRED[role], ("description",), problems,
-            context=f" (a {role} level takes {', '.join(allowed)})")
+    optional = ("description", "partitions") if role == "cache" else ("description",)
+    allowed = (*_LEVEL_REQUIRED[role], *optional)
+    fields(obj, path, _LEVEL_REQUIRED[role], optional, problems,
+           context=f" (a {role} level takes {', '.join(allowed)})")
+    partitions = _partitions(obj, path, quantities, problems)
     description = obj.get("description", "")
     if not isinstance(description, str):
         problems.add(f"{path}.description", f"expected a string, got {describe(description)}")
@@ -75,7 +77,21 @@ def _level(name: Any, obj: Any, quantities: dict, problems: Problems) -> tuple[s
                          f"{block_q.as_written} exceeds capacity_per_sm ({sm_q.as_written})")
     if len(problems) > before or not isinstance(name, str) or not name:
         return role, None
-    return role, Level(name, role, capacity, per_block, description.strip())
+    return role, Level(name, role, capacity, per_block, description.strip(), partitions)
+
+
+def _partitions(obj: dict, path: str, quantities: dict, problems: Problems) -> int:
+    """A cache's ``partitions``: 1 (the default) or 2 (two halves, each caching what its half
+    of the SMs reads: :mod:`iosim.models.cache.partitions`)."""
+    if "partitions" not in obj:
+        return 1
+    q = quantity(obj["partitions"], f"{path}.partitions", "count", problems)
+    if q is None:
+        return 1
+    if q.value not in (1, 2):
+        problems.add(f"{path}.partitions", f"expected 1 or 2 (the L2 models no other), got {q.as_written}")
+        return 1
+    return int(q.value)
 
 
 def _levels(raw: Any, quantities: dict, problems: Problems) -> tuple[dict[str, Level], dict[str, str]]:

@@ -119,6 +119,8 @@ class Level:
     capacity_bytes: int | None
     per_block_bytes: int | None
     description: str = ""
+    #: a cache's partitions: 2 where each half of the SMs reads through its own half
+    partitions: int = 1
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

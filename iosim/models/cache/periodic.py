@@ -167,6 +167,16 @@ def copies(full, times: int, rest, capacity_bytes: int) -> CacheStats:
     tail key once its need plus those bytes pass the capacity."""
     out = CacheStats(**{f: times * getattr(full.stats, f) + getattr(rest.stats, f) for f in _FIELDS})
     out.dirty_bytes_left = rest.stats.dirty_bytes_left
+    if full.parts is None:
+        _tails(out, full, times, rest, capacity_bytes)
+    else:                                  # two partitions: each an LRU of half the capacity
+        for mine, after in zip(full.parts, rest.parts):
+            _tails(out, mine, times, after, capacity_bytes // 2)
+    return out
+
+
+def _tails(out: CacheStats, full, times: int, rest, capacity_bytes: int) -> None:
+    """The dirty tails of :func:`copies`, written back or left, added to ``out``."""
     tails = int(full.tail_size.sum())
     for c in range(times - 1, -1, -1):                       # the last copies first
         later = (times - 1 - c) * full.distinct_bytes + rest.distinct_bytes
@@ -176,4 +186,3 @@ def copies(full, times: int, rest, capacity_bytes: int) -> CacheStats:
         evicted = full.tail_need + later > capacity_bytes
         out.dram_write_bytes += int(full.tail_size[evicted].sum())
         out.dirty_bytes_left += int(full.tail_size[~evicted].sum())
-    return out

@@ -33,7 +33,7 @@ import numpy as np
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms
-from . import stack
+from . import partitions, stack
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -123,37 +123,41 @@ class PlayLimit(Exception):
 
 
 def cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
-          capacity_bytes: int) -> int:
+          capacity_bytes: int, sides=None) -> int:
     """Requests the streams of one kernel will hold, as :func:`replay_programs` plays them."""
     copied = None if outer_levels else _copies(prog, heads, slots, kv_of_q, leads_group, group)
     if copied is not None:
-        return sum(stream_size(prog, h, slots) for h in copied[::2])
+        return sum(stream_size(prog, h, slots, sides) for h in copied[::2])
     played = heads_played(heads, slots=slots, ctas_per_head=len(prog.cta_class), group=group,
                           footprint_bytes=lambda: prog.footprint,
                           capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
-    return stream_size(prog, played, slots)
+    return stream_size(prog, played, slots, sides)
 
 
 def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
-            kv_of_q, leads_group, group: int, capacity_bytes: int) -> CacheReport:
+            kv_of_q, leads_group, group: int, capacity_bytes: int, sides=None) -> CacheReport:
+    """Every kernel's heads played (:func:`~.plans.plan`); ``sides(slots)``: the L2 partition
+    each slot reads through, where there are two (:mod:`.partitions`)."""
+    if sides is not None and (method != "stream" or outer_levels):
+        raise ValueError("two L2 partitions are played from the cohorts' stream, with no cache behind them")
     stats, outer, near = {}, {}, {}
     played = [0]
 
     def spend(prog: HeadPrograms, h: int, slots: int) -> None:
-        played[0] += stream_size(prog, h, slots)
+        played[0] += stream_size(prog, h, slots, sides)
         if limit is not None and played[0] > limit:
             raise PlayLimit(played[0])
 
     for kernel, prog in programs.items():
         slots = concurrency.get(kernel, 1)
         if method == "stream" and not outer_levels:
-            stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes)
+            stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes, sides)
             if stats[kernel] is not None:
                 continue
         if method == "stream":
             def play_marked(h, marks, prog=prog, slots=slots):
                 spend(prog, h, slots)
-                s = stream(prog, h, slots, kv_of_q, leads_group, marks)
+                s = stream(prog, h, slots, kv_of_q, leads_group, marks, sides=sides)
                 return _play_in_parts(s, capacity_bytes, outer_levels)
 
             def play_heads(h: int, play_marked=play_marked) -> tuple:
@@ -203,7 +207,7 @@ def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, d
 
 
 def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, group: int,
-               capacity_bytes: int) -> CacheStats | None:
+               capacity_bytes: int, sides=None) -> CacheStats | None:
     """Every head from two streams, exactly (:func:`~.periodic.copies`): P heads, played
     once for the ⌊heads / P⌋ copies of the launch pattern, and the remaining heads; None
     where that does not hold (:func:`_copies`, or keys :mod:`.stack` cannot play)."""
@@ -211,8 +215,8 @@ def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group,
     if copied is None:
         return None
     p, times, rest = copied
-    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group), capacity_bytes) for h in (p, rest)]
-    if None in played:
+    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group, sides=sides), capacity_bytes) for h in (p, rest)]
+    if None in played or (sides is not None and any(x.parts is None for x in played)):
         return None
     return copies(played[0], times, played[1], capacity_bytes)
 
@@ -244,7 +248,11 @@ def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
 def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
     """The stream ``s`` played at once (:func:`.stack.play`), its repeats counted as hits
     (and, ``by_issuer``, every counter per query head too); None where that is not exact."""
-    got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts, s.issuer if by_issuer else None)
+    if s.side is not None:
+        got = partitions.play(s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
+                              s.issuer if by_issuer else None)
+    else:
+        got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts, s.issuer if by_issuer else None)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)

@@ -38,20 +38,24 @@ class Launch:
     kv: np.ndarray                 # per head (in launch order): the K/V head it reads
     lead: np.ndarray               # per head: whether it makes its group's once-per-K/V-head accesses
     chunks: int                    # the distinct chunks they request
+    #: per CTA of every head: the L2 partition it reads through (None: one partition)
+    side: np.ndarray | None = None
 
     @property
     def rounds(self) -> int:
         return int((self.start + np.tile(self.u.lengths, self.heads)).max(initial=0))
 
 
-def launch(u: Uniform, heads: int, slots: int, kv_of_q, leads_group) -> Launch:
+def launch(u: Uniform, heads: int, slots: int, kv_of_q, leads_group, sides=None) -> Launch:
     """The schedule of the first heads' CTAs in launch order (:data:`WAVES`): the same as in
-    the whole launch, whose CTAs take their slots in launch order, until the last of them."""
+    the whole launch, whose CTAs take their slots in launch order, until the last of them;
+    ``sides(slots)``: each slot's L2 partition, where there are two."""
     heads = min(heads, max(2, -(-WAVES * slots // u.ctas)), max(1, MAX_CTAS // u.ctas))
     start, slot = schedule(np.tile(u.lengths, heads), slots)
     kv, lead = [kv_of_q(h) for h in range(heads)], [leads_group(h) for h in range(heads)]
     chunks = int(multiplicities(heads, kv, lead)[1][_distinct(u)[2]].sum())
-    return Launch(u, start, slot, heads, np.array(kv, np.int64), np.array(lead, bool), chunks)
+    return Launch(u, start, slot, heads, np.array(kv, np.int64), np.array(lead, bool), chunks,
+                  None if sides is None else sides(slot))
 
 
 def requests(L: Launch, r0: int, r1: int, keep=None, ordered: bool = True) -> tuple[Stream, np.ndarray]:
@@ -73,7 +77,8 @@ def requests(L: Launch, r0: int, r1: int, keep=None, ordered: bool = True) -> tu
     rounds, slots = L.start[g][mask] + step[mask], L.slot[g][mask]
     order = np.lexsort((slots, rounds)) if ordered else slice(None)
     parts = np.stack([key[mask], f["hi"][mask], f["lo"][mask]], axis=1)[order]
-    s = Stream(parts, f["size"][mask][order], f["write"][mask][order], np.zeros(len(parts), np.int64), [])
+    side = None if L.side is None else L.side[g][mask][order]
+    s = Stream(parts, f["size"][mask][order], f["write"][mask][order], np.zeros(len(parts), np.int64), [], side=side)
     return s, rounds[order] if ordered else rounds * (int(L.slot.max(initial=0)) + 1) + slots
 
 
@@ -158,7 +163,7 @@ def warm_up(L: Launch, r0: int, guess: int, capacities: list[int], spent: list,
         part = _last(s, t)
         seen = part if seen is None else _merge(seen, part)
         reached = float(seen["size"].sum()) / max(1, max(capacities))
-        whole = lo == 0 or len(seen["size"]) >= L.chunks
+        whole = lo == 0 or _chunks(seen) >= L.chunks
         if whole or reached >= 1 or (made is not None and count > made and seen["size"].sum() >= capacities[0]):
             break
         hi, warm = lo, 2 * warm
@@ -169,11 +174,23 @@ def held(seen: dict, capacity_bytes: int) -> Stream:
     """The LRU's state from :func:`warm_up`'s chunks, as requests: each chunk's last request,
     in that order, those the capacity holds, a write where that request wrote (the chunk is
     then dirty; a chunk last read after a write is taken as clean, though a read that hit
-    leaves it dirty: the read-modify-write of an accumulator in flight at the span's start)."""
-    order, room = recency(seen)
-    kept = order[room <= capacity_bytes]
+    leaves it dirty: the read-modify-write of an accumulator in flight at the span's start).
+    With two partitions (``seen["side"]``), each holds the most recent chunks its side
+    requested that fit in half the capacity (the lookups from the other side left out)."""
+    if "side" not in seen:
+        order, room = recency(seen)
+        kept = order[room <= capacity_bytes]
+    else:
+        parts = []
+        for p in (0, 1):
+            mine = np.flatnonzero(seen["side"] == p)
+            order, room = recency({f: v[mine] for f, v in seen.items()})
+            parts.append(mine[order[room <= capacity_bytes // 2]])
+        kept = np.concatenate(parts)
+        kept = kept[np.argsort(seen["t"][kept], kind="stable")]
+    side = seen["side"][kept] if "side" in seen else None
     return Stream(seen["key"][kept], seen["size"][kept], seen["written"][kept].astype(np.int64),
-                  np.zeros(len(kept), np.int64), [])
+                  np.zeros(len(kept), np.int64), [], side=side)
 
 
 def recency(seen: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -184,25 +201,33 @@ def recency(seen: dict) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _last(s: Stream, t: np.ndarray) -> dict:
-    """Per distinct chunk of ``s``: its key (head, hi, lo), size, last place ``t``, and whether
-    it was written."""
+    """Per distinct chunk of ``s`` (and partition, where ``s`` has two): its key (head, hi,
+    lo), size, last place ``t``, and whether it was written (and ``side``)."""
     if not len(t):
-        return {"key": s.key_parts.reshape(0, 3), "size": s.size, "t": t, "written": np.zeros(0, bool)}
-    ids = s.key_ids()
+        out = {"key": s.key_parts.reshape(0, 3), "size": s.size, "t": t, "written": np.zeros(0, bool)}
+        return out if s.side is None else {**out, "side": s.side}
+    ids = s.key_ids() if s.side is None else s.key_ids() * 2 + s.side
     span = int(t.max()) + 1
     if int(ids.max()) < (1 << 62) // span:          # one key, (chunk, place): a single sort
         order = np.argsort(ids * span + t, kind="stable")
     else:
         order = np.lexsort((t, ids))
     last = order[np.flatnonzero(np.r_[ids[order][1:] != ids[order][:-1], True])]
-    return {"key": s.key_parts[last], "size": s.size[last], "t": t[last], "written": s.write[last] > 0}
+    out = {"key": s.key_parts[last], "size": s.size[last], "t": t[last], "written": s.write[last] > 0}
+    return out if s.side is None else {**out, "side": s.side[last]}
 
 
 def _merge(newer: dict, older: dict) -> dict:
-    """The chunks of both; a chunk in both is as the newer has it."""
+    """The chunks of both; a chunk in both (of one partition) is as the newer has it."""
     both = {f: np.concatenate([newer[f], older[f]]) for f in newer}
-    first = np.unique(both["key"], axis=0, return_index=True)[1]
+    rows = both["key"] if "side" not in both else np.column_stack([both["key"], both["side"]])
+    first = np.unique(rows, axis=0, return_index=True)[1]
     return {f: v[first] for f, v in both.items()}
+
+
+def _chunks(seen: dict) -> int:
+    """The distinct chunks :func:`warm_up` has seen (of either partition)."""
+    return len(seen["size"]) if "side" not in seen else len(np.unique(seen["key"], axis=0))
 
 
 __all__ = ["Launch", "launch", "requests", "head_counts", "exact", "warm_up", "held", "recency", "WAVES"]

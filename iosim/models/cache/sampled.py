@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import stack
+from . import partitions, stack
 from .lru import CacheStats
 from .programs import HEAD, KV_HEAD, PER_KV_HEAD, HeadPrograms
 from .stream import cohort_count, stream, stream_size
@@ -117,20 +117,21 @@ def modulus(requests: int, budget: int, prog: HeadPrograms, capacity_bytes: int,
     return max(1, min(-(-requests // max(1, budget)), cap))
 
 
-def cost(prog: HeadPrograms, heads: int, slots: int) -> int | None:
+def cost(prog: HeadPrograms, heads: int, slots: int, sides=None) -> int | None:
     """Requests of every head's full stream (None: too many thread blocks to sample)."""
     if heads * len(prog.cta_class) > MAX_CTAS:
         return None
-    return stream_size(prog, heads, slots)
+    return stream_size(prog, heads, slots, sides)
 
 
 def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, heads: int, capacity_bytes: int,
-         kv_of_q, leads_group) -> tuple[int, Callable] | None:
+         kv_of_q, leads_group, sides=None) -> tuple[int, Callable] | None:
     """(requests, play) for every head of every kernel of ``programs``, about ``budget``
     requests sampled in all (the requests count the half sample too); ``play()`` gives
     kernel -> :class:`Sampled`, or None where a kernel cannot be played from stack
-    distances. None where a kernel has too many thread blocks (:func:`cost`)."""
-    costs = {k: cost(prog, heads, concurrency.get(k, 1)) for k, prog in programs.items()}
+    distances. None where a kernel has too many thread blocks (:func:`cost`). ``sides``: as
+    :func:`~.playback.replay_programs` takes it."""
+    costs = {k: cost(prog, heads, concurrency.get(k, 1), sides) for k, prog in programs.items()}
     if None in costs.values():
         return None
     total = sum(costs.values())
@@ -139,7 +140,7 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
 
     def play_all() -> dict | None:
         got = {k: play(prog, heads, concurrency.get(k, 1), m[k], kv_of_q=kv_of_q, leads_group=leads_group,
-                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k])
+                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k], sides=sides)
                for k, prog in programs.items()}
         return None if None in got.values() else got
     cohorts = sum(cohort_count(prog, heads, concurrency.get(k, 1)) for k, prog in programs.items())
@@ -147,10 +148,10 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
 
 
 def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,
-         chunk_rows: int, exact: tuple | None = None) -> Sampled | None:
+         chunk_rows: int, exact: tuple | None = None, sides=None) -> Sampled | None:
     """Every head's stream, sampled 1 in ``m`` windows (see the module's docstring); None
     where :func:`.stack.play` cannot play it. ``exact``: :func:`exact_counts`, if made."""
-    s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows))
+    s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows), sides=sides)
     exact = exact or exact_counts(prog, heads, kv_of_q, leads_group)
     full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
     head, hi, lo = s.key_parts.T
@@ -171,7 +172,10 @@ def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | 
         return CacheStats(read_bytes=read, read_hit_bytes=read, write_bytes=write)
     tensor = s.key_parts[kept, 1] >> 35
     ids, size = s.key_ids()[kept], s.size[kept]
-    got = stack.play(ids, size, s.write[kept], max(capacity, 1), groups=tensor)
+    if s.side is not None:       # two partitions of capacity / 2 each (at least a chunk each)
+        got = partitions.play(ids, size, s.write[kept], s.side[kept], max(capacity, 2), groups=tensor)
+    else:
+        got = stack.play(ids, size, s.write[kept], max(capacity, 1), groups=tensor)
     if got is None:
         return None
     first = np.unique(ids, return_index=True)[1]

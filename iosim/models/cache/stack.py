@@ -50,17 +50,24 @@ class Played:
     #: with ``groups``: CacheStats field -> its bytes per group (a write-back and a dirty
     #: byte left belong to the group of the last request of their key's stay)
     by_group: dict | None = None
+    #: with ``hits``: per request, whether it hit
+    hits: np.ndarray | None = None
+    #: two partitions (:mod:`.partitions`): each one's own Played (its tail and distinct bytes)
+    parts: list | None = None
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
-         groups: np.ndarray | None = None) -> Played | None:
+         groups: np.ndarray | None = None, hits: bool = False) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
-    (its old value fetched on a miss); ``groups``: a group per request (≥ 0), to count by."""
+    (its old value fetched on a miss); ``groups``: a group per request (≥ 0), to count by;
+    ``hits``: keep whether each request hit."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
-        return Played(CacheStats(), [CacheStats() for _ in cuts], 0, np.zeros(0, np.int64), np.zeros(0, np.int64))
+        empty = np.zeros(0, np.int64)
+        return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
+                      None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None)
     order = np.argsort(keys, kind="stable")
     same = keys[order[1:]] == keys[order[:-1]]
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
@@ -86,7 +93,10 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
                                                      last[-1], cached[-1])
     return Played(stats, marks, int(sizes[prev < 0].sum()), need(np.full(len(tail), n), tail), sizes[tail],
-                  by_group)
+                  by_group, hit if hits else None)
+
+
+FIELDS = ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes", "dirty_bytes_left")
 
 
 def _by_group(groups, sizes, writes, hit, nxt, dirty, last, cached) -> dict:

@@ -67,6 +67,8 @@ class Stream:
     cuts: list
     #: per request: the query head whose thread block makes it
     issuer: np.ndarray | None = None
+    #: per request: the L2 partition its thread block reads through (None: one partition)
+    side: np.ndarray | None = None
 
     @functools.cached_property
     def keys(self) -> list:
@@ -103,26 +105,31 @@ def _scheduled(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, 
     return prog.schedules[key]
 
 
-def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=(), keep=None) -> Stream:
+def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, marks=(), keep=None,
+           sides=None) -> Stream:
     """The requests of ``heads`` heads as the cache sees them (see the module's docstring);
     with ``keep(head keys, hi, lo) -> mask``, only the requests it keeps, chosen cohort by
-    cohort before any is spread over rounds (the sampled model of :mod:`.sampled`)."""
+    cohort before any is spread over rounds (the sampled model of :mod:`.sampled`); with
+    ``sides(slots) -> partitions``, the partition of each request (a cohort's shared requests
+    once for each partition its members read through)."""
     n = len(prog.cta_class)
     start, slot = _scheduled(prog, heads, slots)
+    side = np.zeros(len(slot), np.int64) if sides is None else sides(slot)
     cohorts: dict[tuple, list] = {}
-    for g, (t0, s) in enumerate(zip(start.tolist(), slot.tolist())):
+    for g, (t0, s, p) in enumerate(zip(start.tolist(), slot.tolist(), side.tolist())):
         h, c = divmod(g, n)
-        cohorts.setdefault((int(prog.cta_class[c]), h, t0), []).append((s, int(prog.cta_row[c])))
+        cohorts.setdefault((int(prog.cta_class[c]), h, t0, p), []).append((s, int(prog.cta_row[c])))
     parts = []
-    for (k, h, t0), members in cohorts.items():
-        parts += _cohort(prog.classes[k], h, t0, members, kv_of_q, leads_group, keep)
-    rounds, slot_of, head_key, hi, lo, size, write, rep, issuer = (
-        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(9))
+    for (k, h, t0, p), members in cohorts.items():
+        parts += [(*cols, np.full(len(cols[0]), p)) for cols in
+                  _cohort(prog.classes[k], h, t0, members, kv_of_q, leads_group, keep)]
+    rounds, slot_of, head_key, hi, lo, size, write, rep, issuer, part = (
+        np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(10))
     order = np.lexsort((slot_of, rounds))
     order = order[head_key[order] >= 0]
     cuts = np.searchsorted(rounds[order], [int(start[m * n]) for m in marks]).tolist()
     return Stream(np.stack([head_key[order], hi[order], lo[order]], axis=1), size[order], write[order],
-                  rep[order], cuts, issuer[order])
+                  rep[order], cuts, issuer[order], None if sides is None else part[order])
 
 
 def _cohort(cls, h: int, t0: int, members: list, kv_of_q, leads_group, keep) -> list:
@@ -148,13 +155,13 @@ def _cohort(cls, h: int, t0: int, members: list, kv_of_q, leads_group, keep) -> 
     return out
 
 
-def stream_size(prog: HeadPrograms, heads: int, slots: int) -> int:
+def stream_size(prog: HeadPrograms, heads: int, slots: int, sides=None) -> int:
     """How many requests :func:`stream` makes for ``heads`` heads (at most: group reductions
     another query head makes are counted too), without making them: the cost of playing it."""
     n = len(prog.cta_class)
     if n == 0 or heads == 0:
         return 0
-    cls, cohorts = _cohorts(prog, heads, slots)
+    cls, cohorts = _cohorts(prog, heads, slots, sides)
     shared = np.array([len(k.shared_steps) for k in prog.classes], np.int64)
     own = np.array([len(k.private_steps) for k in prog.classes], np.int64)
     return int(shared[cohorts[:, 0]].sum() + own[cls].sum())
@@ -167,12 +174,14 @@ def cohort_count(prog: HeadPrograms, heads: int, slots: int) -> int:
     return 0 if len(prog.cta_class) == 0 or heads == 0 else len(_cohorts(prog, heads, slots)[1])
 
 
-def _cohorts(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, np.ndarray]:
-    """(each thread block's class over ``heads`` heads, the distinct (class, head, first round))."""
+def _cohorts(prog: HeadPrograms, heads: int, slots: int, sides=None) -> tuple[np.ndarray, np.ndarray]:
+    """(each thread block's class over ``heads`` heads, the distinct (class, head, first round,
+    partition))."""
     n = len(prog.cta_class)
-    start, _ = _scheduled(prog, heads, slots)
+    start, slot = _scheduled(prog, heads, slots)
     cls = np.tile(prog.cta_class, heads)
-    return cls, np.unique(np.stack([cls, np.repeat(np.arange(heads), n), start], axis=1), axis=0)
+    side = np.zeros(len(slot), np.int64) if sides is None else sides(slot)
+    return cls, np.unique(np.stack([cls, np.repeat(np.arange(heads), n), start, side], axis=1), axis=0)
 
 
 def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import chain, stack
+from . import chain, partitions, stack
 from .lru import CacheStats
 from .rounds import Launch, exact, head_counts, held, launch, requests, warm_up
 from .sampled import Sampled
@@ -109,8 +109,11 @@ def _stacked(state: Stream, span: Stream, capacity_bytes: int):
     s = Stream(np.concatenate([state.key_parts, span.key_parts]), np.concatenate([state.size, span.size]),
                np.concatenate([state.write, span.write]), np.zeros(len(state.size) + len(span.size), np.int64), [])
     counted = np.arange(len(s.size)) >= len(state.size)
-    return stack.play(s.key_ids(), s.size, s.write, capacity_bytes, cuts=[len(state.size)],
-                      groups=(s.key_parts[:, 1] >> 35) * 2 + counted)
+    groups = (s.key_parts[:, 1] >> 35) * 2 + counted
+    if span.side is not None:                     # two partitions: each side's state, then the span
+        return partitions.play(s.key_ids(), s.size, s.write, np.concatenate([state.side, span.side]),
+                               capacity_bytes, cuts=[len(state.size)], groups=groups)
+    return stack.play(s.key_ids(), s.size, s.write, capacity_bytes, cuts=[len(state.size)], groups=groups)
 
 
 def _spread(n: int) -> list[int]:
@@ -208,13 +211,14 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> tuple[Cache
 
 
 def plan(uniform: dict, concurrency: dict, budget: int, *, heads: int, capacity_bytes: int, kv_of_q,
-         leads_group, group: int = 1, outer_levels: tuple = ()) -> tuple[int, callable]:
+         leads_group, group: int = 1, outer_levels: tuple = (), sides=None) -> tuple[int, callable]:
     """(requests, play) for every head of every kernel of ``uniform`` (kernel ->
     :class:`~.uniform.Uniform`) in windows of about ``budget`` requests in all, through the L2
     and ``outer_levels`` ((name, capacity) nearest first) behind it; ``play()`` gives kernel ->
     :class:`~.sampled.Sampled`; ``group``: the launch-ordered heads after which the sharing of
-    K/V heads repeats (:func:`head_counts`)."""
-    launches = {k: launch(u, heads, concurrency.get(k, 1), kv_of_q, leads_group) for k, u in uniform.items()}
+    K/V heads repeats (:func:`head_counts`); ``sides``: as :func:`~.playback.replay_programs`
+    takes it (two partitions, with no cache behind them)."""
+    launches = {k: launch(u, heads, concurrency.get(k, 1), kv_of_q, leads_group, sides) for k, u in uniform.items()}
     share = {k: max(1, budget * int(u.lengths.sum()) // max(1, sum(int(v.lengths.sum()) for v in uniform.values())))
              for k, u in uniform.items()}
     capacities = [capacity_bytes] + [c for _, c in outer_levels]

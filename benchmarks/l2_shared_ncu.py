@@ -1,0 +1,128 @@
+"""Does the H200's L2 hold a line twice when SMs on both sides of the chip read it? (device
+machine only)
+
+The two-partition experiment (docs/validation/2026-12-02-l2-partitions-experiment.md)
+explains the long causal forwards' DRAM reads by lines cached near the SMs that read them,
+so that a line read from both halves of the chip is held twice; the buffer sweep
+(docs/validation/2026-12-01-l2-sweep.md) could not test it (each line read by one block).
+This controls who reads: the SMs' sides are measured first (``l2_sm_sides.sides``: the SMs
+that find SM 0's lines near), then one kernel of two blocks a SM reads a buffer of D bytes
+four times (16-byte ``ld.global.cg``), a grid-wide barrier between passes, each pass by the
+blocks of one side or of both (``PATTERNS``): every block keeps its rank among the
+pass's readers, so a line is read by the same block whenever its side reads.
+
+* ``near``: side 0 reads all four passes (one side, the sweep's case);
+* ``alternate``: side 0, side 1, side 0, side 1 (every line read from both sides);
+* ``both``: every block, every pass.
+
+ncu reports DRAM bytes read and the L2's lookups by source (the SMs; the other partition
+over the fabric). If a line read from both sides is held twice, ``alternate`` misses from
+about half the size at which ``near`` does.
+
+Run:  PYTHONPATH=$PWD python3 benchmarks/l2_shared_ncu.py --out DIR
+Writes DIR/l2_shared.csv (raw ncu CSV, one launch per case, in CASES order) and DIR/cases.json
+(with the measured sides).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ncu_self_profile import self_profile  # noqa: E402
+
+MB = 10 ** 6
+SIZES_MB = (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48)
+PATTERNS = {"near": (0, 0, 0, 0), "alternate": (0, 1, 0, 1), "both": (2, 2, 2, 2)}
+CASES = [(name, int(d * MB)) for name in PATTERNS for d in SIZES_MB]
+METRICS = ["dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+           "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", "lts__t_sectors_srcunit_ltcfabric_op_read.sum",
+           "lts__t_sectors_srcunit_ltcfabric_op_read_lookup_hit.sum", "gpu__time_duration.sum"]
+SOURCE = r"""
+__device__ __forceinline__ unsigned smid() { unsigned s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); return s; }
+
+__device__ void grid_barrier(unsigned* arrived, unsigned target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        atomicAdd(arrived, 1u);
+        while (atomicAdd(arrived, 0u) < target) { }
+    }
+    __syncthreads();
+}
+
+extern "C" __global__ void shared_sweep(const int4* __restrict__ buf, unsigned long long n_vec,
+                                        const int* __restrict__ side_of_sm, const int* __restrict__ pattern,
+                                        int passes, unsigned* counters, int4* __restrict__ sink) {
+    // counters: [0] barrier arrivals, [1], [2] blocks on side 0 and 1
+    __shared__ unsigned rank_side, rank_all, count[2];
+    int side = side_of_sm[smid()];
+    if (threadIdx.x == 0) rank_side = atomicAdd(counters + 1 + side, 1u);
+    rank_all = blockIdx.x;
+    unsigned nb = gridDim.x, barrier = 0;
+    grid_barrier(counters, nb * ++barrier);
+    if (threadIdx.x == 0) { count[0] = atomicAdd(counters + 1, 0u); count[1] = atomicAdd(counters + 2, 0u); }
+    __syncthreads();
+    int acc = 0;
+    for (int p = 0; p < passes; ++p) {
+        int who = pattern[p];
+        if (who == 2 || who == side) {
+            unsigned rank = who == 2 ? rank_all : rank_side, readers = who == 2 ? nb : count[side];
+            unsigned long long stride = (unsigned long long)readers * blockDim.x;
+            for (unsigned long long i = (unsigned long long)rank * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
+                int4 v = __ldcg(buf + i);
+                acc ^= v.x ^ v.y ^ v.z ^ v.w;
+            }
+        }
+        grid_barrier(counters, nb * ++barrier);
+    }
+    if (acc == 0x7fffffff) sink[0] = make_int4(acc, 0, 0, 0);
+}
+"""
+
+
+def measured_sides(sms: int) -> list[int]:
+    """Per SM: 0 when it finds SM 0's freshly read lines near (fast), else 1."""
+    import cupy as cp
+    import numpy as np
+    from l2_sm_sides import SOURCE as WALK, sides
+
+    rows = sides(cp.RawModule(code=WALK), sms, np.random.default_rng(0))["0"]
+    hops = np.array([r["hop_ns"] for r in rows])
+    return [int(h > (hops.min() + hops.max()) / 2) for h in hops]
+
+
+def run_target() -> None:
+    import cupy as cp
+    import numpy as np
+
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    side = measured_sides(sms)
+    with open(os.environ["IOSIM_SIDES_OUT"], "w") as f:
+        json.dump(side, f)
+    kernel = cp.RawKernel(SOURCE, "shared_sweep")
+    side_dev = cp.asarray(np.array(side, np.int32))
+    sink = cp.zeros(4, dtype=cp.int32)
+    for name, size in CASES:
+        buf = cp.zeros(size // 4, dtype=cp.int32)
+        counters = cp.zeros(3, dtype=cp.uint32)
+        pattern = cp.asarray(np.array(PATTERNS[name], np.int32))
+        kernel((sms * 2,), (256,), (buf, cp.uint64(size // 16), side_dev, pattern, cp.int32(len(PATTERNS[name])),
+                                    counters, sink))
+        cp.cuda.Device().synchronize()
+        del buf
+
+
+def main() -> None:
+    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "."
+    os.environ.setdefault("IOSIM_SIDES_OUT", os.path.join(os.path.abspath(out), "sides.json"))
+    self_profile(__file__, __doc__, run_target, "regex:shared_sweep", METRICS, "l2_shared.csv", "cases.json",
+                 {"cases": [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES],
+                  "grid": "2 x SMs", "block": 256})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""An L2 of two partitions, each caching the lines its own half of the SMs reads.
+
+What the H200's counters show (docs/cache.md, "Two partitions"): an SM reads through the L2
+partition of its half of the chip; a line that partition does not hold is looked up over
+the fabric in the line's *home* partition (a hash of its address picks one of the two),
+and read from DRAM when the home does not hold it either. Either way the line is then held
+near the SMs that read it, so a line read from both halves is held twice.
+
+The model, at chunk granularity (:mod:`.lru`'s conventions: write-back, write-allocate, a
+reduction fetches its old value): every request carries its side (0 or 1, the half of the
+chip its thread block runs on) and every chunk a home (:func:`home`). A request *touches*
+its side's partition (an LRU of half the capacity); on a miss, when the chunk's home is
+the other partition, it touches the home too (a hit there is served over the fabric; a
+miss is read from DRAM and filled into both). A write marks the copy near the writer
+dirty; a dirty copy evicted is written to DRAM.
+
+:class:`PartitionedLRU` plays a stream request by request (the reference); :func:`play`
+plays it at once from :mod:`.stack`'s stack distances: each partition is an LRU fed by its
+own side's requests and by the other side's misses homed on it, so the two are played in
+turn, each with the other's misses of the last turn, until the misses repeat. A fixed point
+is the stream's only consistent outcome (each miss follows from the requests before it),
+so where the turns settle :func:`play` equals the reference request for request
+(tests/invariants/test_l2_partitions.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from . import stack
+from .lru import CacheStats, LRUCache
+
+#: the turns :func:`play` takes before it gives up (returns None); they settle in 2-4 turns
+#: on every FlashAttention stream tried
+MAX_TURNS = 12
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def home(keys: np.ndarray) -> np.ndarray:
+    """The home partition (0 or 1) of each chunk id: the top bit of a multiplicative hash, so
+    that the chunks of any tensor split about evenly between the two."""
+    return ((np.asarray(keys, np.int64).astype(np.uint64) * _GOLDEN) >> np.uint64(63)).astype(np.int64)
+
+
+def sides(slots: np.ndarray, sm_count: int) -> np.ndarray:
+    """The partition each resident slot reads through: slot s runs on SM s mod ``sm_count``
+    (a launch puts a block on every SM before a second on any), and SMs 0 … S/2 − 1 read
+    through partition 0, the others through 1. (The H200's measured halves are runs of 2-6
+    SMs, not the index halves, and blocks land in runs of 8-26 on one side: docs/cache.md.)"""
+    return ((np.asarray(slots, np.int64) % sm_count) >= sm_count // 2).astype(np.int64)
+
+
+class _Part(LRUCache):
+    """A partition: an LRU whose write-backs count under the group of the chunk's last request."""
+
+    def __init__(self, capacity_bytes: int, owner: "PartitionedLRU"):
+        super().__init__(capacity_bytes)
+        self.owner, self.group_of = owner, {}
+
+    def _pass_write(self, key, size: int) -> None:
+        self.owner.written_back(self.group_of.get(key, 0), size)
+
+
+class PartitionedLRU:
+    """Two LRU partitions of ``capacity_bytes / 2`` each (the reference: request by request),
+    every counter also per group of the request (a write-back and a dirty byte left under the
+    group of the last request of its chunk in that partition)."""
+
+    def __init__(self, capacity_bytes: int):
+        self.parts = [_Part(capacity_bytes // 2, self), _Part(capacity_bytes // 2, self)]
+        self.stats = CacheStats()
+        self.by_group: dict = {}
+
+    def written_back(self, group: int, size: int) -> None:
+        self.stats.dram_write_bytes += size
+        self._add("dram_write_bytes", group, size)
+
+    def play(self, keys, sizes, writes, sides, homes, groups=None) -> None:
+        groups = [0] * len(keys) if groups is None else groups
+        for key, size, write, side, h, g in zip(keys, sizes, writes, sides, homes, groups):
+            self.request(key, int(size), int(write), int(side), int(h), int(g))
+
+    def request(self, key, size: int, write: int, side: int, h: int, group: int = 0) -> None:
+        near, s = self.parts[side], self.stats
+        field = "write_bytes" if write else "read_bytes"
+        setattr(s, field, getattr(s, field) + size)
+        self._add(field, group, size)
+        near.group_of[key] = group
+        entry = near.entries.get(key)
+        if entry is not None:
+            near.entries.move_to_end(key)
+            entry[1] = entry[1] or bool(write)
+            self._hit(write, group, size)
+            return
+        far = self.parts[h] if h != side else None
+        if far is not None and far.entries.get(key) is not None:
+            far.entries.move_to_end(key)
+            far.group_of[key] = group
+            self._hit(write, group, size)
+        else:
+            if write != 1:
+                s.dram_read_bytes += size
+                self._add("dram_read_bytes", group, size)
+            if far is not None:
+                far.group_of[key] = group
+                far._insert(key, size, dirty=False)
+        near._insert(key, size, dirty=bool(write))
+
+    def _hit(self, write: int, group: int, size: int) -> None:
+        if not write:
+            self.stats.read_hit_bytes += size
+            self._add("read_hit_bytes", group, size)
+
+    def _add(self, name: str, group: int, size: int) -> None:
+        row = self.by_group.setdefault(name, {})
+        row[group] = row.get(group, 0) + size
+
+    def finish(self) -> CacheStats:
+        """The stats with the dirty bytes left (each partition's dirty chunks)."""
+        for part in self.parts:
+            for key, size in part.dirty_keys().items():
+                self.stats.dirty_bytes_left += size
+                self._add("dirty_bytes_left", part.group_of.get(key, 0), size)
+        return self.stats
+
+
+def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndarray, capacity: int,
+         cuts=(), groups: np.ndarray | None = None) -> stack.Played:
+    """The stream played from cold partitions, as :class:`PartitionedLRU` plays it: a
+    :class:`.stack.Played` (its ``tail_*`` left empty; ``hits``: on chip, near or over the
+    fabric), from stack distances, or, where a partition cannot be played so (a chunk of two
+    sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`."""
+    keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
+    n, half = len(keys), capacity // 2
+    homes = home(keys)
+    # requests whose near miss looks up the far home: first the first request of each chunk
+    # from each side (a miss wherever the chunk is homed); the turns add the others
+    looked = np.zeros(n, bool)
+    if n:
+        looked[np.unique(keys * 2 + sides, return_index=True)[1]] = True
+        looked &= homes != sides
+    for _ in range(MAX_TURNS):
+        turn = [_partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups) for p in (0, 1)]
+        if any(t is None for t in turn):
+            break
+        near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
+        again = ~near_hit & (homes != sides)
+        if np.array_equal(again, looked):
+            return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups)
+        looked = again
+    return reference(keys, sizes, writes, sides, capacity, cuts, groups)
+
+
+def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None) -> stack.Played:
+    """What :func:`play` returns, from :class:`PartitionedLRU` request by request."""
+    keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
+    cache, homes, marks, done = PartitionedLRU(capacity), home(keys), [], 0
+    g = np.zeros(len(keys), np.int64) if groups is None else np.asarray(groups, np.int64)
+    for cut in [int(c) for c in cuts] + [len(keys)]:
+        cache.play(*(a[done:cut].tolist() for a in (keys, sizes, writes, sides, homes, g)))
+        marks.append(dataclasses.replace(cache.stats))
+        done = cut
+    stats = cache.finish()
+    by_group = None
+    if groups is not None:
+        width = int(g.max()) + 1 if len(g) else 0
+        by_group = {name: np.zeros(width, np.int64) for name in stack.FIELDS}
+        for name, row in cache.by_group.items():
+            for group, size in row.items():
+                by_group[name][group] += size
+    distinct = int(sizes[np.unique(keys, return_index=True)[1]].sum()) if len(keys) else 0
+    empty = np.zeros(0, np.int64)
+    return stack.Played(stats, marks[:-1], distinct, empty, empty, by_group)
+
+
+def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups):
+    """Partition ``p`` played on its side's requests and the lookups homed on it: (its
+    Played, per request of the whole stream: hit in ``p`` (False where ``p`` did not see it),
+    the requests it saw)."""
+    seen = np.flatnonzero((sides == p) | (looked & (homes == p)))
+    own = sides[seen] == p
+    got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], 0), half,
+                     np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
+                     hits=True)
+    if got is None:
+        return None
+    hit = np.zeros(len(keys), bool)
+    hit[seen] = got.hits
+    return got, hit, seen
+
+
+def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups) -> stack.Played:
+    """The partitions' counters joined: on chip when near or over the fabric, DRAM read
+    otherwise; write-backs and dirty bytes left are each partition's."""
+    far_hit = np.where(homes == 0, turn[0][1], turn[1][1]) & looked
+    read, fill = writes == 0, writes == 2
+    on_chip = near_hit | far_hit
+    masks = {"read_bytes": read, "read_hit_bytes": read & on_chip, "write_bytes": ~read,
+             "dram_read_bytes": ~on_chip & (read | fill)}
+    running = {k: np.concatenate([[0], np.cumsum(np.where(m, sizes, 0))]) for k, m in masks.items()}
+    ends = [int(c) for c in cuts] + [len(keys)]
+    out = []
+    for i, c in enumerate(ends):
+        s = CacheStats(**{k: int(v[c]) for k, v in running.items()})
+        for got, _, _ in turn:
+            part = got.stats if i == len(ends) - 1 else got.marks[i]
+            s.dram_write_bytes += part.dram_write_bytes
+            s.dirty_bytes_left += part.dirty_bytes_left if i == len(ends) - 1 else 0
+        out.append(s)
+    by_group = None
+    if groups is not None:
+        groups = np.asarray(groups, np.int64)
+        width = int(groups.max()) + 1 if len(groups) else 0
+        by_group = {k: np.bincount(groups[m], sizes[m], minlength=width).astype(np.int64) for k, m in masks.items()}
+        for name in ("dram_write_bytes", "dirty_bytes_left"):
+            by_group[name] = sum(np.pad(got.by_group[name], (0, width - len(got.by_group[name])))
+                                 for got, _, _ in turn)
+    distinct = int(sizes[np.unique(keys, return_index=True)[1]].sum()) if len(keys) else 0
+    empty = np.zeros(0, np.int64)
+    return stack.Played(out[-1], out[:-1], distinct, empty, empty, by_group, hits=on_chip,
+                        parts=[got for got, _, _ in turn])
+
+
+__all__ = ["PartitionedLRU", "home", "play", "reference", "sides", "MAX_TURNS"]

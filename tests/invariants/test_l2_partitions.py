@@ -1,0 +1,132 @@
+"""The L2 of two partitions (iosim.models.cache.partitions): the vectorised play equals the
+request-by-request reference, the reference does what docs/cache.md says on worked
+examples, and the model's paths (every head exactly, copies of heads, a sample of the
+chunks, windows) agree with each other on the H200 profile, which has two."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iosim import Options, Problem, load_profile, simulate
+from iosim.models.cache import LRUCache, partitions, playback
+from iosim.run import launches
+
+
+def _random_stream(rng, n_max=400):
+    n, nk = int(rng.integers(1, n_max)), int(rng.integers(1, 60))
+    keys = rng.integers(0, nk, n)
+    return keys, (keys % 3 + 1) * 4, rng.choice([0, 0, 0, 1, 2], n), rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("turns", [partitions.MAX_TURNS, 1])
+def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, turns):
+    """Counters, the counters at each cut and per group; with one turn allowed, most streams
+    take the reference itself (the turns do not settle), the rest settle at once."""
+    monkeypatch.setattr(partitions, "MAX_TURNS", turns)
+    rng = np.random.default_rng(7)
+    played = 0
+    for _ in range(300):
+        keys, sizes, writes, sides = _random_stream(rng)
+        capacity = int(rng.integers(24, 200))
+        cuts, groups = sorted(rng.integers(0, len(keys), 2).tolist()), rng.integers(0, 3, len(keys))
+        ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups)
+        got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups)
+        assert (got.stats, got.marks, got.distinct_bytes) == (ref.stats, ref.marks, ref.distinct_bytes)
+        for name, row in ref.by_group.items():
+            assert got.by_group[name][:len(row)].tolist() == row.tolist(), name
+            assert int(got.by_group[name][len(row):].sum()) == 0
+        played += got.parts is not None
+    assert played > 0
+
+
+def _keys_homed(h: int, count: int) -> list[int]:
+    ids = np.arange(200)
+    return ids[partitions.home(ids) == h][:count].tolist()
+
+
+def test_a_chunk_read_from_both_sides_is_read_from_dram_once_and_held_twice():
+    """Side 0 reads a chunk, then side 1: the second is served on chip (over the fabric when
+    the chunk is homed on side 0; near when homed on side 1, where side 0's miss filled it),
+    and both partitions then hold it: each side hits without the other."""
+    for h in (0, 1):
+        key = _keys_homed(h, 1)[0]
+        cache = partitions.PartitionedLRU(64)
+        cache.play([key, key, key, key], [4] * 4, [0] * 4, [0, 1, 0, 1], [h] * 4)
+        s = cache.finish()
+        assert (s.read_bytes, s.read_hit_bytes, s.dram_read_bytes) == (16, 12, 4)
+        assert all(key in part.entries for part in cache.parts)
+
+
+def test_each_partition_holds_half_the_capacity():
+    """Two chunks of 4 bytes read in turn by one side: one LRU of 8 bytes reads each from
+    DRAM once; each partition holds 4 bytes, so every read misses, wherever the chunks are
+    homed (homed on the other side, the far copy that serves over the fabric is evicted by
+    the other chunk's fill as the near one is)."""
+    one = LRUCache(8)
+    for key in [1, 2] * 3:
+        one.read(key, 4)
+    assert one.stats.dram_read_bytes == 8
+    for h in (0, 1):
+        a, b = _keys_homed(h, 2)
+        cache = partitions.PartitionedLRU(8)
+        cache.play([a, b] * 3, [4] * 6, [0] * 6, [0] * 6, [h] * 6)
+        assert cache.finish().dram_read_bytes == 24
+
+
+def test_a_write_is_dirty_near_its_writer_and_written_back_when_evicted():
+    """A write from side 1 allocates near side 1 without a fetch (and, homed on side 0, a
+    clean copy there); evicted by two reads on side 1, it is written to DRAM once."""
+    w, r1, r2 = _keys_homed(0, 3)
+    cache = partitions.PartitionedLRU(8)
+    cache.play([w, r1, r2], [4] * 3, [1, 0, 0], [1, 1, 1], [0] * 3)
+    s = cache.finish()
+    assert (s.write_bytes, s.dram_write_bytes, s.dirty_bytes_left) == (4, 4, 0)
+    assert s.dram_read_bytes == 8
+
+
+def test_slots_read_through_the_half_of_the_sms_they_run_on():
+    sides = partitions.sides(np.arange(264), 132)
+    assert sides[:66].tolist() == [0] * 66 and sides[66:132].tolist() == [1] * 66
+    assert sides[132:].tolist() == sides[:132].tolist()
+
+
+def test_the_h200_profile_has_two_partitions_and_the_others_one():
+    assert load_profile("h200").cache.partitions == 2
+    assert load_profile("a100-80gb").cache.partitions == 1
+
+
+CASES = [  # (problem, passes): one length of thread blocks (copies of heads), then unequal ones
+    (Problem(seq_len=2048, head_dim=128, batch=3, heads=100), "forward"),
+    (Problem(seq_len=4096, head_dim=64, heads=24, causal=True), "forward"),
+    (Problem(seq_len=2048, head_dim=128, heads=8), "forward+backward"),
+]
+
+
+@pytest.mark.parametrize("problem, passes", CASES)
+def test_copies_of_heads_and_the_checked_extension_equal_every_head_played(monkeypatch, problem, passes):
+    """With two partitions the copies of P heads (each partition's dirty tail evicted by the
+    copies after it) and the heads' extension give what playing every head gives."""
+    hw = load_profile("h200")
+    quick = simulate(hw, "fa2", problem, passes=passes, options=Options(cache=True, kernel="flash-attn-2"))
+    monkeypatch.setattr(playback, "_by_copies", lambda *a: None)
+    monkeypatch.setattr(playback, "all_heads", lambda play, heads, **kw: (*play(heads), None))
+    every = simulate(hw, "fa2", problem, passes=passes, options=Options(cache=True, kernel="flash-attn-2"))
+    assert quick.cache.total == every.cache.total
+
+
+@pytest.mark.parametrize("problem", [Problem(seq_len=8192, head_dim=128, heads=16),
+                                     Problem(seq_len=8192, head_dim=128, heads=8, causal=True)])
+def test_sampled_and_windowed_they_are_near_the_exact_model(monkeypatch, problem):
+    """Past the budget the partitions are played from a sample of the chunks or in windows,
+    each side's state its own most recent chunks: DRAM reads within 5 % of the exact model."""
+    hw = load_profile("h200")
+    opts = Options(cache=True, kernel="flash-attn-2")
+    exact = simulate(hw, "fa2", problem, options=opts).cache.total
+    for name, value in (("AUTO_REQUESTS", 5_000), ("MAX_REQUESTS", 5_000), ("SAMPLE_REQUESTS", 4_000)):
+        monkeypatch.setattr(launches, name, value)
+    approx = simulate(hw, "fa2", problem, options=opts)
+    assert approx.cache.sampled                                 # not played whole
+    got = approx.cache.total
+    assert got.read_bytes == exact.read_bytes
+    assert abs(got.dram_read_bytes - exact.dram_read_bytes) <= 0.05 * exact.dram_read_bytes
