@@ -227,6 +227,12 @@ def profile_from_data(data: Any, source: str, problems: list[str] | None = None)
     measured = _rates(data.get("measured", {}), "measured", MEASURED_KEYS, quantities, problems)
     for path, message in check_ordering(levels, quantities):
         problems.add(path, message)
+    caches = [lv for lv in levels.values() if lv.role == "cache"]
+    for lv in caches:
+        if lv.partitions == 2 and len(caches) > 1:
+            problems.add(f"{join_path('levels', lv.name)}.partitions", "two partitions are modelled only for "
+                         "a profile's one cache level (the L2 with no cache behind it); this profile has "
+                         f"{len(caches)}")
     unusual = []
     for path, message in check_plausible(quantities):
         if allow_unusual is True:

@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
-from ..models.cache import PlayLimit, occupancy, plan
+from ..models.cache import PlayLimit, occupancy, partitions, plan
 from ..models.cache.uniform import uniform_programs
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
@@ -204,9 +204,11 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
                else uniform_programs(recorded, 64))
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
+    halves = profile.cache.partitions == 2 and not outer
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
-                outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep)
+                outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
+                sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None)
 
 
 def _head_order(p, batch_fastest: bool) -> tuple:

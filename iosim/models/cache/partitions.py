@@ -11,8 +11,9 @@ reduction fetches its old value): every request carries its side (0 or 1, the ha
 chip its thread block runs on) and every chunk a home (:func:`home`). A request *touches*
 its side's partition (an LRU of half the capacity); on a miss, when the chunk's home is
 the other partition, it touches the home too (a hit there is served over the fabric; a
-miss is read from DRAM and filled into both). A write marks the copy near the writer
-dirty; a dirty copy evicted is written to DRAM.
+miss is read from DRAM and filled into both). A write is done at the chunk's home (the
+partition in front of its DRAM channel: the dirty copy is held there, whichever half wrote
+it); a dirty copy evicted is written to DRAM.
 
 :class:`PartitionedLRU` plays a stream request by request (the reference); :func:`play`
 plays it at once from :mod:`.stack`'s stack distances: each partition is an LRU fed by its
@@ -42,6 +43,14 @@ def home(keys: np.ndarray) -> np.ndarray:
     """The home partition (0 or 1) of each chunk id: the top bit of a multiplicative hash, so
     that the chunks of any tensor split about evenly between the two."""
     return ((np.asarray(keys, np.int64).astype(np.uint64) * _GOLDEN) >> np.uint64(63)).astype(np.int64)
+
+
+def homes(key_parts: np.ndarray) -> np.ndarray:
+    """:func:`home` of each chunk (head, hi, lo) from its place in its head's tensor (hi, lo)
+    alone: every head's chunks are homed alike, so copies of the launch pattern (heads with
+    keys of their own) are played alike (:func:`.periodic.copies`)."""
+    hi, lo = (np.asarray(key_parts)[:, i].astype(np.int64) for i in (1, 2))
+    return home(hi * 1_000_003 + lo)
 
 
 def sides(slots: np.ndarray, sm_count: int) -> np.ndarray:
@@ -83,6 +92,8 @@ class PartitionedLRU:
             self.request(key, int(size), int(write), int(side), int(h), int(g))
 
     def request(self, key, size: int, write: int, side: int, h: int, group: int = 0) -> None:
+        """A request from ``side`` for a chunk homed on ``h`` (a write is done at the home)."""
+        side = h if write else side
         near, s = self.parts[side], self.stats
         field = "write_bytes" if write else "read_bytes"
         setattr(s, field, getattr(s, field) + size)
@@ -127,14 +138,15 @@ class PartitionedLRU:
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndarray, capacity: int,
-         cuts=(), groups: np.ndarray | None = None) -> stack.Played:
+         cuts=(), groups: np.ndarray | None = None, homes: np.ndarray | None = None) -> stack.Played:
     """The stream played from cold partitions, as :class:`PartitionedLRU` plays it: a
     :class:`.stack.Played` (its ``tail_*`` left empty; ``hits``: on chip, near or over the
     fabric), from stack distances, or, where a partition cannot be played so (a chunk of two
     sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
     n, half = len(keys), capacity // 2
-    homes = home(keys)
+    homes = home(keys) if homes is None else np.asarray(homes, np.int64)
+    sides = np.where(writes > 0, homes, sides)       # a write is done at the chunk's home
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
@@ -150,13 +162,14 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
         if np.array_equal(again, looked):
             return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups)
         looked = again
-    return reference(keys, sizes, writes, sides, capacity, cuts, groups)
+    return reference(keys, sizes, writes, sides, capacity, cuts, groups, homes)
 
 
-def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None) -> stack.Played:
+def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, homes=None) -> stack.Played:
     """What :func:`play` returns, from :class:`PartitionedLRU` request by request."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
-    cache, homes, marks, done = PartitionedLRU(capacity), home(keys), [], 0
+    cache, marks, done = PartitionedLRU(capacity), [], 0
+    homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     g = np.zeros(len(keys), np.int64) if groups is None else np.asarray(groups, np.int64)
     for cut in [int(c) for c in cuts] + [len(keys)]:
         cache.play(*(a[done:cut].tolist() for a in (keys, sizes, writes, sides, homes, g)))
@@ -223,4 +236,4 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
                         parts=[got for got, _, _ in turn])
 
 
-__all__ = ["PartitionedLRU", "home", "play", "reference", "sides", "MAX_TURNS"]
+__all__ = ["PartitionedLRU", "home", "homes", "play", "reference", "sides", "MAX_TURNS"]

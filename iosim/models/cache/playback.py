@@ -250,7 +250,7 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
     (and, ``by_issuer``, every counter per query head too); None where that is not exact."""
     if s.side is not None:
         got = partitions.play(s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
-                              s.issuer if by_issuer else None)
+                              s.issuer if by_issuer else None, partitions.homes(s.key_parts))
     else:
         got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts, s.issuer if by_issuer else None)
     if got is not None:

@@ -173,7 +173,8 @@ def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | 
     tensor = s.key_parts[kept, 1] >> 35
     ids, size = s.key_ids()[kept], s.size[kept]
     if s.side is not None:       # two partitions of capacity / 2 each (at least a chunk each)
-        got = partitions.play(ids, size, s.write[kept], s.side[kept], max(capacity, 2), groups=tensor)
+        got = partitions.play(ids, size, s.write[kept], s.side[kept], max(capacity, 2), groups=tensor,
+                              homes=partitions.homes(s.key_parts[kept]))
     else:
         got = stack.play(ids, size, s.write[kept], max(capacity, 1), groups=tensor)
     if got is None:

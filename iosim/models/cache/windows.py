@@ -112,7 +112,8 @@ def _stacked(state: Stream, span: Stream, capacity_bytes: int):
     groups = (s.key_parts[:, 1] >> 35) * 2 + counted
     if span.side is not None:                     # two partitions: each side's state, then the span
         return partitions.play(s.key_ids(), s.size, s.write, np.concatenate([state.side, span.side]),
-                               capacity_bytes, cuts=[len(state.size)], groups=groups)
+                               capacity_bytes, cuts=[len(state.size)], groups=groups,
+                               homes=partitions.homes(s.key_parts))
     return stack.play(s.key_ids(), s.size, s.write, capacity_bytes, cuts=[len(state.size)], groups=groups)
 
 
