@@ -16,8 +16,10 @@ pass's readers, so a line is read by the same block whenever its side reads.
 * ``both``: every block, every pass.
 
 ncu reports DRAM bytes read and the L2's lookups by source (the SMs; the other partition
-over the fabric). If a line read from both sides is held twice, ``alternate`` misses from
-about half the size at which ``near`` does.
+over the fabric). If a line read from both sides is held twice (and filled at its home),
+``near`` and ``alternate`` fit while D is at most a partition's capacity P and ``both``
+while 3D/4 is; one shared cache would fit all three to 2P. Result (2026-12-03):
+docs/validation/2026-12-03-l2-shared.md.
 
 Run:  PYTHONPATH=$PWD python3 benchmarks/l2_shared_ncu.py --out DIR
 Writes DIR/l2_shared.csv (raw ncu CSV, one launch per case, in CASES order) and DIR/cases.json

@@ -56,7 +56,7 @@ def homes(key_parts: np.ndarray) -> np.ndarray:
 def sides(slots: np.ndarray, sm_count: int) -> np.ndarray:
     """The partition each resident slot reads through: slot s runs on SM s mod ``sm_count``
     (a launch puts a block on every SM before a second on any), and SMs 0 … S/2 − 1 read
-    through partition 0, the others through 1. (The H200's measured halves are runs of 2-6
+    through partition 0, the others through 1. (The H200's measured halves are runs of 2-8
     SMs, not the index halves, and blocks land in runs of 8-26 on one side: docs/cache.md.)"""
     return ((np.asarray(slots, np.int64) % sm_count) >= sm_count // 2).astype(np.int64)
 
