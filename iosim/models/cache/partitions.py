@@ -18,7 +18,8 @@ it); a dirty copy evicted is written to DRAM.
 :class:`PartitionedLRU` plays a stream request by request (the reference); :func:`play`
 plays it at once from :mod:`.stack`'s stack distances: each partition is an LRU fed by its
 own side's requests and by the other side's misses homed on it, so the two are played in
-turn, each with the other's misses of the last turn, until the misses repeat. A fixed point
+turn, each with the other's latest misses, until a partition's misses repeat (then the
+other's input is what it was played with). A fixed point
 is the stream's only consistent outcome (each miss follows from the requests before it),
 so where the turns settle :func:`play` equals the reference request for request
 (tests/invariants/test_l2_partitions.py).
@@ -153,15 +154,18 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     if n:
         looked[np.unique(keys * 2 + sides, return_index=True)[1]] = True
         looked &= homes != sides
-    for _ in range(MAX_TURNS):
-        turn = [_partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups) for p in (0, 1)]
-        if any(t is None for t in turn):
+    turn = [None, None]
+    for i in range(2 * MAX_TURNS):
+        p = i % 2
+        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups)
+        if turn[p] is None:
             break
-        near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
-        again = ~near_hit & (homes != sides)
-        if np.array_equal(again, looked):
+        mine = sides == p
+        again = mine & ~turn[p][1] & (homes != sides)
+        if turn[1 - p] is not None and np.array_equal(again, looked & mine):
+            near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
             return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups)
-        looked = again
+        looked = (looked & ~mine) | again
     return reference(keys, sizes, writes, sides, capacity, cuts, groups, homes)
 
 
