@@ -43,7 +43,8 @@ CASES = [(name, int(d * MB)) for name in PATTERNS for d in SIZES_MB]
 METRICS = ["dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
            "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", "lts__t_sectors_srcunit_ltcfabric_op_read.sum",
            "lts__t_sectors_srcunit_ltcfabric_op_read_lookup_hit.sum", "gpu__time_duration.sum"]
-SOURCE = r"""
+#: the SM's id and a grid-wide barrier (every block resident), shared with l2_write_near_ncu.py
+PRELUDE = r"""
 __device__ __forceinline__ unsigned smid() { unsigned s; asm volatile("mov.u32 %0, %%smid;" : "=r"(s)); return s; }
 
 __device__ void grid_barrier(unsigned* arrived, unsigned target) {
@@ -55,7 +56,8 @@ __device__ void grid_barrier(unsigned* arrived, unsigned target) {
     }
     __syncthreads();
 }
-
+"""
+SOURCE = PRELUDE + r"""
 extern "C" __global__ void shared_sweep(const int4* __restrict__ buf, unsigned long long n_vec,
                                         const int* __restrict__ side_of_sm, const int* __restrict__ pattern,
                                         int passes, unsigned* counters, int4* __restrict__ sink) {
@@ -97,7 +99,9 @@ def measured_sides(sms: int) -> list[int]:
     return [int(h > (hops.min() + hops.max()) / 2) for h in hops]
 
 
-def run_target() -> None:
+def sided_kernel(source: str, name: str):
+    """(the kernel, the SM count, each SM's side on the device, a sink): the sides measured
+    and written to $IOSIM_SIDES_OUT (set by :func:`profile_sided`)."""
     import cupy as cp
     import numpy as np
 
@@ -105,9 +109,24 @@ def run_target() -> None:
     side = measured_sides(sms)
     with open(os.environ["IOSIM_SIDES_OUT"], "w") as f:
         json.dump(side, f)
-    kernel = cp.RawKernel(SOURCE, "shared_sweep")
-    side_dev = cp.asarray(np.array(side, np.int32))
-    sink = cp.zeros(4, dtype=cp.int32)
+    return cp.RawKernel(source, name), sms, cp.asarray(np.array(side, np.int32)), cp.zeros(4, dtype=cp.int32)
+
+
+def profile_sided(script: str, doc: str, run_target, name: str, metrics: list[str], csv_name: str,
+                  cases: list[dict]) -> None:
+    """:func:`ncu_self_profile.self_profile` of ``script``'s kernel ``name`` on 2 blocks an
+    SM, with OUT/sides.json beside the CSV and OUT/cases.json."""
+    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "."
+    os.environ.setdefault("IOSIM_SIDES_OUT", os.path.join(os.path.abspath(out), "sides.json"))
+    self_profile(script, doc, run_target, f"regex:{name}", metrics, csv_name, "cases.json",
+                 {"cases": cases, "grid": "2 x SMs", "block": 256})
+
+
+def run_target() -> None:
+    import cupy as cp
+    import numpy as np
+
+    kernel, sms, side_dev, sink = sided_kernel(SOURCE, "shared_sweep")
     for name, size in CASES:
         buf = cp.zeros(size // 4, dtype=cp.int32)
         counters = cp.zeros(3, dtype=cp.uint32)
@@ -119,11 +138,8 @@ def run_target() -> None:
 
 
 def main() -> None:
-    out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "."
-    os.environ.setdefault("IOSIM_SIDES_OUT", os.path.join(os.path.abspath(out), "sides.json"))
-    self_profile(__file__, __doc__, run_target, "regex:shared_sweep", METRICS, "l2_shared.csv", "cases.json",
-                 {"cases": [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES],
-                  "grid": "2 x SMs", "block": 256})
+    profile_sided(__file__, __doc__, run_target, "shared_sweep", METRICS, "l2_shared.csv",
+                  [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES])
 
 
 if __name__ == "__main__":
