@@ -134,3 +134,23 @@ def test_sampled_and_windowed_they_are_near_the_exact_model(monkeypatch, problem
     got = approx.cache.total
     assert got.read_bytes == exact.read_bytes
     assert abs(got.dram_read_bytes - exact.dram_read_bytes) <= 0.05 * exact.dram_read_bytes
+
+
+def test_a_windows_state_holds_a_write_at_its_home():
+    """The state a window starts from (rounds._last, then held): a chunk last written is
+    held in its home partition, whichever side wrote it, as the reference holds it. Side 0
+    writes A (homed on 1), then reads B (homed on 0); each partition holds one of them."""
+    from iosim.models.cache import rounds
+    from iosim.models.cache.stream import Stream
+
+    cand = np.array([[0, 0, lo] for lo in range(64)])
+    home = partitions.homes(cand)
+    a, b = cand[home == 1][0], cand[home == 0][0]
+    s = Stream(np.array([a, b]), np.array([50, 50]), np.array([1, 0]), np.zeros(2, np.int64), [],
+               side=np.array([0, 0]))
+    state = rounds.held(rounds._last(s, np.array([0, 1])), 100)
+    assert sorted(map(tuple, state.key_parts.tolist())) == sorted([tuple(a), tuple(b)])
+    assert state.side.tolist() == [1, 0] and state.write.tolist() == [1, 0]
+    ref = partitions.PartitionedLRU(100)
+    ref.play([tuple(a), tuple(b)], [50, 50], [1, 0], [0, 0], [1, 0])
+    assert [list(p.entries) for p in ref.parts] == [[tuple(b)], [tuple(a)]]

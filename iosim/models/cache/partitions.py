@@ -34,8 +34,8 @@ import numpy as np
 from . import stack
 from .lru import CacheStats, LRUCache
 
-#: the turns :func:`play` takes before it gives up (returns None); they settle in 2-4 turns
-#: on every FlashAttention stream tried
+#: the turns (each a play of both partitions) :func:`play` takes before it plays the
+#: reference instead; they settle in 1-2 turns on every FlashAttention stream tried
 MAX_TURNS = 12
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -169,6 +169,15 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     return reference(keys, sizes, writes, sides, capacity, cuts, groups, homes)
 
 
+def played(key_parts: np.ndarray, ids: np.ndarray, sizes, writes, sides, capacity: int, cuts=(),
+           groups=None) -> stack.Played | None:
+    """The stream played at once: :func:`.stack.play` through one LRU, or, with ``sides``,
+    :func:`play` through two partitions (the chunks homed by :func:`homes` of ``key_parts``)."""
+    if sides is None:
+        return stack.play(ids, sizes, writes, capacity, cuts, groups)
+    return play(ids, sizes, writes, sides, capacity, cuts, groups, homes(key_parts))
+
+
 def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, homes=None) -> stack.Played:
     """What :func:`play` returns, from :class:`PartitionedLRU` request by request."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
@@ -240,4 +249,4 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
                         parts=[got for got, _, _ in turn])
 
 
-__all__ = ["PartitionedLRU", "home", "homes", "play", "reference", "sides", "MAX_TURNS"]
+__all__ = ["PartitionedLRU", "home", "homes", "play", "played", "reference", "sides", "MAX_TURNS"]

@@ -33,7 +33,7 @@ import numpy as np
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms
-from . import partitions, stack
+from . import partitions
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -246,13 +246,11 @@ def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
 
 
 def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
-    """The stream ``s`` played at once (:func:`.stack.play`), its repeats counted as hits
-    (and, ``by_issuer``, every counter per query head too); None where that is not exact."""
-    if s.side is not None:
-        got = partitions.play(s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
-                              s.issuer if by_issuer else None, partitions.homes(s.key_parts))
-    else:
-        got = stack.play(s.key_ids(), s.size, s.write, capacity_bytes, s.cuts, s.issuer if by_issuer else None)
+    """The stream ``s`` played at once (:func:`.partitions.played`: one LRU, or two
+    partitions), its repeats counted as hits (and, ``by_issuer``, every counter per query
+    head too); None where one LRU cannot play it exactly (two partitions always can)."""
+    got = partitions.played(s.key_parts, s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
+                            s.issuer if by_issuer else None)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)

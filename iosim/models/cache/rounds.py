@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import partitions
 from .programs import HEAD, PER_KV_HEAD, WRITE
 from .sampled import MAX_CTAS, multiplicities
 from .stream import Stream, schedule
@@ -162,7 +163,7 @@ def warm_up(L: Launch, r0: int, guess: int, capacities: list[int], spent: list,
         spent[1], count = spent[1] + len(t), count + len(t)
         part = _last(s, t)
         seen = part if seen is None else _merge(seen, part)
-        reached = float(seen["size"].sum()) / max(1, max(capacities))
+        reached = _reached(seen, max(capacities))
         whole = lo == 0 or _chunks(seen) >= L.chunks
         if whole or reached >= 1 or (made is not None and count > made and seen["size"].sum() >= capacities[0]):
             break
@@ -170,13 +171,23 @@ def warm_up(L: Launch, r0: int, guess: int, capacities: list[int], spent: list,
     return seen, float("inf") if whole else reached, r0 - lo
 
 
+def _reached(seen: dict, capacity: int) -> float:
+    """The warm-up's distinct bytes over the capacity; with two partitions, the lesser of
+    each partition's over half the capacity."""
+    if "side" not in seen:
+        return float(seen["size"].sum()) / max(1, capacity)
+    return min(float(seen["size"][seen["side"] == p].sum()) for p in (0, 1)) / max(1, capacity // 2)
+
+
 def held(seen: dict, capacity_bytes: int) -> Stream:
     """The LRU's state from :func:`warm_up`'s chunks, as requests: each chunk's last request,
     in that order, those the capacity holds, a write where that request wrote (the chunk is
     then dirty; a chunk last read after a write is taken as clean, though a read that hit
     leaves it dirty: the read-modify-write of an accumulator in flight at the span's start).
-    With two partitions (``seen["side"]``), each holds the most recent chunks its side
-    requested that fit in half the capacity (the lookups from the other side left out)."""
+    With two partitions (``seen["side"]``: where the request was done, its side for a read,
+    the chunk's home for a write), each holds the most recent chunks done there that fit in
+    half the capacity (a chunk a miss also filled at its home is not counted there: played,
+    the state's reads fill it again)."""
     if "side" not in seen:
         order, room = recency(seen)
         kept = order[room <= capacity_bytes]
@@ -202,11 +213,13 @@ def recency(seen: dict) -> tuple[np.ndarray, np.ndarray]:
 
 def _last(s: Stream, t: np.ndarray) -> dict:
     """Per distinct chunk of ``s`` (and partition, where ``s`` has two): its key (head, hi,
-    lo), size, last place ``t``, and whether it was written (and ``side``)."""
+    lo), size, last place ``t``, and whether it was written (and ``side``: the partition the
+    request was done in, the chunk's home for a write)."""
     if not len(t):
         out = {"key": s.key_parts.reshape(0, 3), "size": s.size, "t": t, "written": np.zeros(0, bool)}
         return out if s.side is None else {**out, "side": s.side}
-    ids = s.key_ids() if s.side is None else s.key_ids() * 2 + s.side
+    side = None if s.side is None else np.where(s.write > 0, partitions.homes(s.key_parts), s.side)
+    ids = s.key_ids() if side is None else s.key_ids() * 2 + side
     span = int(t.max()) + 1
     if int(ids.max()) < (1 << 62) // span:          # one key, (chunk, place): a single sort
         order = np.argsort(ids * span + t, kind="stable")
@@ -214,7 +227,7 @@ def _last(s: Stream, t: np.ndarray) -> dict:
         order = np.lexsort((t, ids))
     last = order[np.flatnonzero(np.r_[ids[order][1:] != ids[order][:-1], True])]
     out = {"key": s.key_parts[last], "size": s.size[last], "t": t[last], "written": s.write[last] > 0}
-    return out if s.side is None else {**out, "side": s.side[last]}
+    return out if side is None else {**out, "side": side[last]}
 
 
 def _merge(newer: dict, older: dict) -> dict:

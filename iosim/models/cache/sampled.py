@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import partitions, stack
+from . import partitions
 from .lru import CacheStats
 from .programs import HEAD, KV_HEAD, PER_KV_HEAD, HeadPrograms
 from .stream import cohort_count, stream, stream_size
@@ -128,7 +128,7 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
          kv_of_q, leads_group, sides=None) -> tuple[int, Callable] | None:
     """(requests, play) for every head of every kernel of ``programs``, about ``budget``
     requests sampled in all (the requests count the half sample too); ``play()`` gives
-    kernel -> :class:`Sampled`, or None where a kernel cannot be played from stack
+    kernel -> :class:`Sampled`, or None where one LRU cannot play a kernel from stack
     distances. None where a kernel has too many thread blocks (:func:`cost`). ``sides``: as
     :func:`~.playback.replay_programs` takes it."""
     costs = {k: cost(prog, heads, concurrency.get(k, 1), sides) for k, prog in programs.items()}
@@ -136,21 +136,23 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
         return None
     total = sum(costs.values())
     exact = {k: exact_counts(prog, heads, kv_of_q, leads_group) for k, prog in programs.items()}
-    m = {k: modulus(total, budget, prog, capacity_bytes, exact[k]) for k, prog in programs.items()}
+    room = capacity_bytes if sides is None else capacity_bytes // 2      # what one partition holds
+    m = {k: modulus(total, budget, prog, room, exact[k]) for k, prog in programs.items()}
 
     def play_all() -> dict | None:
         got = {k: play(prog, heads, concurrency.get(k, 1), m[k], kv_of_q=kv_of_q, leads_group=leads_group,
                        capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k], sides=sides)
                for k, prog in programs.items()}
         return None if None in got.values() else got
-    cohorts = sum(cohort_count(prog, heads, concurrency.get(k, 1)) for k, prog in programs.items())
+    cohorts = sum(cohort_count(prog, heads, concurrency.get(k, 1), sides) for k, prog in programs.items())
     return sum(costs[k] // m[k] + costs[k] // (2 * m[k]) for k in costs) + COHORT_REQUESTS * cohorts, play_all
 
 
 def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,
          chunk_rows: int, exact: tuple | None = None, sides=None) -> Sampled | None:
     """Every head's stream, sampled 1 in ``m`` windows (see the module's docstring); None
-    where :func:`.stack.play` cannot play it. ``exact``: :func:`exact_counts`, if made."""
+    where one LRU cannot play it at once (:func:`.partitions.played`; two partitions always
+    can). ``exact``: :func:`exact_counts`, if made."""
     s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows), sides=sides)
     exact = exact or exact_counts(prog, heads, kv_of_q, leads_group)
     full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
@@ -172,11 +174,8 @@ def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | 
         return CacheStats(read_bytes=read, read_hit_bytes=read, write_bytes=write)
     tensor = s.key_parts[kept, 1] >> 35
     ids, size = s.key_ids()[kept], s.size[kept]
-    if s.side is not None:       # two partitions of capacity / 2 each (at least a chunk each)
-        got = partitions.play(ids, size, s.write[kept], s.side[kept], max(capacity, 2), groups=tensor,
-                              homes=partitions.homes(s.key_parts[kept]))
-    else:
-        got = stack.play(ids, size, s.write[kept], max(capacity, 1), groups=tensor)
+    got = partitions.played(s.key_parts[kept], ids, size, s.write[kept], None if s.side is None else s.side[kept],
+                            max(capacity, 1), groups=tensor)
     if got is None:
         return None
     first = np.unique(ids, return_index=True)[1]

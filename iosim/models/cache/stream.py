@@ -12,8 +12,9 @@ round robin CTA by CTA. Here:
 2. **Cohorts**: CTAs of one head that start in the same round and make the same accesses
    apart from their own rows (FA2's query blocks of a head walking K and V) run in
    lockstep: in every round they request the same chunk, one after the other. A cohort's
-   shared requests are played once per round, at its first slot, and each member's own
-   ones (its Q, O, L) at its slot. Requests of other cohorts are untouched, so the
+   shared requests are played once per round, at its first slot (with two L2 partitions,
+   once per side: a cohort is split by the side its members read through), and each
+   member's own ones (its Q, O, L) at its slot. Requests of other cohorts are untouched, so the
    stream the cache sees is the round robin's, except that a chunk requested by several
    CTAs of a cohort in one round is requested once (the later requests would be hits
    that only refresh its place in the LRU order within that round).
@@ -167,11 +168,11 @@ def stream_size(prog: HeadPrograms, heads: int, slots: int, sides=None) -> int:
     return int(shared[cohorts[:, 0]].sum() + own[cls].sum())
 
 
-def cohort_count(prog: HeadPrograms, heads: int, slots: int) -> int:
+def cohort_count(prog: HeadPrograms, heads: int, slots: int, sides=None) -> int:
     """How many cohorts :func:`stream` builds for ``heads`` heads, one at a time in Python
     (about 120-140 µs each on the development machine, sampled or not: a causal run's every
     thread block is one)."""
-    return 0 if len(prog.cta_class) == 0 or heads == 0 else len(_cohorts(prog, heads, slots)[1])
+    return 0 if len(prog.cta_class) == 0 or heads == 0 else len(_cohorts(prog, heads, slots, sides)[1])
 
 
 def _cohorts(prog: HeadPrograms, heads: int, slots: int, sides=None) -> tuple[np.ndarray, np.ndarray]:

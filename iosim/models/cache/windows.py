@@ -7,8 +7,8 @@ stream in part *in time*. The round robin of :mod:`.stream` places the thread bl
 of the first heads (:mod:`.rounds`: those whose blocks fill the slots
 :data:`.rounds.WAVES` times over; the heads after them repeat the launch's middle); spans
 of rounds are played, each after a *warm-up*, and only the spans are counted
-(:func:`window`). With a cache behind the L2, or chunks of two sizes, a span is played by
-:mod:`.chain`, from a state for each level.
+(:func:`window`). With a cache behind the L2, or chunks of two sizes in one LRU, a span is
+played by :mod:`.chain`, from a state for each level (two partitions play any chunks).
 
 Why a span is exact. An LRU request hits when the distinct bytes since its chunk's last
 request fit in the cache. When the warm-up brings at least the capacity's distinct bytes, a
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import chain, partitions, stack
+from . import chain, partitions
 from .lru import CacheStats
 from .rounds import Launch, exact, head_counts, held, launch, requests, warm_up
 from .sampled import Sampled
@@ -78,8 +78,8 @@ def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent
     state at r0 (:func:`.rounds.warm_up`, from half the rounds the last warm-up took,
     ``spent[0]``, which this one's replace, to the largest of ``capacities``, nearest first,
     past the nearest's no further than ``made`` requests), and how far that reached: at once
-    (:mod:`.stack`), or, with caches behind the L2 (their counters under ``"outer"``) or
-    chunks of two sizes, request by request (:mod:`.chain`). ``spent[1]`` counts the requests
+    (one LRU or two partitions), or, with caches behind the L2 (their counters under
+    ``"outer"``) or chunks of two sizes in one LRU, request by request (:mod:`.chain`). ``spent[1]`` counts the requests
     made (played or not)."""
     seen, reached, spent[0] = warm_up(L, r0, max(r1 - r0, spent[0] // 2), capacities, spent, made)
     span, _ = requests(L, r0, r1)
@@ -89,7 +89,7 @@ def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent
         counters = {c: zero for c in _COUNTERS + ("requested", "end_dirty")}
         return {**counters, "written_back": 0, "outer": [counters] * (len(capacities) - 1)}, reached
     got = None if len(capacities) > 1 else _stacked(held(seen, capacities[0]), span, capacities[0])
-    if got is None:                              # caches behind the L2, or chunks of two sizes
+    if got is None:                  # caches behind the L2, or chunks of two sizes in one LRU
         levels = chain.play(chain.states(seen, capacities), capacities, span, width)
         out = {**levels[0], "outer": levels[1:], "written_back": int(levels[-1]["dram_write_bytes"].sum())}
         out["requested"] = out["read_bytes"] + out["write_bytes"]
@@ -104,17 +104,16 @@ def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent
 
 
 def _stacked(state: Stream, span: Stream, capacity_bytes: int):
-    """The span played after the state at once (:func:`.stack.play`), its every counter per
-    (tensor, whether the span made it); None where that is not exact."""
+    """The span played after the state at once (:func:`.partitions.played`), its every
+    counter per (tensor, whether the span made it); None where one LRU cannot play it
+    exactly (chunks of two sizes; two partitions always can)."""
     s = Stream(np.concatenate([state.key_parts, span.key_parts]), np.concatenate([state.size, span.size]),
                np.concatenate([state.write, span.write]), np.zeros(len(state.size) + len(span.size), np.int64), [])
     counted = np.arange(len(s.size)) >= len(state.size)
     groups = (s.key_parts[:, 1] >> 35) * 2 + counted
-    if span.side is not None:                     # two partitions: each side's state, then the span
-        return partitions.play(s.key_ids(), s.size, s.write, np.concatenate([state.side, span.side]),
-                               capacity_bytes, cuts=[len(state.size)], groups=groups,
-                               homes=partitions.homes(s.key_parts))
-    return stack.play(s.key_ids(), s.size, s.write, capacity_bytes, cuts=[len(state.size)], groups=groups)
+    sides = None if span.side is None else np.concatenate([state.side, span.side])   # each side's state
+    return partitions.played(s.key_parts, s.key_ids(), s.size, s.write, sides, capacity_bytes, [len(state.size)],
+                             groups)
 
 
 def _spread(n: int) -> list[int]:
