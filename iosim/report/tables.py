@@ -94,7 +94,8 @@ def _l2_lines(cache) -> list[str]:
     past the exact model's budget, how."""
     s = cache.total
     parts = [
-        f"L2 model (docs/cache.md): {format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
+        f"L2 model (docs/cache.md{'; two partitions' if cache.partitions == 2 else ''}): "
+        f"{format_bytes(s.read_bytes)} read requests, hit rate {100 * s.hit_rate:.1f}%; "
         f"DRAM read {s.dram_read_bytes:,} B, written back {s.dram_write_bytes:,} B during the kernel, "
         f"{s.dirty_bytes_left:,} B dirty in the cache at its end (written later; a profiler's "
         "per-kernel DRAM writes leave it out)"

@@ -90,8 +90,12 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
     heads than planned) or a sample of the chunks cannot be played from stack distances (a
     chunk of two sizes), in windows of the rounds instead (:meth:`~iosim.models.cache.Plan.windowed`,
     :data:`SAMPLE_REQUESTS` shared by the launches' requests)."""
+    parts = 2 if _two_partitions(setup.profile) else 1
+
+    def played(plan, limit=None):
+        return dataclasses.replace(plan.play(limit), partitions=parts)
     try:
-        return [None if x is None else (x[0].play(MAX_REQUESTS), x[1]) for x in planned], why
+        return [None if x is None else (played(x[0], MAX_REQUESTS), x[1]) for x in planned], why
     except PlayLimit:
         total = max(1, sum(x[0].requests for x in planned if x is not None))
         windowed = [None if x is None else (x[0].windowed(max(1, SAMPLE_REQUESTS * x[0].requests // total)), x[1])
@@ -99,7 +103,7 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
     if any(x is not None and x[0] is None for x in windowed):     # plans made without the intervals
         raise ProblemError("the L2 model cannot play this run: model it without the L2 (cache off, --no-cache)",
                            field="cache")
-    return [None if x is None else (x[0].play(), x[1]) for x in windowed], why
+    return [None if x is None else (played(x[0]), x[1]) for x in windowed], why
 
 
 def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -204,11 +208,17 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
                else uniform_programs(recorded, 64))
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
-    halves = profile.cache.partitions == 2 and not outer
+    halves = _two_partitions(profile)
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
                 sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None)
+
+
+def _two_partitions(profile) -> bool:
+    """Whether the L2 is played as two partitions: the profile's ``partitions: 2``, with no
+    cache behind the L2 (the loader refuses the two together)."""
+    return profile.cache is not None and profile.cache.partitions == 2 and len(profile.caches) == 1
 
 
 def _head_order(p, batch_fastest: bool) -> tuple:

@@ -154,3 +154,16 @@ def test_a_windows_state_holds_a_write_at_its_home():
     ref = partitions.PartitionedLRU(100)
     ref.play([tuple(a), tuple(b)], [50, 50], [1, 0], [0, 0], [1, 0])
     assert [list(p.entries) for p in ref.parts] == [[tuple(b)], [tuple(a)]]
+
+
+@pytest.mark.parametrize("hw, parts", [("h200", 2), ("h100-sxm", 1), ("mi300x", 1)])
+def test_a_result_says_how_its_l2_was_played(hw, parts):
+    """JSON ``l2.partitions`` and the text's L2 line name the two partitions where the
+    profile has them (H200) and not where it has one (H100) or a cache behind the L2."""
+    from iosim.report.tables import result_table
+
+    kernel = "flash-attn-2" if hw != "mi300x" else None        # a CUDA kernel's preset: not on the MI300X
+    r = simulate(load_profile(hw), "fa2", Problem(seq_len=1024, head_dim=64, heads=2), passes="forward",
+                 options=Options(cache=True, kernel=kernel))
+    assert r.to_dict()["l2"]["partitions"] == parts
+    assert ("L2 model (docs/cache.md; two partitions)" in result_table(r)) == (parts == 2)

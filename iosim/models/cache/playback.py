@@ -71,6 +71,8 @@ class CacheReport:
     #: kernel -> :class:`~.sampled.Sampled` where its counters are estimated from a sample of
     #: its chunks (:mod:`.sampled`) or windows of its rounds (:mod:`.windows`); absent: played in full
     sampled: dict = None
+    #: the L2 played as one LRU (1) or two partitions (2: :mod:`.partitions`)
+    partitions: int = 1
 
     @property
     def total(self) -> CacheStats:
@@ -88,7 +90,8 @@ class CacheReport:
         return {
             "l2": {**({"model": "windowed" if any(g.model == "windowed" for g in self.sampled.values()) else "sampled"}
                       if self.sampled else {}), "read_bytes": s.read_bytes,
-                   "write_bytes": s.write_bytes, "hit_rate": s.hit_rate, "per_kernel": per_kernel},
+                   "write_bytes": s.write_bytes, "hit_rate": s.hit_rate, "partitions": self.partitions,
+                   "per_kernel": per_kernel},
             # write_bytes: written back during the kernels (what a profiler counts per kernel);
             # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
             "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes,
