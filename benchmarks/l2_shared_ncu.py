@@ -22,6 +22,7 @@ while 3D/4 is; one shared cache would fit all three to 2P. Result (2026-12-03):
 docs/validation/2026-12-03-l2-shared.md.
 
 Run:  PYTHONPATH=$PWD python3 benchmarks/l2_shared_ncu.py --out DIR
+Its table, from a committed run: python benchmarks/l2_shared_ncu.py --summary DIR
 Writes DIR/l2_shared.csv (raw ncu CSV, one launch per case, in CASES order) and DIR/cases.json
 (with the measured sides).
 """
@@ -112,6 +113,27 @@ def sided_kernel(source: str, name: str):
     return cp.RawKernel(source, name), sms, cp.asarray(np.array(side, np.int32)), cp.zeros(4, dtype=cp.int32)
 
 
+def summary(raw_dir: str, csv_name: str) -> list[tuple[dict, dict]]:
+    """(case, {metric: MB}) per launch of a committed run (sectors as 32 bytes, the time in
+    µs), in ``cases.json``'s order."""
+    from iosim.gpu.ncu import read_launches
+
+    with open(os.path.join(raw_dir, "cases.json")) as f:
+        cases = json.load(f)["cases"]
+    with open(os.path.join(raw_dir, csv_name)) as f:
+        launches = read_launches(f.read())
+    def scaled(metric: str, value: float) -> float:
+        return value * 32 / MB if "sectors" in metric else value / 1e3 if "duration" in metric else value / MB
+    return [(case, {m: scaled(m, v) for m, v in launch["metrics"].items()}) for case, launch in zip(cases, launches)]
+
+
+def print_summary(raw_dir: str, csv_name: str) -> None:
+    """One line per case: the case, then each metric in MB (time in µs)."""
+    for case, got in summary(raw_dir, csv_name):
+        print(" ".join(f"{k}={v}" for k, v in case.items() if k != "passes"), "|",
+              " ".join(f"{m.split('__', 1)[1].removesuffix('.sum')}={v:.1f}" for m, v in sorted(got.items())))
+
+
 def profile_sided(script: str, doc: str, run_target, name: str, metrics: list[str], csv_name: str,
                   cases: list[dict]) -> None:
     """:func:`ncu_self_profile.self_profile` of ``script``'s kernel ``name`` on 2 blocks an
@@ -138,6 +160,8 @@ def run_target() -> None:
 
 
 def main() -> None:
+    if "--summary" in sys.argv:       # a committed run's table: --summary DIR
+        return print_summary(sys.argv[sys.argv.index("--summary") + 1], "l2_shared.csv")
     profile_sided(__file__, __doc__, run_target, "shared_sweep", METRICS, "l2_shared.csv",
                   [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES])
 

@@ -15,6 +15,7 @@ writes live at home only; if it misses at a smaller W when side 0 writes, they a
 near the writer as well.
 
 Run:  PYTHONPATH=$PWD python3 benchmarks/l2_write_near_ncu.py --out DIR
+Its table, from a committed run: python benchmarks/l2_write_near_ncu.py --summary DIR
 Writes DIR/l2_write_near.csv (raw ncu CSV, one launch per case, in CASES order),
 DIR/cases.json and DIR/sides.json.
 """
@@ -26,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from l2_shared_ncu import PRELUDE, profile_sided, sided_kernel  # noqa: E402
+from l2_shared_ncu import PRELUDE, print_summary, profile_sided, sided_kernel  # noqa: E402
 
 MB = 10 ** 6
 #: (read buffer D, written buffer W, the side that writes)
@@ -87,6 +88,8 @@ def run_target() -> None:
 
 
 def main() -> None:
+    if "--summary" in sys.argv:       # a committed run's table: --summary DIR
+        return print_summary(sys.argv[sys.argv.index("--summary") + 1], "l2_write_near.csv")
     profile_sided(__file__, __doc__, run_target, "write_near", METRICS, "l2_write_near.csv",
                   [{"read_bytes": d, "write_bytes": w, "writer": s} for d, w, s in CASES])
 
