@@ -54,6 +54,12 @@ def homes(key_parts: np.ndarray) -> np.ndarray:
     return home(hi * 1_000_003 + lo)
 
 
+def done_in(sides: np.ndarray, writes: np.ndarray, homes_: np.ndarray) -> np.ndarray:
+    """The partition each request is done in: its side's for a read, the chunk's home for a
+    write (:meth:`PartitionedLRU.request`'s rule, for arrays)."""
+    return np.where(np.asarray(writes) > 0, homes_, sides)
+
+
 def sides(slots: np.ndarray, sm_count: int) -> np.ndarray:
     """The partition each resident slot reads through: slot s runs on SM s mod ``sm_count``
     (a launch puts a block on every SM before a second on any), and SMs 0 … S/2 − 1 read
@@ -147,7 +153,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
     n, half = len(keys), capacity // 2
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
-    sides = np.where(writes > 0, homes, sides)       # a write is done at the chunk's home
+    sides = done_in(sides, writes, homes)
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
@@ -249,4 +255,4 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
                         parts=[got for got, _, _ in turn])
 
 
-__all__ = ["PartitionedLRU", "home", "homes", "play", "played", "reference", "sides", "MAX_TURNS"]
+__all__ = ["PartitionedLRU", "done_in", "home", "homes", "play", "played", "reference", "sides", "MAX_TURNS"]

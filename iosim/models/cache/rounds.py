@@ -218,7 +218,7 @@ def _last(s: Stream, t: np.ndarray) -> dict:
     if not len(t):
         out = {"key": s.key_parts.reshape(0, 3), "size": s.size, "t": t, "written": np.zeros(0, bool)}
         return out if s.side is None else {**out, "side": s.side}
-    side = None if s.side is None else np.where(s.write > 0, partitions.homes(s.key_parts), s.side)
+    side = None if s.side is None else partitions.done_in(s.side, s.write, partitions.homes(s.key_parts))
     ids = s.key_ids() if side is None else s.key_ids() * 2 + side
     span = int(t.max()) + 1
     if int(ids.max()) < (1 << 62) // span:          # one key, (chunk, place): a single sort
