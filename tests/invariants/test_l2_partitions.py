@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from iosim import Options, Problem, load_profile, simulate
-from iosim.models.cache import LRUCache, partitions, playback
+from iosim.models.cache import LRUCache, partitions, playback, stack
 from iosim.run import launches
 
 
@@ -38,6 +38,22 @@ def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, tur
             assert int(got.by_group[name][len(row):].sum()) == 0
         played += got.parts is not None
     assert played > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_played_with_bands_it_is_the_reference(monkeypatch, seed):
+    """Long streams, each partition's windows decided by stack's bands (from every 16th
+    request): the counters equal the reference's."""
+    monkeypatch.setattr(stack, "STRIDE", 16)
+    monkeypatch.setattr(stack, "MIN_BANDED", 2048)
+    rng = np.random.default_rng(50 + seed)
+    n, nk = 6000, int(rng.integers(100, 600))
+    keys = rng.integers(0, nk, n)
+    sizes, writes, sides = (keys % 3 + 1) * 4, rng.choice([0, 0, 0, 1, 2], n), rng.integers(0, 2, n)
+    capacity = int(rng.integers(200, 1600))
+    ref = partitions.reference(keys, sizes, writes, sides, capacity, [n // 3])
+    got = partitions.play(keys, sizes, writes, sides, capacity, [n // 3])
+    assert (got.stats, got.marks) == (ref.stats, ref.marks)
 
 
 def _keys_homed(h: int, count: int) -> list[int]:

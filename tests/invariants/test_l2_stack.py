@@ -72,3 +72,86 @@ def test_copies_of_a_stream_equal_the_stream_played(seed):
     expected, _ = _reference(*whole, capacity, ())
     full, rest = (stack.play(*part, capacity) for part in parts)
     assert copies(full, times, rest, capacity) == expected
+
+
+def _distinct_bytes(keys, sizes, lo, hi):
+    """D(lo, hi) by brute force: the bytes of the distinct keys requested strictly between."""
+    return sum({int(k): int(s) for k, s in zip(keys[lo + 1:hi], sizes[lo + 1:hi])}.values())
+
+
+@pytest.mark.parametrize("stride", [2, 4, 8])
+def test_bands_decide_every_window_as_its_distinct_bytes_do(monkeypatch, stride):
+    """The bands (stack._banded, from a checkpoint every 2-8 requests) against D counted by
+    brute force: every window fits exactly when D + s fits; a window the bands add back is
+    exact. Over the streams, each way of deciding happens: the band's new bytes pass the
+    capacity, its distinct bytes from the checkpoint fit, the keys of [c, L] are added back,
+    and (with the smallest budget) the sums take the rest."""
+    monkeypatch.setattr(stack, "STRIDE", stride)
+    seen = {"miss": 0, "fits": 0, "added back": 0, "to the sums": 0}
+    for seed in range(60):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(2, 300))
+        keys, sizes, _ = _stream(rng, n, int(rng.integers(1, 40)), int(rng.integers(1, 9)))
+        capacity = int(rng.integers(int(sizes.max()), 4 * int(sizes.max()) + 30))
+        order = np.argsort(keys, kind="stable")
+        same = keys[order[1:]] == keys[order[:-1]]
+        prev, nxt = np.full(n, -1), np.full(n, n)
+        prev[order[1:][same]], nxt[order[:-1][same]] = order[:-1][same], order[1:][same]
+        at = np.flatnonzero(prev >= 0)
+        if not len(at):
+            continue
+        exact = np.array([_distinct_bytes(keys, sizes, p, i) for p, i in zip(prev[at], at)]) + sizes[prev[at]]
+        band = int(rng.integers(stride, 3 * stride + 8))
+        monkeypatch.setattr(stack, "BAND_BUDGET", [0, 0.5, 64][seed % 3])
+        got, known = stack._banded(at, prev[at], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band)
+        assert ((got <= capacity) == (exact <= capacity))[known].all()
+        inside = at <= prev[at] // stride * stride + band
+        added = known & inside & (got <= capacity) & (got == exact)
+        seen["miss"] += int((known & (got > capacity)).sum())
+        seen["fits"] += int((known & inside & (got <= capacity) & (got != exact)).sum())
+        seen["added back"] += int(added.sum())
+        seen["to the sums"] += int((~known).sum())
+        total = np.concatenate([[0], np.cumsum(sizes)])
+        whole = stack._need(at, prev[at], capacity, again=at, prev=prev, nxt=nxt, sizes=sizes, total=total,
+                            band=band)
+        assert ((whole <= capacity) == (exact <= capacity)).all()
+    assert min(seen.values()) > 0, seen
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_long_stream_played_with_bands_equals_the_lru(monkeypatch, seed):
+    """Streams of 6,000 requests played with bands from every 16th: every counter equal to the
+    LRU's at every cut and at the end."""
+    monkeypatch.setattr(stack, "STRIDE", 16)
+    monkeypatch.setattr(stack, "MIN_BANDED", 4096)
+    calls = []
+    monkeypatch.setattr(stack, "_banded", lambda *a, **k: calls.append(1) or banded(*a, **k))
+    rng = np.random.default_rng(100 + seed)
+    n = 6000
+    keys, sizes, writes = _stream(rng, n, int(rng.integers(20, 400)), 8)
+    capacity = int(rng.integers(16, 600))
+    cuts = sorted(rng.integers(0, n + 1, 3).tolist())
+    got = stack.play(keys, sizes, writes, capacity, cuts)
+    assert (got.stats, got.marks) == _reference(keys, sizes, writes, capacity, cuts)
+    assert calls
+
+
+banded = stack._banded
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_tail_is_each_dirty_cached_keys_distinct_bytes_to_the_end(seed):
+    """Played.tail_need (what periodic.copies extends from): for each key the LRU leaves
+    dirty, in the order of their last requests, D(its last request, end) + its size."""
+    rng = np.random.default_rng(300 + seed)
+    n = int(rng.integers(1, 300))
+    keys, sizes, writes = _stream(rng, n, int(rng.integers(1, 40)), 6)
+    capacity = int(rng.integers(6, 80))
+    cache = LRUCache(capacity)
+    cache.play(keys.tolist(), sizes.tolist(), writes.tolist())
+    dirty = set(cache.dirty_keys())
+    last = {int(k): i for i, k in enumerate(keys)}
+    tail = sorted(i for k, i in last.items() if k in dirty)
+    got = stack.play(keys, sizes, writes, capacity)
+    assert got.tail_need.tolist() == [_distinct_bytes(keys, sizes, i, n) + int(sizes[i]) for i in tail]
+    assert got.tail_size.tolist() == [int(sizes[i]) for i in tail]

@@ -160,10 +160,10 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     if n:
         looked[np.unique(keys * 2 + sides, return_index=True)[1]] = True
         looked &= homes != sides
-    turn = [None, None]
+    turn, order = [None, None], np.argsort(keys, kind="stable")
     for i in range(2 * MAX_TURNS):
         p = i % 2
-        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups)
+        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order)
         if turn[p] is None:
             break
         mine = sides == p
@@ -207,15 +207,16 @@ def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, h
     return stack.Played(stats, marks[:-1], distinct, empty, empty, by_group)
 
 
-def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups):
+def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order):
     """Partition ``p`` played on its side's requests and the lookups homed on it: (its
     Played, per request of the whole stream: hit in ``p`` (False where ``p`` did not see it),
-    the requests it saw)."""
-    seen = np.flatnonzero((sides == p) | (looked & (homes == p)))
+    the requests it saw). ``order``: the whole stream's requests sorted stably by key."""
+    mask = (sides == p) | (looked & (homes == p))
+    seen = np.flatnonzero(mask)
     own = sides[seen] == p
     got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], 0), half,
                      np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
-                     hits=True)
+                     hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]])
     if got is None:
         return None
     hit = np.zeros(len(keys), bool)

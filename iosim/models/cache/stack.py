@@ -24,11 +24,20 @@ their index. The result equals :meth:`.lru.LRUCache.play` request for request
 (tests/invariants/test_l2_stack.py); where its conditions do not hold (a key of two sizes,
 a key larger than the cache, a cache behind this one) :func:`play` returns None and the
 caller plays the LRU.
+
+Bands (:func:`_banded`): most windows a test asks about are far longer than the cache, so
+their exact D is not needed, only that it is too large. From checkpoints c every
+:data:`STRIDE` requests, a band of H requests holds E_c(x) = Σ{s_j : c ≤ j < x, prev(j) < c}.
+For a window (L, i) with c ≤ L the last checkpoint, E_c(min(i, c + H)) − E_c(L + 1) counts
+only keys first requested in the window, so it is at most D(L, i): past the capacity, the
+request misses. Where i ≤ c + H it is D(L, i) less the keys requested in [c, L] and again in
+(L, i): those are the r in [c, L] with L < next(r) < i, at most STRIDE of them, added back
+exactly. H is where the distinct bytes after a sample of checkpoints pass the capacity;
+a window that neither passes it within its band nor ends inside it goes to the sums above.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,18 +66,19 @@ class Played:
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
-         groups: np.ndarray | None = None, hits: bool = False) -> Played | None:
+         groups: np.ndarray | None = None, hits: bool = False, order: np.ndarray | None = None) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
     (its old value fetched on a miss); ``groups``: a group per request (≥ 0), to count by;
-    ``hits``: keep whether each request hit."""
+    ``hits``: keep whether each request hit; ``order``: the requests sorted stably by key,
+    where the caller has it."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
         empty = np.zeros(0, np.int64)
         return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
                       None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None)
-    order = np.argsort(keys, kind="stable")
+    order = np.argsort(keys, kind="stable") if order is None else order
     same = keys[order[1:]] == keys[order[:-1]]
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
         return None
@@ -77,22 +87,23 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     nxt[order[:-1][same]] = order[1:][same]
     total = np.concatenate([[0], np.cumsum(sizes)])
     again = np.flatnonzero(prev >= 0)
-    need = functools.partial(_need, again=again, prev=prev, sizes=sizes, total=total)
+    q_from = prev[again]
+    fits = total[again] - total[q_from + 1] + sizes[q_from] <= capacity     # the window's every byte fits
+    fits[~fits] = _need(again[~fits], q_from[~fits], capacity, again=again, prev=prev, nxt=np.where(nxt < 0, n, nxt),
+                        sizes=sizes, total=total, band=_band_length(prev, sizes, capacity)) <= capacity
+    hit = np.zeros(n, bool)
+    hit[again] = fits
     ends = [int(c) for c in cuts] + [n]
     last = [np.flatnonzero((np.arange(n) < c) & ((nxt >= c) | (nxt < 0))) for c in ends]
-    q_at = np.concatenate([again] + [np.full(len(j), c) for j, c in zip(last, ends)])
-    q_from = np.concatenate([prev[again]] + last)
-    fits = total[q_at] - total[q_from + 1] + sizes[q_from] <= capacity     # the window's every byte fits
-    fits[~fits] = need(q_at[~fits], q_from[~fits]) <= capacity
-    hit = np.zeros(n, bool)
-    hit[again] = fits[:len(again)]
-    cached = np.split(fits[len(again):], np.cumsum([len(j) for j in last])[:-1])
+    # at a cut c, D(l, c) for a key last requested at l: the sizes of the keys last requested after l
+    needs = [np.cumsum(sizes[j][::-1])[::-1] for j in last]
+    cached = [need <= capacity for need in needs]
     dirty = _dirty_so_far(order, hit, writes > 0)
     stats, marks = _stats(sizes, writes, hit, nxt, dirty, ends, last, cached)
-    tail = last[-1][dirty[last[-1]] & cached[-1]]
+    tail = dirty[last[-1]] & cached[-1]
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
                                                      last[-1], cached[-1])
-    return Played(stats, marks, int(sizes[prev < 0].sum()), need(np.full(len(tail), n), tail), sizes[tail],
+    return Played(stats, marks, int(sizes[prev < 0].sum()), needs[-1][tail], sizes[last[-1][tail]],
                   by_group, hit if hits else None)
 
 
@@ -114,14 +125,89 @@ def _by_group(groups, sizes, writes, hit, nxt, dirty, last, cached) -> dict:
     return {name: np.bincount(groups[m], sizes[m], minlength=width).astype(np.int64) for name, m in masks.items()}
 
 
-def _need(q_at, q_from, *, again, prev, sizes, total) -> np.ndarray:
-    """D(q_from, q_at) + the size of q_from's key, per query; the points that can repeat in
-    a window are those between the queries' first start and last end."""
-    if not len(q_at):
-        return np.zeros(0, np.int64)
-    inside = again[(again > q_from.min()) & (again < q_at.max())]
-    window = total[q_at] - total[q_from + 1] - _repeated(inside, prev[inside], sizes[inside], q_at, q_from)
-    return window + sizes[q_from]
+#: requests between two checkpoints of the bands; streams shorter than :data:`MIN_BANDED`
+#: requests are summed without them (the sums are as fast there: benchmarks/cache_speed.py)
+STRIDE, MIN_BANDED = 1024, 1 << 17
+#: a round of bands, or the keys added back, is taken only where it costs at most
+#: BAND_BUDGET × what the sums would: (n + queries) × log₂ n, each band entry counted
+#: 0.6 and each key added back 0.17 of that unit (their times per entry on the
+#: development machine: about 20 ns, 4.7 ns and 30 ns)
+BAND_BUDGET, BAND_COST, ADDED_COST = 1.0, 0.6, 0.17
+
+
+def _affordable(entries: int, weight: float, n: int, queries: int) -> bool:
+    return weight * entries <= BAND_BUDGET * (n + queries) * max(1, n.bit_length())
+
+
+def _band_length(prev: np.ndarray, sizes: np.ndarray, capacity: int) -> int | None:
+    """H (the module's text): the most requests after 16 checkpoints, sampled evenly, before
+    their distinct bytes pass ``capacity`` (at most 4 × STRIDE), plus STRIDE; None for a
+    short stream."""
+    n, most = len(sizes), min(4 * STRIDE, len(sizes))
+    if n < MIN_BANDED:
+        return None
+    c = np.linspace(0, n - most, 16).astype(np.int64)[:, None]
+    j = c + np.arange(most)
+    passed = (np.cumsum(np.where(prev[j] < c, sizes[j], 0), axis=1) <= capacity).sum(axis=1)
+    return int(passed.max()) + 1 + STRIDE
+
+
+def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np.ndarray:
+    """D(q_from, q_at) + the size of q_from's key, per query, or a bound on the same side of
+    ``capacity`` (the caller asks only whether the key fits).
+    ``nxt``: each request's next of its key, n where none; ``band``: H or None. Bands four
+    times longer take the queries a band left, while they fit the budget; the sums take the
+    rest (the points that can repeat in a window: those between the first start and last end)."""
+    out = np.zeros(len(q_at), np.int64)
+    rest = np.arange(len(q_at))
+    while (band is not None and len(rest)
+           and _affordable(len(np.unique(q_from[rest] // STRIDE)) * band, BAND_COST, len(sizes), len(rest))):
+        got, known = _banded(q_at[rest], q_from[rest], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band)
+        out[rest[known]] = got[known]
+        rest, band = rest[~known], 4 * band
+    if len(rest):
+        at, start = q_at[rest], q_from[rest]
+        inside = again[(again > start.min()) & (again < at.max())]
+        window = total[at] - total[start + 1] - _repeated(inside, prev[inside], sizes[inside], at, start)
+        out[rest] = window + sizes[start]
+    return out
+
+
+def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band) -> tuple[np.ndarray, np.ndarray]:
+    """(need, known) per query from the band of its checkpoint c (the module's text). Known:
+    a window whose band's new bytes after L already pass ``capacity`` (need: that bound); a
+    window ending in its band whose distinct bytes from c on fit (need: that bound); or one
+    ending in its band whose keys requested in [c, L] were added back (need: exact)."""
+    n, h = len(sizes), band
+    checkpoints, row = np.unique(q_from // STRIDE * STRIDE, return_inverse=True)
+    start = checkpoints[row]
+    ends = np.minimum(q_at, start + h) - start
+    low, up = np.zeros(len(q_at), np.int64), np.zeros(len(q_at), np.int64)
+    rows = max(16, (1 << 18) // h)
+    order = np.argsort(row, kind="stable")
+    edges = np.searchsorted(row[order], np.arange(0, len(checkpoints) + rows, rows))
+    small = np.int32 if h * int(sizes.max()) < 2**31 and n + h < 2**31 else np.int64
+    prev_, sizes_ = (np.concatenate([a, np.full(h, fill)]).astype(small) for a, fill in ((prev, n), (sizes, 0)))
+    for b, (lo, hi) in enumerate(zip(edges[:-1], edges[1:])):
+        sel, at = order[lo:hi], checkpoints[b * rows:(b + 1) * rows, None].astype(small) + np.arange(h, dtype=small)
+        sums = np.zeros((len(at), h + 1), small)
+        np.cumsum(np.where(prev_[at] < at[:, :1], sizes_[at], 0), axis=1, out=sums[:, 1:])
+        r = row[sel] - b * rows
+        up[sel] = sums[r, ends[sel]]
+        low[sel] = up[sel] - sums[r, q_from[sel] + 1 - start[sel]]
+    s = sizes[q_from]
+    inside = q_at <= start + h
+    need = np.where(inside & (up + s <= capacity), up, low) + s
+    known = (need > capacity) | (inside & (up + s <= capacity))
+    fix = np.flatnonzero(inside & ~known)
+    if _affordable(len(fix) * STRIDE, ADDED_COST, n, len(fix)):      # else the sums take them
+        back = start[fix, None] + np.arange(STRIDE)     # r ≤ L < n, so r is a request
+        r = np.minimum(back, n - 1)
+        after = nxt[r]
+        back = (back <= q_from[fix, None]) & (after > q_from[fix, None]) & (after < q_at[fix, None])
+        need[fix] += np.where(back, sizes[r], 0).sum(axis=1)
+        known[fix] = True
+    return need, known
 
 
 def _repeated(points: np.ndarray, prev: np.ndarray, weight: np.ndarray, q_at: np.ndarray,
