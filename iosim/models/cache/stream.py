@@ -117,9 +117,10 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
     start, slot = _scheduled(prog, heads, slots)
     side = np.zeros(len(slot), np.int64) if sides is None else sides(slot)
     cohorts: dict[tuple, list] = {}
+    cls, row = prog.cta_class.tolist(), prog.cta_row.tolist()
     for g, (t0, s, p) in enumerate(zip(start.tolist(), slot.tolist(), side.tolist())):
         h, c = divmod(g, n)
-        cohorts.setdefault((int(prog.cta_class[c]), h, t0, p), []).append((s, int(prog.cta_row[c])))
+        cohorts.setdefault((cls[c], h, t0, p), []).append((s, row[c]))
     parts = []
     for (k, h, t0, p), members in cohorts.items():
         parts += [(*cols, np.full(len(cols[0]), p)) for cols in
