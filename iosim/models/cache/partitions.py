@@ -158,7 +158,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
     if n:
-        looked[np.unique(keys * 2 + sides, return_index=True)[1]] = True
+        looked[_firsts(keys * 2 + sides)] = True
         looked &= homes != sides
     turn, order = [None, None], np.argsort(keys, kind="stable")
     for i in range(2 * MAX_TURNS):
@@ -170,7 +170,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
         again = mine & ~turn[p][1] & (homes != sides)
         if turn[1 - p] is not None and np.array_equal(again, looked & mine):
             near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
-            return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups)
+            return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order)
         looked = (looked & ~mine) | again
     return reference(keys, sizes, writes, sides, capacity, cuts, groups, homes)
 
@@ -224,9 +224,18 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     return got, hit, seen
 
 
-def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups) -> stack.Played:
+def _firsts(values: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
+    """The index of each distinct value's first occurrence (``order``: the indices sorted
+    stably by value, where the caller has them)."""
+    order = np.argsort(values, kind="stable") if order is None else order
+    v = values[order]
+    return order[np.concatenate([[True], v[1:] != v[:-1]])] if len(v) else order
+
+
+def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order) -> stack.Played:
     """The partitions' counters joined: on chip when near or over the fabric, DRAM read
-    otherwise; write-backs and dirty bytes left are each partition's."""
+    otherwise; write-backs and dirty bytes left are each partition's. ``order``: the
+    requests sorted stably by key."""
     far_hit = np.where(homes == 0, turn[0][1], turn[1][1]) & looked
     read, fill = writes == 0, writes == 2
     on_chip = near_hit | far_hit
@@ -250,7 +259,7 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
         for name in ("dram_write_bytes", "dirty_bytes_left"):
             by_group[name] = sum(np.pad(got.by_group[name], (0, width - len(got.by_group[name])))
                                  for got, _, _ in turn)
-    distinct = int(sizes[np.unique(keys, return_index=True)[1]].sum()) if len(keys) else 0
+    distinct = int(sizes[_firsts(keys, order)].sum())
     empty = np.zeros(0, np.int64)
     return stack.Played(out[-1], out[:-1], distinct, empty, empty, by_group, hits=on_chip,
                         parts=[got for got, _, _ in turn])

@@ -179,8 +179,11 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band) -> tuple[np.ndarr
     window ending in its band whose distinct bytes from c on fit (need: that bound); or one
     ending in its band whose keys requested in [c, L] were added back (need: exact)."""
     n, h = len(sizes), band
-    checkpoints, row = np.unique(q_from // STRIDE * STRIDE, return_inverse=True)
-    start = checkpoints[row]
+    t = q_from // STRIDE
+    used = np.zeros(int(t.max()) + 1, bool)
+    used[t] = True
+    checkpoints, row = np.flatnonzero(used) * STRIDE, (np.cumsum(used) - 1)[t]
+    start = t * STRIDE
     ends = np.minimum(q_at, start + h) - start
     low, up = np.zeros(len(q_at), np.int64), np.zeros(len(q_at), np.int64)
     rows = max(16, (1 << 18) // h)
