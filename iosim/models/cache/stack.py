@@ -136,7 +136,17 @@ BAND_BUDGET, BAND_COST, ADDED_COST = 1.0, 0.6, 0.17
 
 
 def _affordable(entries: int, weight: float, n: int, queries: int) -> bool:
+    """Whether ``entries`` of band work, each ``weight`` of the sums' unit, costs at most
+    BAND_BUDGET × the sums' cost for ``queries`` windows of an n-request stream."""
     return weight * entries <= BAND_BUDGET * (n + queries) * max(1, n.bit_length())
+
+
+def _checkpoints(q_from: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the checkpoints the windows start after, each window's index among them)."""
+    t = q_from // STRIDE
+    used = np.zeros(int(t.max()) + 1, bool)
+    used[t] = True
+    return np.flatnonzero(used) * STRIDE, (np.cumsum(used) - 1)[t]
 
 
 def _band_length(prev: np.ndarray, sizes: np.ndarray, capacity: int) -> int | None:
@@ -161,7 +171,7 @@ def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np
     out = np.zeros(len(q_at), np.int64)
     rest = np.arange(len(q_at))
     while (band is not None and len(rest)
-           and _affordable(len(np.unique(q_from[rest] // STRIDE)) * band, BAND_COST, len(sizes), len(rest))):
+           and _affordable(len(_checkpoints(q_from[rest])[0]) * band, BAND_COST, len(sizes), len(rest))):
         got, known = _banded(q_at[rest], q_from[rest], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band)
         out[rest[known]] = got[known]
         rest, band = rest[~known], 4 * band
@@ -179,11 +189,8 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band) -> tuple[np.ndarr
     window ending in its band whose distinct bytes from c on fit (need: that bound); or one
     ending in its band whose keys requested in [c, L] were added back (need: exact)."""
     n, h = len(sizes), band
-    t = q_from // STRIDE
-    used = np.zeros(int(t.max()) + 1, bool)
-    used[t] = True
-    checkpoints, row = np.flatnonzero(used) * STRIDE, (np.cumsum(used) - 1)[t]
-    start = t * STRIDE
+    checkpoints, row = _checkpoints(q_from)
+    start = checkpoints[row]
     ends = np.minimum(q_at, start + h) - start
     low, up = np.zeros(len(q_at), np.int64), np.zeros(len(q_at), np.int64)
     rows = max(16, (1 << 18) // h)
