@@ -137,7 +137,10 @@ def print_summary(raw_dir: str, csv_name: str) -> None:
 def profile_sided(script: str, doc: str, run_target, name: str, metrics: list[str], csv_name: str,
                   cases: list[dict]) -> None:
     """:func:`ncu_self_profile.self_profile` of ``script``'s kernel ``name`` on 2 blocks an
-    SM, with OUT/sides.json beside the CSV and OUT/cases.json."""
+    SM, with OUT/sides.json beside the CSV and OUT/cases.json; with ``--summary DIR``, a
+    committed run's table instead (:func:`print_summary`)."""
+    if "--summary" in sys.argv:
+        return print_summary(sys.argv[sys.argv.index("--summary") + 1], csv_name)
     out = sys.argv[sys.argv.index("--out") + 1] if "--out" in sys.argv else "."
     os.environ.setdefault("IOSIM_SIDES_OUT", os.path.join(os.path.abspath(out), "sides.json"))
     self_profile(script, doc, run_target, f"regex:{name}", metrics, csv_name, "cases.json",
@@ -160,8 +163,6 @@ def run_target() -> None:
 
 
 def main() -> None:
-    if "--summary" in sys.argv:       # a committed run's table: --summary DIR
-        return print_summary(sys.argv[sys.argv.index("--summary") + 1], "l2_shared.csv")
     profile_sided(__file__, __doc__, run_target, "shared_sweep", METRICS, "l2_shared.csv",
                   [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES])
 

@@ -27,7 +27,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from l2_shared_ncu import PRELUDE, print_summary, profile_sided, sided_kernel  # noqa: E402
+from l2_shared_ncu import PRELUDE, profile_sided, sided_kernel  # noqa: E402
 
 MB = 10 ** 6
 #: (read buffer D, written buffer W, the side that writes)
@@ -88,8 +88,6 @@ def run_target() -> None:
 
 
 def main() -> None:
-    if "--summary" in sys.argv:       # a committed run's table: --summary DIR
-        return print_summary(sys.argv[sys.argv.index("--summary") + 1], "l2_write_near.csv")
     profile_sided(__file__, __doc__, run_target, "write_near", METRICS, "l2_write_near.csv",
                   [{"read_bytes": d, "write_bytes": w, "writer": s} for d, w, s in CASES])
 
