@@ -116,15 +116,17 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
     n = len(prog.cta_class)
     start, slot = _scheduled(prog, heads, slots)
     side = np.zeros(len(slot), np.int64) if sides is None else sides(slot)
-    cohorts: dict[tuple, list] = {}
-    cls, row = prog.cta_class.tolist(), prog.cta_row.tolist()
-    for g, (t0, s, p) in enumerate(zip(start.tolist(), slot.tolist(), side.tolist())):
-        h, c = divmod(g, n)
-        cohorts.setdefault((cls[c], h, t0, p), []).append((s, row[c]))
+    cls, row, head = np.tile(prog.cta_class, heads), np.tile(prog.cta_row, heads), np.repeat(np.arange(heads), n)
+    key = _cohort_keys(cls, head, start, side)
+    order = np.argsort(key, kind="stable")        # each cohort's members together, in launch order
+    bounds = np.flatnonzero(np.concatenate([[True], key[order][1:] != key[order][:-1], [True]])) if len(key) else [0]
     parts = []
-    for (k, h, t0, p), members in cohorts.items():
-        parts += [(*cols, np.full(len(cols[0]), p)) for cols in
-                  _cohort(prog.classes[k], h, t0, members, kv_of_q, leads_group, keep)]
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        members = order[lo:hi]
+        g = members[0]
+        parts += [(*cols, np.full(len(cols[0]), side[g])) for cols in
+                  _cohort(prog.classes[cls[g]], int(head[g]), int(start[g]), slot[members], row[members], kv_of_q,
+                          leads_group, keep)]
     rounds, slot_of, head_key, hi, lo, size, write, rep, issuer, part = (
         np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, np.int64) for i in range(10))
     order = np.lexsort((slot_of, rounds))
@@ -134,16 +136,16 @@ def stream(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, mar
                   rep[order], cuts, issuer[order], None if sides is None else part[order])
 
 
-def _cohort(cls, h: int, t0: int, members: list, kv_of_q, leads_group, keep) -> list:
-    """The requests of one cohort (class ``cls``, head ``h``, first round ``t0``; ``members``:
-    (slot, row) each), as columns (round, slot, head key, hi, lo, size, write, repeats,
-    issuer): its shared ones once, at its first slot, and each member's own ones."""
-    slots_of, rows = (np.array(x, np.int64) for x in zip(*members))
+def _cohort(cls, h: int, t0: int, slots_of: np.ndarray, rows: np.ndarray, kv_of_q, leads_group, keep) -> list:
+    """The requests of one cohort (class ``cls``, head ``h``, first round ``t0``; its
+    members' slots and rows, in launch order), as columns (round, slot, head key, hi, lo,
+    size, write, repeats, issuer): its shared ones once, at its first slot, and each
+    member's own ones."""
     heads_of = _head_keys(cls.shared["kind"], h, kv_of_q, leads_group)
     pick = slice(None) if keep is None else keep(heads_of, cls.shared["hi"], cls.shared["lo"])
     heads_of = heads_of[pick]
     out = [(t0 + cls.shared_steps[pick], np.full(len(heads_of), slots_of[0]), heads_of,
-            *(cls.shared[f][pick] for f in FIELDS[:4]), np.full(len(heads_of), len(members) - 1),
+            *(cls.shared[f][pick] for f in FIELDS[:4]), np.full(len(heads_of), len(rows) - 1),
             np.full(len(heads_of), h))]
     if len(cls.private_steps):
         own_heads = _head_keys(cls.private["kind"][0], h, kv_of_q, leads_group)
@@ -183,7 +185,20 @@ def _cohorts(prog: HeadPrograms, heads: int, slots: int, sides=None) -> tuple[np
     start, slot = _scheduled(prog, heads, slots)
     cls = np.tile(prog.cta_class, heads)
     side = np.zeros(len(slot), np.int64) if sides is None else sides(slot)
-    return cls, np.unique(np.stack([cls, np.repeat(np.arange(heads), n), start, side], axis=1), axis=0)
+    first = np.unique(_cohort_keys(cls, np.repeat(np.arange(heads), n), start, side), return_index=True)[1]
+    return cls, np.stack([cls[first], first // n, start[first], side[first]], axis=1)
+
+
+def _cohort_keys(cls: np.ndarray, head: np.ndarray, start: np.ndarray, side: np.ndarray) -> np.ndarray:
+    """One integer per thread block naming its cohort (class, head, first round, partition),
+    ordered as those four are; dense ranks where the product would pass 2^62."""
+    cols = [np.asarray(c, np.int64) for c in (cls, head, start, side)]
+    if np.prod([float(c.max()) + 1 for c in cols if len(c)]) >= 2.0 ** 62:
+        cols = [np.unique(c, return_inverse=True)[1].reshape(-1) for c in cols]
+    key = np.zeros(len(cols[0]), np.int64)
+    for c in cols:
+        key = key * (int(c.max()) + 1 if len(c) else 1) + c
+    return key
 
 
 def _head_keys(kind: np.ndarray, head: int, kv_of_q, leads_group) -> np.ndarray:
