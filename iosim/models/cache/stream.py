@@ -89,13 +89,7 @@ class Stream:
         if not len(self.size):
             return np.zeros(0, np.int64)
         head, hi, lo = self.key_parts.T
-        cols = [c - c.min() for c in (head, hi >> 26, hi & ((1 << 26) - 1), lo)]   # hi: (tensor, split) << 26 | column
-        if np.prod([float(c.max()) + 1 for c in cols]) >= 2.0 ** 62:   # name each column's values densely
-            cols = [np.unique(c, return_inverse=True)[1].reshape(-1) for c in cols]
-        ids = cols[0]
-        for c in cols[1:]:
-            ids = ids * (int(c.max()) + 1) + c
-        return ids
+        return _mixed_radix([c - c.min() for c in (head, hi >> 26, hi & ((1 << 26) - 1), lo)])  # hi: (tensor, split) << 26 | column
 
 
 def _scheduled(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -190,9 +184,13 @@ def _cohorts(prog: HeadPrograms, heads: int, slots: int, sides=None) -> tuple[np
 
 
 def _cohort_keys(cls: np.ndarray, head: np.ndarray, start: np.ndarray, side: np.ndarray) -> np.ndarray:
-    """One integer per thread block naming its cohort (class, head, first round, partition),
-    ordered as those four are; dense ranks where the product would pass 2^62."""
-    cols = [np.asarray(c, np.int64) for c in (cls, head, start, side)]
+    """One integer per thread block naming its cohort (class, head, first round, partition)."""
+    return _mixed_radix([np.asarray(c, np.int64) for c in (cls, head, start, side)])
+
+
+def _mixed_radix(cols: list) -> np.ndarray:
+    """One integer per row of the non-negative columns ``cols``, ordered as the rows are
+    (each column's values named densely where the product of their ranges would pass 2^62)."""
     if np.prod([float(c.max()) + 1 for c in cols if len(c)]) >= 2.0 ** 62:
         cols = [np.unique(c, return_inverse=True)[1].reshape(-1) for c in cols]
     key = np.zeros(len(cols[0]), np.int64)
