@@ -32,8 +32,10 @@ For a window (L, i) with c ≤ L the last checkpoint, E_c(min(i, c + H)) − E_c
 only keys first requested in the window, so it is at most D(L, i): past the capacity, the
 request misses. Where i ≤ c + H it is D(L, i) less the keys requested in [c, L] and again in
 (L, i): those are the r in [c, L] with L < next(r) < i, at most STRIDE of them, added back
-exactly. H is where the distinct bytes after a sample of checkpoints pass the capacity;
-a window that neither passes it within its band nor ends inside it goes to the sums above.
+exactly; and where the distinct bytes of [c, i) fit, so do those of (L, i). H is where the
+distinct bytes after a sample of checkpoints pass the capacity; a window that its band
+does not decide goes to a band four times longer, and at last (or where bands would cost
+more) to the sums above.
 """
 
 from __future__ import annotations
