@@ -1,0 +1,66 @@
+"""Replays of the committed L2 measurements on the H200 (no GPU needed): what
+docs/validation/2026-12-03-l2-scatter.md reads from them, recomputed from the raw ncu CSVs."""
+
+import pathlib
+
+import numpy as np
+import pytest
+
+from conftest import load_module
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+VALIDATION = ROOT / "docs" / "validation"
+MB = 1e6
+#: half of the 62,914,560-byte L2 the H200's driver reports (docs/validation/2026-12-03-l2-size.txt)
+PARTITION = 62_914_560 / 2
+
+
+@pytest.fixture(scope="module")
+def sided():
+    return load_module("l2_shared_ncu", ROOT / "benchmarks" / "l2_shared_ncu.py")
+
+
+@pytest.fixture(scope="module")
+def misses(sided):
+    """{(chunk bytes, stride): {D in MB: the second pass's DRAM misses in MB}}."""
+    out = {}
+    for case, got in sided.summary(str(VALIDATION / "2026-12-03-l2-scatter"), "l2_scatter.csv"):
+        layout = (case["chunk_bytes"], case["stride_chunks"])
+        out.setdefault(layout, {})[case["bytes"] / MB] = got["dram__bytes_read.sum"] - case["bytes"] / MB
+    return out
+
+
+def _set_misses(d_mb: float, ways: int) -> float:
+    """Side 0's lines that a partition of ``ways``-way sets on hashed 128-byte lines loses
+    when it reads D bytes twice: the half homed on side 0, each lost when ``ways`` or more of
+    the D bytes' other lines share its set (Poisson with mean ways × D / partition)."""
+    lam = ways * d_mb * MB / PARTITION
+    kept = sum(np.exp(-lam) * lam ** k / np.prod(np.arange(1, k + 1), dtype=float) for k in range(ways))
+    return d_mb / 2 * (1 - kept)
+
+
+def test_a_contiguous_buffer_is_kept_whole_to_28_mb_and_scattered_ones_are_not(misses):
+    misses = dict(misses)
+    contiguous = misses.pop((0, 0))
+    assert len(misses) == 5 and all(len(m) == 10 for m in misses.values())
+    assert all(miss < 0.2 for d, miss in contiguous.items() if d <= 28)
+    assert contiguous[36] > 0.45 * 36                # past the partition, side 0's half misses
+    for layout, by_size in misses.items():
+        assert by_size[16] < 0.2 and by_size[20] > 0.3, layout
+        assert 4.5 < by_size[28] < 5.5, layout
+
+
+def test_sixteen_hashed_ways_of_30_mib_predict_every_scattered_layout(misses):
+    misses = {layout: by_size for layout, by_size in misses.items() if layout != (0, 0)}
+    worst = {ways: max(abs(miss - _set_misses(d, ways)) for by_size in misses.values() for d, miss in by_size.items())
+             for ways in (8, 16, 32)}
+    assert worst[16] < 1.1, worst                          # of 36 MB at most; 0.6 MB to 32 MB
+    assert worst[8] > 1.3 and worst[32] > 1.3, worst       # the fit singles out sixteen ways
+
+
+def test_every_written_line_reaches_dram_once(sided):
+    rows = sided.summary(str(VALIDATION / "2026-12-03-l2-write-twice"), "l2_write_twice.csv")
+    assert len(rows) == 12
+    for case, got in rows:
+        if case["write_bytes"]:
+            assert abs(got["dram__bytes_write.sum"] - case["write_bytes"] / MB) < 0.1, case
