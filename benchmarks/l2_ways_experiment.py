@@ -64,14 +64,11 @@ def set_play(keys, sizes, writes, capacity, cuts=(), groups=None, hits=False, or
     if n == 0:
         return stack.play(keys, sizes, writes, capacity, cuts, groups, hits)
     order = np.argsort(keys, kind="stable") if order is None else order
-    same = keys[order[1:]] == keys[order[:-1]]
-    prev, nxt = np.full(n, -1), np.full(n, -1)
-    prev[order[1:][same]], nxt[order[:-1][same]] = order[:-1][same], order[1:][same]
+    same, prev, nxt = stack.links(keys, order)
     first = np.maximum.accumulate(np.where(np.concatenate([[True], ~same]), np.arange(n), 0))
     occurrence = np.empty(n, np.int64)
     occurrence[order] = np.arange(n) - first
     cap = capacity * np.interp(_draws(keys, occurrence), _F[::-1], _X[::-1])
-    cap_next = capacity * np.interp(_draws(keys, occurrence + 1), _F[::-1], _X[::-1])
     total = np.concatenate([[0], np.cumsum(sizes)])
     again = np.flatnonzero(prev >= 0)
     start = prev[again]
@@ -81,18 +78,9 @@ def set_play(keys, sizes, writes, capacity, cuts=(), groups=None, hits=False, or
     fits[~fits] = need <= cap[again][~fits]
     hit = np.zeros(n, bool)
     hit[again] = fits
-    ends = [int(c) for c in cuts] + [n]
-    last = [np.flatnonzero((np.arange(n) < c) & ((nxt >= c) | (nxt < 0))) for c in ends]
-    needs = [np.cumsum(sizes[j][::-1])[::-1] for j in last]
-    cached = [nd <= cap_next[j] for nd, j in zip(needs, last)]
-    dirty = stack._dirty_so_far(order, hit, (writes == 1) | (writes == 2))
-    stats, marks = stack._stats(sizes, np.where(writes == 3, 1, writes), hit, nxt, dirty, ends, last, cached)
-    tail = dirty[last[-1]] & cached[-1]
-    by_group = None if groups is None else stack._by_group(np.asarray(groups, np.int64), sizes,
-                                                           np.where(writes == 3, 1, writes), hit, nxt, dirty,
-                                                           last[-1], cached[-1])
-    return stack.Played(stats, marks, int(sizes[prev < 0].sum()), needs[-1][tail], sizes[last[-1][tail]],
-                        by_group, hit if hits else None)
+    return stack.counted(order, prev, nxt, sizes, np.where(writes == 3, 1, writes), hit, cuts,
+                         capacity * np.interp(_draws(keys, occurrence + 1), _F[::-1], _X[::-1]), groups, hits,
+                         dirtying=(writes == 1) | (writes == 2))
 
 
 def near_partition(writers: dict):

@@ -81,12 +81,9 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
         return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
                       None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None)
     order = np.argsort(keys, kind="stable") if order is None else order
-    same = keys[order[1:]] == keys[order[:-1]]
+    same, prev, nxt = links(keys, order)
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
         return None
-    prev, nxt = np.full(n, -1), np.full(n, -1)
-    prev[order[1:][same]] = order[:-1][same]
-    nxt[order[:-1][same]] = order[1:][same]
     total = np.concatenate([[0], np.cumsum(sizes)])
     again = np.flatnonzero(prev >= 0)
     q_from = prev[again]
@@ -95,12 +92,34 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
                         sizes=sizes, total=total, band=_band_length(prev, sizes, capacity)) <= capacity
     hit = np.zeros(n, bool)
     hit[again] = fits
+    return counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups, hits)
+
+
+def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(whether each request in ``order`` after the first has the key of the one before it,
+    each request's previous request of its key (−1: none), its next (−1: none))."""
+    n = len(keys)
+    same = keys[order[1:]] == keys[order[:-1]]
+    prev, nxt = np.full(n, -1), np.full(n, -1)
+    prev[order[1:][same]] = order[:-1][same]
+    nxt[order[:-1][same]] = order[1:][same]
+    return same, prev, nxt
+
+
+def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, hits=False,
+            dirtying: np.ndarray | None = None) -> Played:
+    """The :class:`Played` of a stream whose hits are known: its counters at each cut and at
+    the end, where a key is still cached at a cut when the distinct bytes since its last
+    request fit ``capacity`` (a number, or one per request, the last one's counting);
+    ``dirtying``: the requests that make a key dirty (every write and reduction if None)."""
+    n = len(sizes)
     ends = [int(c) for c in cuts] + [n]
     last = [np.flatnonzero((np.arange(n) < c) & ((nxt >= c) | (nxt < 0))) for c in ends]
     # at a cut c, D(l, c) for a key last requested at l: the sizes of the keys last requested after l
     needs = [np.cumsum(sizes[j][::-1])[::-1] for j in last]
-    cached = [need <= capacity for need in needs]
-    dirty = _dirty_so_far(order, hit, writes > 0)
+    room = np.broadcast_to(capacity, (n,))
+    cached = [need <= room[j] for need, j in zip(needs, last)]
+    dirty = _dirty_so_far(order, hit, writes > 0 if dirtying is None else dirtying)
     stats, marks = _stats(sizes, writes, hit, nxt, dirty, ends, last, cached)
     tail = dirty[last[-1]] & cached[-1]
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
@@ -172,9 +191,12 @@ def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np
     rest (the points that can repeat in a window: those between the first start and last end)."""
     out = np.zeros(len(q_at), np.int64)
     rest = np.arange(len(q_at))
-    while (band is not None and len(rest)
-           and _affordable(len(_checkpoints(q_from[rest])[0]) * band, BAND_COST, len(sizes), len(rest))):
-        got, known = _banded(q_at[rest], q_from[rest], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band)
+    while band is not None and len(rest):
+        checkpoints = _checkpoints(q_from[rest])
+        if not _affordable(len(checkpoints[0]) * band, BAND_COST, len(sizes), len(rest)):
+            break
+        got, known = _banded(q_at[rest], q_from[rest], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band,
+                             checkpoints=checkpoints)
         out[rest[known]] = got[known]
         rest, band = rest[~known], 4 * band
     if len(rest):
@@ -185,13 +207,14 @@ def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np
     return out
 
 
-def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band) -> tuple[np.ndarray, np.ndarray]:
-    """(need, known) per query from the band of its checkpoint c (the module's text). Known:
-    a window whose band's new bytes after L already pass ``capacity`` (need: that bound); a
+def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band, checkpoints=None) -> tuple[np.ndarray, np.ndarray]:
+    """(need, known) per query from the band of its checkpoint c (the module's text;
+    ``checkpoints``: :func:`_checkpoints` of ``q_from``, where the caller has it). Known: a
+    window whose band's new bytes after L already pass ``capacity`` (need: that bound); a
     window ending in its band whose distinct bytes from c on fit (need: that bound); or one
     ending in its band whose keys requested in [c, L] were added back (need: exact)."""
     n, h = len(sizes), band
-    checkpoints, row = _checkpoints(q_from)
+    checkpoints, row = _checkpoints(q_from) if checkpoints is None else checkpoints
     start = checkpoints[row]
     ends = np.minimum(q_at, start + h) - start
     low, up = np.zeros(len(q_at), np.int64), np.zeros(len(q_at), np.int64)
