@@ -35,7 +35,7 @@ def main() -> None:
     args = ap.parse_args()
     profile = load_profile("h200")
     l2 = profile.cache
-    one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1)})
+    one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1, ways=None)})
     rows = []
     for d in GRIDS[args.grid]["head_dims"]:
         for cfg in grid(d, args.grid):

@@ -53,11 +53,12 @@ def _level(name: Any, obj: Any, quantities: dict, problems: Problems) -> tuple[s
             problems.add(f"{path}.role", f"missing required field; one of {', '.join(ROLES)}")
         return None, None
     before = len(problems)
-    optional = ("description", "partitions") if role == "cache" else ("description",)
+    optional = ("description", "partitions", "ways") if role == "cache" else ("description",)
     allowed = (*_LEVEL_REQUIRED[role], *optional)
     fields(obj, path, _LEVEL_REQUIRED[role], optional, problems,
            context=f" (a {role} level takes {', '.join(allowed)})")
     partitions = _partitions(obj, path, quantities, problems)
+    ways = _ways(obj, path, partitions, quantities, problems)
     description = obj.get("description", "")
     if not isinstance(description, str):
         problems.add(f"{path}.description", f"expected a string, got {describe(description)}")
@@ -77,7 +78,7 @@ def _level(name: Any, obj: Any, quantities: dict, problems: Problems) -> tuple[s
                          f"{block_q.as_written} exceeds capacity_per_sm ({sm_q.as_written})")
     if len(problems) > before or not isinstance(name, str) or not name:
         return role, None
-    return role, Level(name, role, capacity, per_block, description.strip(), partitions)
+    return role, Level(name, role, capacity, per_block, description.strip(), partitions, ways)
 
 
 def _partitions(obj: dict, path: str, quantities: dict, problems: Problems) -> int:
@@ -91,6 +92,24 @@ def _partitions(obj: dict, path: str, quantities: dict, problems: Problems) -> i
     if q.value not in (1, 2):
         problems.add(f"{path}.partitions", f"expected 1 or 2 (the L2 models no other), got {q.as_written}")
         return 1
+    return int(q.value)
+
+
+def _ways(obj: dict, path: str, partitions: int, quantities: dict, problems: Problems) -> int | None:
+    """A cache's ``ways``: each of its two partitions is sets of so many ways on hashed lines
+    (:mod:`iosim.models.cache.sets`); absent: a fully associative LRU."""
+    if "ways" not in obj:
+        return None
+    q = quantity(obj["ways"], f"{path}.ways", "count", problems)
+    if q is None:
+        return None
+    if q.value > 64:
+        problems.add(f"{path}.ways", f"expected at most 64 ways, got {q.as_written}")
+        return None
+    if partitions != 2:
+        problems.add(f"{path}.ways", "hashed sets are modelled for a cache of two partitions only "
+                     "(partitions: 2)")
+        return None
     return int(q.value)
 
 

@@ -121,6 +121,9 @@ class Level:
     description: str = ""
     #: a cache's partitions: 2 where each half of the SMs reads through its own half
     partitions: int = 1
+    #: a partitioned cache's associativity where it is measured: each partition is sets of so
+    #: many ways on hashed lines (iosim.models.cache.sets); None: a fully associative LRU
+    ways: int | None = None
 
     def __post_init__(self) -> None:
         if self.role not in ROLES:

@@ -212,7 +212,8 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
-                sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None)
+                sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None,
+                ways=profile.cache.ways if halves else None)
 
 
 def _two_partitions(profile) -> bool:

@@ -343,8 +343,10 @@ def test_the_session_16_grid_times_and_dram_reads_with_the_l2_model():
     """The same grid's times and DRAM reads with the L2 model on (as iosim runs), for the
     configurations it replays in seconds (the two dense ones, the decode and d = 192 causal;
     the four other causal ones take 50 s, their ratios are in the doc): the main kernels'
-    times at N >= 2,048 within 10 % (measured 0.92-1.06), every launch's DRAM reads over
-    1 MB within 14 % (0.97-1.14; the two partitions' prospective result, docs/cache.md)."""
+    times at N >= 2,048 within 10 % (measured 0.92-1.06); every launch's DRAM reads over
+    1 MB within 10 % (0.96-1.10 with the L2's sets, docs/cache.md, Sets) but the decode's
+    backward, which the sets under-predict: 0.77 (its K/V head is re-read after 0.9 of a
+    partition, where an LRU of 25 MB gives 1.43 and one of 30 MiB 0.42)."""
     profile = load_profile("h200")
     configs = [c for c in raw_configs(str(VALIDATION / "2026-12-02-s16-check"))
                if not c[0]["causal"] or c[0]["head_dim"] == 192]
@@ -354,5 +356,10 @@ def test_the_session_16_grid_times_and_dram_reads_with_the_l2_model():
             p, m = row["predicted"], row["measured"]
             if row["kernel"] in ("main", "dq_dk_dv") and cfg["seq_len"] >= 2048:
                 assert abs(p["time_s"] / m["time_s"] - 1) <= 0.10, (cfg, row["kernel"])
-            if m["dram_read"] > 10 ** 6:
-                assert abs(p["dram_read"] / m["dram_read"] - 1) <= 0.14, (cfg, row["kernel"])
+            if m["dram_read"] <= 10 ** 6:
+                continue
+            ratio = p["dram_read"] / m["dram_read"]
+            if cfg["seq_len"] == 1 and row["kernel"] == "dq_dk_dv":
+                assert 0.72 <= ratio <= 0.82, (cfg, ratio)
+            else:
+                assert abs(ratio - 1) <= 0.10, (cfg, row["kernel"], ratio)

@@ -90,16 +90,18 @@ def test_each_partition_holds_half_the_capacity():
         assert cache.finish().dram_read_bytes == 24
 
 
-def test_a_write_is_dirty_at_its_home_and_written_back_when_evicted_there():
-    """A write from side 1 to a chunk homed on side 0 allocates it dirty in partition 0 only,
-    without a fetch; side 1 reading it then finds it over the fabric. Two more chunks homed on
-    side 0, read from DRAM by side 1 (and so filled into partition 0 too), evict it from
-    partition 0: it is written to DRAM once."""
+def test_a_write_is_dirty_at_its_home_with_a_clean_copy_near_its_writer():
+    """A write from side 1 to a chunk homed on side 0 allocates it dirty in partition 0 and
+    clean in partition 1 (measured: docs/validation/2026-12-03-l2-write-near.md), without a
+    fetch; side 1 reading it then hits near. Two more chunks homed on side 0, read from DRAM
+    by side 1 (and so filled into partition 0 too), evict it from partition 0: it is written
+    to DRAM once (the copy near side 1 is clean)."""
     w, r1, r2 = _keys_homed(0, 3)
     cache = partitions.PartitionedLRU(8)
     cache.play([w], [4], [1], [1], [0])
-    assert w in cache.parts[0].entries and cache.parts[0].entries[w][1] and w not in cache.parts[1].entries
+    assert cache.parts[0].entries[w][1] and not cache.parts[1].entries[w][1]
     cache.play([w, r1, r2], [4] * 3, [0] * 3, [1] * 3, [0] * 3)
+    assert w not in cache.parts[0].entries
     s = cache.finish()
     assert (s.write_bytes, s.read_hit_bytes, s.dram_read_bytes, s.dram_write_bytes, s.dirty_bytes_left) == \
         (4, 4, 8, 4, 0)

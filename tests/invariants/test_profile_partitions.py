@@ -1,5 +1,6 @@
 """A cache level's ``partitions`` in a hardware profile (docs/cache.md, "Two partitions"):
-1 or 2, a cache's field only, and 2 only for an L2 with no cache behind it."""
+1 or 2, a cache's field only, and 2 only for an L2 with no cache behind it; and its
+``ways`` (hashed sets, docs/cache.md "Sets"), for two partitions only."""
 
 import pytest
 
@@ -38,3 +39,24 @@ def test_partitions_is_a_cache_field(tmp_path):
     msg = one_problem(tmp_path, edited(("    role: scratchpad\n",
                                         "    role: scratchpad\n    partitions: {value: 2, source: t}\n")))
     assert msg.startswith("levels.smem.partitions: unknown key")
+
+
+TWO = L2_LINE[:-1] + ", partitions: {value: 2, source: test}"
+
+
+def test_a_partitioned_cache_may_be_hashed_sets(tmp_path):
+    path = tmp_path / "sets.yaml"
+    path.write_text(edited((L2_LINE, TWO + ", ways: {value: 16, source: test}}")))
+    assert load_profile(path).cache.ways == 16
+    path.write_text(edited((L2_LINE, TWO + "}")))
+    assert load_profile(path).cache.ways is None
+
+
+@pytest.mark.parametrize("line, expected", [
+    (TWO + ", ways: {value: 0, source: test}}", "levels.l2.ways.value: must be > 0, got 0"),
+    (TWO + ", ways: {value: 100, source: test}}", "levels.l2.ways: expected at most 64 ways, got 100"),
+    (L2_LINE[:-1] + ", ways: {value: 16, source: test}}",
+     "levels.l2.ways: hashed sets are modelled for a cache of two partitions only (partitions: 2)"),
+])
+def test_ways_out_of_range_or_without_two_partitions_are_refused(tmp_path, line, expected):
+    assert one_problem(tmp_path, edited((L2_LINE, line))) == expected

@@ -31,7 +31,7 @@ import dataclasses
 
 import numpy as np
 
-from . import stack
+from . import sets, stack
 from .lru import CacheStats, LRUCache
 
 #: the turns (each a play of both partitions) :func:`play` takes before it plays the
@@ -46,12 +46,17 @@ def home(keys: np.ndarray) -> np.ndarray:
     return ((np.asarray(keys, np.int64).astype(np.uint64) * _GOLDEN) >> np.uint64(63)).astype(np.int64)
 
 
+def places(key_parts: np.ndarray) -> np.ndarray:
+    """Each chunk (head, hi, lo)'s place in its head's tensor, (hi, lo), as one integer."""
+    hi, lo = (np.asarray(key_parts)[:, i].astype(np.int64) for i in (1, 2))
+    return hi * 1_000_003 + lo
+
+
 def homes(key_parts: np.ndarray) -> np.ndarray:
     """:func:`home` of each chunk (head, hi, lo) from its place in its head's tensor (hi, lo)
     alone: every head's chunks are homed alike, so copies of the launch pattern (heads with
     keys of their own) are played alike (:func:`.periodic.copies`)."""
-    hi, lo = (np.asarray(key_parts)[:, i].astype(np.int64) for i in (1, 2))
-    return home(hi * 1_000_003 + lo)
+    return home(places(key_parts))
 
 
 def done_in(sides: np.ndarray, writes: np.ndarray, homes_: np.ndarray) -> np.ndarray:
@@ -78,14 +83,46 @@ class _Part(LRUCache):
     def _pass_write(self, key, size: int) -> None:
         self.owner.written_back(self.group_of.get(key, 0), size)
 
+    def touch(self, key, size: int, write: int, salt: int, group: int) -> bool:
+        """A request done here: whether it hit (a miss fills the chunk, dirty if written)."""
+        self.group_of[key] = group
+        entry = self.entries.get(key)
+        if entry is not None:
+            self.entries.move_to_end(key)
+            entry[1] = entry[1] or bool(write)
+            return True
+        self._insert(key, size, dirty=bool(write))
+        return False
+
+    def dirty_now(self) -> list:
+        """(size, group, still held) of each dirty chunk."""
+        return [(size, self.group_of.get(key, 0), True) for key, size in self.dirty_keys().items()]
+
+
+class _SetsPart(sets.Part):
+    """A partition of hashed sets (:class:`.sets.Part`) that reports its write-backs."""
+
+    def __init__(self, capacity_bytes: int, ways: int, requests: int, owner: "PartitionedLRU"):
+        super().__init__(capacity_bytes, ways, requests)
+        self.owner = owner
+
+    def touch(self, key, size: int, write: int, salt: int, group: int) -> bool:
+        old = self.last.get(key)
+        hit, back = self.request(key, size, salt, bool(write), group)
+        if back:
+            self.owner.written_back(old[5], back)
+        return hit
+
 
 class PartitionedLRU:
     """Two LRU partitions of ``capacity_bytes / 2`` each (the reference: request by request),
     every counter also per group of the request (a write-back and a dirty byte left under the
-    group of the last request of its chunk in that partition)."""
+    group of the last request of its chunk in that partition); with ``ways``, two partitions
+    of hashed sets (:class:`.sets.Part`, for at most ``requests`` requests)."""
 
-    def __init__(self, capacity_bytes: int):
-        self.parts = [_Part(capacity_bytes // 2, self), _Part(capacity_bytes // 2, self)]
+    def __init__(self, capacity_bytes: int, ways: int | None = None, requests: int = 0):
+        half = capacity_bytes // 2
+        self.parts = [_Part(half, self) if ways is None else _SetsPart(half, ways, requests, self) for _ in (0, 1)]
         self.stats = CacheStats()
         self.by_group: dict = {}
 
@@ -93,38 +130,28 @@ class PartitionedLRU:
         self.stats.dram_write_bytes += size
         self._add("dram_write_bytes", group, size)
 
-    def play(self, keys, sizes, writes, sides, homes, groups=None) -> None:
+    def play(self, keys, sizes, writes, sides, homes, groups=None, salts=None) -> None:
         groups = [0] * len(keys) if groups is None else groups
-        for key, size, write, side, h, g in zip(keys, sizes, writes, sides, homes, groups):
-            self.request(key, int(size), int(write), int(side), int(h), int(g))
+        salts = [0] * len(keys) if salts is None else salts
+        for key, size, write, side, h, g, salt in zip(keys, sizes, writes, sides, homes, groups, salts):
+            self.request(key, int(size), int(write), int(side), int(h), int(g), int(salt))
 
-    def request(self, key, size: int, write: int, side: int, h: int, group: int = 0) -> None:
+    def request(self, key, size: int, write: int, side: int, h: int, group: int = 0, salt: int = 0) -> None:
         """A request from ``side`` for a chunk homed on ``h`` (a write is done at the home)."""
+        if write and side != h:                             # a clean copy near the writer
+            self.parts[side].touch(key, size, 0, salt, group)
         side = h if write else side
-        near, s = self.parts[side], self.stats
+        s = self.stats
         field = "write_bytes" if write else "read_bytes"
         setattr(s, field, getattr(s, field) + size)
         self._add(field, group, size)
-        near.group_of[key] = group
-        entry = near.entries.get(key)
-        if entry is not None:
-            near.entries.move_to_end(key)
-            entry[1] = entry[1] or bool(write)
+        if self.parts[side].touch(key, size, write, salt, group):
             self._hit(write, group, size)
-            return
-        far = self.parts[h] if h != side else None
-        if far is not None and far.entries.get(key) is not None:
-            far.entries.move_to_end(key)
-            far.group_of[key] = group
+        elif h != side and self.parts[h].touch(key, size, 0, salt, group):     # over the fabric
             self._hit(write, group, size)
-        else:
-            if write != 1:
-                s.dram_read_bytes += size
-                self._add("dram_read_bytes", group, size)
-            if far is not None:
-                far.group_of[key] = group
-                far._insert(key, size, dirty=False)
-        near._insert(key, size, dirty=bool(write))
+        elif write != 1:
+            s.dram_read_bytes += size
+            self._add("dram_read_bytes", group, size)
 
     def _hit(self, write: int, group: int, size: int) -> None:
         if not write:
@@ -135,25 +162,39 @@ class PartitionedLRU:
         row = self.by_group.setdefault(name, {})
         row[group] = row.get(group, 0) + size
 
+    def pending(self) -> int:
+        """Dirty bytes no longer held but not yet counted written back (hashed sets: a chunk's
+        write-back is counted when its next request misses)."""
+        return sum(size for part in self.parts for size, _, held in part.dirty_now() if not held)
+
     def finish(self) -> CacheStats:
-        """The stats with the dirty bytes left (each partition's dirty chunks)."""
+        """The stats with the dirty bytes left (each partition's dirty chunks still held;
+        the others written back)."""
         for part in self.parts:
-            for key, size in part.dirty_keys().items():
-                self.stats.dirty_bytes_left += size
-                self._add("dirty_bytes_left", part.group_of.get(key, 0), size)
+            for size, group, held in part.dirty_now():
+                if held:
+                    self.stats.dirty_bytes_left += size
+                    self._add("dirty_bytes_left", group, size)
+                else:
+                    self.written_back(group, size)
         return self.stats
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndarray, capacity: int,
-         cuts=(), groups: np.ndarray | None = None, homes: np.ndarray | None = None) -> stack.Played:
+         cuts=(), groups: np.ndarray | None = None, homes: np.ndarray | None = None, ways: int | None = None,
+         salts: np.ndarray | None = None) -> stack.Played:
     """The stream played from cold partitions, as :class:`PartitionedLRU` plays it: a
     :class:`.stack.Played` (its ``tail_*`` left empty; ``hits``: on chip, near or over the
     fabric), from stack distances, or, where a partition cannot be played so (a chunk of two
-    sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`."""
+    sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`. With
+    ``ways``, each partition is hashed sets (:mod:`.sets`; ``salts``: each request's, the
+    keys where None)."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
+    salts = None if ways is None else sets.Sets(ways, keys if salts is None else np.asarray(salts, np.int64))
     n, half = len(keys), capacity // 2
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
-    sides = done_in(sides, writes, homes)
+    issued, sides = sides, done_in(sides, writes, homes)
+    copies = np.where((writes > 0) & (issued != homes), issued, -1)   # a write's clean copy near its writer
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
@@ -163,7 +204,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     turn, order = [None, None], np.argsort(keys, kind="stable")
     for i in range(2 * MAX_TURNS):
         p = i % 2
-        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order)
+        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order, salts, copies)
         if turn[p] is None:
             break
         mine = sides == p
@@ -172,27 +213,33 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
             near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
             return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order)
         looked = (looked & ~mine) | again
-    return reference(keys, sizes, writes, sides, capacity, cuts, groups, homes)
+    return reference(keys, sizes, writes, issued, capacity, cuts, groups, homes, ways, None if salts is None else
+                     salts.salts)
 
 
 def played(key_parts: np.ndarray, ids: np.ndarray, sizes, writes, sides, capacity: int, cuts=(),
-           groups=None) -> stack.Played | None:
+           groups=None, ways: int | None = None) -> stack.Played | None:
     """The stream played at once: :func:`.stack.play` through one LRU, or, with ``sides``,
-    :func:`play` through two partitions (the chunks homed by :func:`homes` of ``key_parts``)."""
+    :func:`play` through two partitions (the chunks homed by :func:`homes` of ``key_parts``;
+    with ``ways``, of hashed sets, salted by :func:`places`)."""
     if sides is None:
         return stack.play(ids, sizes, writes, capacity, cuts, groups)
-    return play(ids, sizes, writes, sides, capacity, cuts, groups, homes(key_parts))
+    return play(ids, sizes, writes, sides, capacity, cuts, groups, homes(key_parts), ways,
+                None if ways is None else places(key_parts))
 
 
-def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, homes=None) -> stack.Played:
+def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, homes=None, ways=None,
+              salts=None) -> stack.Played:
     """What :func:`play` returns, from :class:`PartitionedLRU` request by request."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
-    cache, marks, done = PartitionedLRU(capacity), [], 0
+    cache, marks, done = PartitionedLRU(capacity, ways, len(keys)), [], 0
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     g = np.zeros(len(keys), np.int64) if groups is None else np.asarray(groups, np.int64)
+    salts = keys if salts is None else np.asarray(salts, np.int64)
     for cut in [int(c) for c in cuts] + [len(keys)]:
-        cache.play(*(a[done:cut].tolist() for a in (keys, sizes, writes, sides, homes, g)))
+        cache.play(*(a[done:cut].tolist() for a in (keys, sizes, writes, sides, homes, g, salts)))
         marks.append(dataclasses.replace(cache.stats))
+        marks[-1].dram_write_bytes += cache.pending()
         done = cut
     stats = cache.finish()
     by_group = None
@@ -207,20 +254,27 @@ def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, h
     return stack.Played(stats, marks[:-1], distinct, empty, empty, by_group)
 
 
-def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order):
-    """Partition ``p`` played on its side's requests and the lookups homed on it: (its
-    Played, per request of the whole stream: hit in ``p`` (False where ``p`` did not see it),
-    the requests it saw). ``order``: the whole stream's requests sorted stably by key."""
-    mask = (sides == p) | (looked & (homes == p))
+def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order, salts=None,
+               copies=None):
+    """Partition ``p`` played on its side's requests, the lookups homed on it and the clean
+    copies of the writes its side made of chunks homed on the other (``copies``: per request,
+    the partition that holds its copy, −1 none): (its Played, per request of the whole
+    stream: hit in ``p`` (False where ``p`` did not see it or held a copy), the requests it
+    saw). ``order``: the whole stream's requests sorted stably by key; ``salts``: the
+    stream's :class:`.sets.Sets`, for hashed sets."""
+    copy = np.zeros(len(keys), bool) if copies is None else copies == p
+    mask = (sides == p) | (looked & (homes == p)) | copy
     seen = np.flatnonzero(mask)
     own = sides[seen] == p
-    got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], 0), half,
+    got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], np.where(copy[seen], 3, 0)), half,
                      np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
-                     hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]])
+                     hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]],
+                     sets=None if salts is None else salts.subset(seen))
     if got is None:
         return None
     hit = np.zeros(len(keys), bool)
     hit[seen] = got.hits
+    hit[copy] = False
     return got, hit, seen
 
 
@@ -265,4 +319,4 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
                         parts=[got for got, _, _ in turn])
 
 
-__all__ = ["PartitionedLRU", "done_in", "home", "homes", "play", "played", "reference", "sides", "MAX_TURNS"]
+__all__ = ["PartitionedLRU", "done_in", "home", "homes", "places", "play", "played", "reference", "sides", "MAX_TURNS"]

@@ -31,6 +31,8 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
+
 from .lru import CacheStats
 
 
@@ -176,13 +178,15 @@ def copies(full, times: int, rest, capacity_bytes: int) -> CacheStats:
 
 
 def _tails(out: CacheStats, full, times: int, rest, capacity_bytes: int) -> None:
-    """The dirty tails of :func:`copies`, written back or left, added to ``out``."""
+    """The dirty tails of :func:`copies`, written back or left, added to ``out`` (each tail
+    key tested against its own capacity where the cache is hashed sets: :mod:`.sets`)."""
     tails = int(full.tail_size.sum())
+    room = capacity_bytes if full.tail_room is None else full.tail_room
     for c in range(times - 1, -1, -1):                       # the last copies first
         later = (times - 1 - c) * full.distinct_bytes + rest.distinct_bytes
-        if later >= capacity_bytes:                          # this copy's tail and every earlier one's
+        if later >= np.max(room, initial=0):                 # this copy's tail and every earlier one's
             out.dram_write_bytes += (c + 1) * tails
             break
-        evicted = full.tail_need + later > capacity_bytes
+        evicted = full.tail_need + later > room
         out.dram_write_bytes += int(full.tail_size[evicted].sum())
         out.dirty_bytes_left += int(full.tail_size[~evicted].sum())

@@ -62,7 +62,8 @@ def replay(requests: list, **kw) -> CacheReport:
 
 def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
          chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True, group_size: int = 1,
-         method: str = "stream", uniform: dict | None = None, lockstep: bool = False, sides=None) -> Plan:
+         method: str = "stream", uniform: dict | None = None, lockstep: bool = False, sides=None,
+         ways: int | None = None) -> Plan:
     """One head's recorded ``requests``, to be played for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
@@ -81,7 +82,8 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     (:func:`~.uniform.uniform_programs`), or a function that makes them when asked, where the
     caller has them: see the module's docstring; ``lockstep``: every thread block runs one
     program (the expanded programs are then one block's, whatever the length); ``sides(slots)``:
-    the partition each resident slot reads through, for an L2 of two (:mod:`.partitions`).
+    the partition each resident slot reads through, for an L2 of two (:mod:`.partitions`);
+    ``ways``: the partitions are hashed sets of so many ways (:mod:`.sets`).
     """
     kernels = list(dict.fromkeys(r.kernel for r in requests))
     intervals = uniform if callable(uniform) else (lambda: uniform)
@@ -89,7 +91,7 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
                                                       if int(u.lengths.sum()) > BUILD_STEPS}
     programs = head_programs([r for r in requests if r.kernel not in lazy], chunk_rows)
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
-              capacity_bytes=capacity_bytes, sides=sides)
+              capacity_bytes=capacity_bytes, sides=sides, ways=ways)
     costs = {k: int(uniform[k].lengths.sum()) * heads_total if k in lazy else
              cost(programs[k], concurrency.get(k, 1), outer_levels, **kw) for k in kernels}
 

@@ -126,7 +126,7 @@ class PlayLimit(Exception):
 
 
 def cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
-          capacity_bytes: int, sides=None) -> int:
+          capacity_bytes: int, sides=None, ways=None) -> int:
     """Requests the streams of one kernel will hold, as :func:`replay_programs` plays them."""
     copied = None if outer_levels else _copies(prog, heads, slots, kv_of_q, leads_group, group)
     if copied is not None:
@@ -138,11 +138,14 @@ def cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_
 
 
 def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
-            kv_of_q, leads_group, group: int, capacity_bytes: int, sides=None) -> CacheReport:
+            kv_of_q, leads_group, group: int, capacity_bytes: int, sides=None, ways=None) -> CacheReport:
     """Every kernel's heads played (:func:`~.plans.plan`); ``sides(slots)``: the L2 partition
-    each slot reads through, where there are two (:mod:`.partitions`)."""
+    each slot reads through, where there are two (:mod:`.partitions`); ``ways``: each of
+    them hashed sets of so many ways (:mod:`.sets`)."""
     if sides is not None and (method != "stream" or outer_levels):
         raise ValueError("two L2 partitions are played from the cohorts' stream, with no cache behind them")
+    if ways is not None and sides is None:
+        raise ValueError("hashed sets are played for two L2 partitions only")
     stats, outer, near = {}, {}, {}
     played = [0]
 
@@ -154,14 +157,14 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
     for kernel, prog in programs.items():
         slots = concurrency.get(kernel, 1)
         if method == "stream" and not outer_levels:
-            stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes, sides)
+            stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes, sides, ways)
             if stats[kernel] is not None:
                 continue
         if method == "stream":
             def play_marked(h, marks, prog=prog, slots=slots):
                 spend(prog, h, slots)
                 s = stream(prog, h, slots, kv_of_q, leads_group, marks, sides=sides)
-                return _play_in_parts(s, capacity_bytes, outer_levels)
+                return _play_in_parts(s, capacity_bytes, outer_levels, ways)
 
             def play_heads(h: int, play_marked=play_marked) -> tuple:
                 return play_marked(h, ())[0]
@@ -210,7 +213,7 @@ def _play(feed, capacity_bytes: int, outer_levels: tuple) -> tuple[CacheStats, d
 
 
 def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, group: int,
-               capacity_bytes: int, sides=None) -> CacheStats | None:
+               capacity_bytes: int, sides=None, ways=None) -> CacheStats | None:
     """Every head from two streams, exactly (:func:`~.periodic.copies`): P heads, played
     once for the ⌊heads / P⌋ copies of the launch pattern, and the remaining heads; None
     where that does not hold (:func:`_copies`, or keys :mod:`.stack` cannot play)."""
@@ -218,7 +221,8 @@ def _by_copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group,
     if copied is None:
         return None
     p, times, rest = copied
-    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group, sides=sides), capacity_bytes) for h in (p, rest)]
+    played = [_stacked(stream(prog, h, slots, kv_of_q, leads_group, sides=sides), capacity_bytes, ways=ways)
+              for h in (p, rest)]
     if None in played or (sides is not None and any(x.parts is None for x in played)):
         return None
     return copies(played[0], times, played[1], capacity_bytes)
@@ -248,12 +252,13 @@ def _repeats_every(p: int, times: int, kv_of_q, leads_group) -> bool:
     return True
 
 
-def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
+def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     """The stream ``s`` played at once (:func:`.partitions.played`: one LRU, or two
-    partitions), its repeats counted as hits (and, ``by_issuer``, every counter per query
-    head too); None where one LRU cannot play it exactly (two partitions always can)."""
+    partitions, of ``ways``-way sets where given), its repeats counted as hits (and,
+    ``by_issuer``, every counter per query head too); None where one LRU cannot play it
+    exactly (two partitions always can)."""
     got = partitions.played(s.key_parts, s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
-                            s.issuer if by_issuer else None)
+                            s.issuer if by_issuer else None, ways)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)
@@ -265,12 +270,12 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False):
     return got
 
 
-def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple) -> tuple:
+def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple, ways=None) -> tuple:
     """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
     stats at each of ``s.cuts``], every counter per query head or None); the dirty bytes
     left are the end's only. One cache with no level behind it is played at once
     (:mod:`.stack`) where that is exact, and only then counted per head."""
-    got = None if outer_levels else _stacked(s, capacity_bytes, by_issuer=True)
+    got = None if outer_levels else _stacked(s, capacity_bytes, by_issuer=True, ways=ways)
     if got is not None:
         return (got.stats, {}), [(m, {}) for m in got.marks], got.by_group
     cache, chain = _caches(capacity_bytes, outer_levels)

@@ -125,12 +125,12 @@ def cost(prog: HeadPrograms, heads: int, slots: int, sides=None) -> int | None:
 
 
 def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, heads: int, capacity_bytes: int,
-         kv_of_q, leads_group, sides=None) -> tuple[int, Callable] | None:
+         kv_of_q, leads_group, sides=None, ways=None) -> tuple[int, Callable] | None:
     """(requests, play) for every head of every kernel of ``programs``, about ``budget``
     requests sampled in all (the requests count the half sample too); ``play()`` gives
     kernel -> :class:`Sampled`, or None where one LRU cannot play a kernel from stack
-    distances. None where a kernel has too many thread blocks (:func:`cost`). ``sides``: as
-    :func:`~.playback.replay_programs` takes it."""
+    distances. None where a kernel has too many thread blocks (:func:`cost`). ``sides``,
+    ``ways``: as :func:`~.playback.replay_programs` takes them."""
     costs = {k: cost(prog, heads, concurrency.get(k, 1), sides) for k, prog in programs.items()}
     if None in costs.values():
         return None
@@ -141,7 +141,8 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
 
     def play_all() -> dict | None:
         got = {k: play(prog, heads, concurrency.get(k, 1), m[k], kv_of_q=kv_of_q, leads_group=leads_group,
-                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k], sides=sides)
+                       capacity_bytes=capacity_bytes, chunk_rows=chunk_rows, exact=exact[k], sides=sides,
+                       ways=ways)
                for k, prog in programs.items()}
         return None if None in got.values() else got
     cohorts = sum(cohort_count(prog, heads, concurrency.get(k, 1), sides) for k, prog in programs.items())
@@ -149,16 +150,16 @@ def plan(programs: dict, concurrency: dict, budget: int, chunk_rows: int, *, hea
 
 
 def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_group, capacity_bytes: int,
-         chunk_rows: int, exact: tuple | None = None, sides=None) -> Sampled | None:
+         chunk_rows: int, exact: tuple | None = None, sides=None, ways=None) -> Sampled | None:
     """Every head's stream, sampled 1 in ``m`` windows (see the module's docstring); None
     where one LRU cannot play it at once (:func:`.partitions.played`; two partitions always
     can). ``exact``: :func:`exact_counts`, if made."""
     s = stream(prog, heads, slots, kv_of_q, leads_group, keep=sampler(m, chunk_rows), sides=sides)
     exact = exact or exact_counts(prog, heads, kv_of_q, leads_group)
-    full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact)
+    full = _estimate(s, np.ones(len(s.size), bool), capacity_bytes // m, exact, ways)
     head, hi, lo = s.key_parts.T
     half = _estimate(s, (window(lo, chunk_rows) + offsets(head, hi, 2 * m)) % (2 * m) == 0, capacity_bytes // (2 * m),
-                     exact)
+                     exact, ways)
     if full is None or half is None:
         return None
     dram = full.dram_read_bytes + full.dram_write_bytes
@@ -166,16 +167,17 @@ def play(prog: HeadPrograms, heads: int, slots: int, m: int, *, kv_of_q, leads_g
     return Sampled(full, 1 / m, 0.0 if m == 1 else apart)
 
 
-def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple) -> CacheStats | None:
-    """The counters of the stream's ``kept`` requests, played through ``capacity`` bytes,
-    scaled tensor by tensor (``exact``: :func:`exact_counts`)."""
+def _estimate(s, kept: np.ndarray, capacity: int, exact: tuple, ways=None) -> CacheStats | None:
+    """The counters of the stream's ``kept`` requests, played through ``capacity`` bytes
+    (of ``ways``-way hashed sets, where given), scaled tensor by tensor (``exact``:
+    :func:`exact_counts`)."""
     read, write, distinct, _ = exact
     if not kept.any():
         return CacheStats(read_bytes=read, read_hit_bytes=read, write_bytes=write)
     tensor = s.key_parts[kept, 1] >> 35
     ids, size = s.key_ids()[kept], s.size[kept]
     got = partitions.played(s.key_parts[kept], ids, size, s.write[kept], None if s.side is None else s.side[kept],
-                            max(capacity, 1), groups=tensor)
+                            max(capacity, 1), groups=tensor, ways=ways)
     if got is None:
         return None
     first = np.unique(ids, return_index=True)[1]

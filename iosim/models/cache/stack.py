@@ -45,6 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .lru import CacheStats
+from .sets import Sets, occurrences
 
 
 @dataclass
@@ -65,15 +66,21 @@ class Played:
     hits: np.ndarray | None = None
     #: two partitions (:mod:`.partitions`): each one's own Played (its tail and distinct bytes)
     parts: list | None = None
+    #: the capacity each dirty key still cached at the end is tested against (its next
+    #: request's: :mod:`.sets`); None: the cache's
+    tail_room: np.ndarray | None = None
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
-         groups: np.ndarray | None = None, hits: bool = False, order: np.ndarray | None = None) -> Played | None:
+         groups: np.ndarray | None = None, hits: bool = False, order: np.ndarray | None = None,
+         sets: Sets | None = None) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
-    (its old value fetched on a miss); ``groups``: a group per request (≥ 0), to count by;
+    (its old value fetched on a miss), 3 a clean copy (allocated, never dirty: a write done
+    in another partition, :mod:`.partitions`); ``groups``: a group per request (≥ 0), to count by;
     ``hits``: keep whether each request hit; ``order``: the requests sorted stably by key,
-    where the caller has it."""
+    where the caller has it; ``sets``: the cache is hashed sets (:mod:`.sets`), each
+    request tested against a capacity of its own."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
@@ -84,15 +91,21 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     same, prev, nxt = links(keys, order)
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
         return None
+    room, held = capacity, capacity               # each request's capacity, and its next one's
+    if sets is not None:
+        occurrence = occurrences(order, same)
+        room, held = sets.rooms(capacity, occurrence), sets.rooms(capacity, occurrence + 1)
     total = np.concatenate([[0], np.cumsum(sizes)])
     again = np.flatnonzero(prev >= 0)
     q_from = prev[again]
-    fits = total[again] - total[q_from + 1] + sizes[q_from] <= capacity     # the window's every byte fits
-    fits[~fits] = _need(again[~fits], q_from[~fits], capacity, again=again, prev=prev, nxt=np.where(nxt < 0, n, nxt),
-                        sizes=sizes, total=total, band=_band_length(prev, sizes, capacity)) <= capacity
+    room_q = np.broadcast_to(room, (n,))[again]
+    fits = total[again] - total[q_from + 1] + sizes[q_from] <= room_q     # the window's every byte fits
+    fits[~fits] = _need(again[~fits], q_from[~fits], room_q[~fits], again=again, prev=prev,
+                        nxt=np.where(nxt < 0, n, nxt), sizes=sizes, total=total,
+                        band=_band_length(prev, sizes, capacity)) <= room_q[~fits]
     hit = np.zeros(n, bool)
     hit[again] = fits
-    return counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups, hits)
+    return counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits)
 
 
 def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -106,12 +119,10 @@ def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return same, prev, nxt
 
 
-def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, hits=False,
-            dirtying: np.ndarray | None = None) -> Played:
+def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, hits=False) -> Played:
     """The :class:`Played` of a stream whose hits are known: its counters at each cut and at
     the end, where a key is still cached at a cut when the distinct bytes since its last
-    request fit ``capacity`` (a number, or one per request, the last one's counting);
-    ``dirtying``: the requests that make a key dirty (every write and reduction if None)."""
+    request fit ``capacity`` (a number, or one per request, the last one's counting)."""
     n = len(sizes)
     ends = [int(c) for c in cuts] + [n]
     last = [np.flatnonzero((np.arange(n) < c) & ((nxt >= c) | (nxt < 0))) for c in ends]
@@ -119,13 +130,14 @@ def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, h
     needs = [np.cumsum(sizes[j][::-1])[::-1] for j in last]
     room = np.broadcast_to(capacity, (n,))
     cached = [need <= room[j] for need, j in zip(needs, last)]
-    dirty = _dirty_so_far(order, hit, writes > 0 if dirtying is None else dirtying)
+    dirty = _dirty_so_far(order, hit, (writes == 1) | (writes == 2))
     stats, marks = _stats(sizes, writes, hit, nxt, dirty, ends, last, cached)
     tail = dirty[last[-1]] & cached[-1]
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
                                                      last[-1], cached[-1])
     return Played(stats, marks, int(sizes[prev < 0].sum()), needs[-1][tail], sizes[last[-1][tail]],
-                  by_group, hit if hits else None)
+                  by_group, hit if hits else None,
+                  tail_room=None if np.ndim(capacity) == 0 else room[last[-1][tail]])
 
 
 FIELDS = ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes", "dirty_bytes_left")
@@ -185,7 +197,7 @@ def _band_length(prev: np.ndarray, sizes: np.ndarray, capacity: int) -> int | No
 
 def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np.ndarray:
     """D(q_from, q_at) + the size of q_from's key, per query, or a bound on the same side of
-    ``capacity`` (the caller asks only whether the key fits).
+    ``capacity`` (a number, or one per query; the caller asks only whether the key fits).
     ``nxt``: each request's next of its key, n where none; ``band``: H or None. Bands four
     times longer take the queries a band left, while they fit the budget; the sums take the
     rest (the points that can repeat in a window: those between the first start and last end)."""
@@ -195,8 +207,8 @@ def _need(q_at, q_from, capacity, *, again, prev, nxt, sizes, total, band) -> np
         checkpoints = _checkpoints(q_from[rest])
         if not _affordable(len(checkpoints[0]) * band, BAND_COST, len(sizes), len(rest)):
             break
-        got, known = _banded(q_at[rest], q_from[rest], capacity, prev=prev, nxt=nxt, sizes=sizes, band=band,
-                             checkpoints=checkpoints)
+        got, known = _banded(q_at[rest], q_from[rest], np.broadcast_to(capacity, q_at.shape)[rest], prev=prev,
+                             nxt=nxt, sizes=sizes, band=band, checkpoints=checkpoints)
         out[rest[known]] = got[known]
         rest, band = rest[~known], 4 * band
     if len(rest):

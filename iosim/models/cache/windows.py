@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import chain, partitions
+from . import chain, partitions, sets
 from .lru import CacheStats
 from .rounds import Launch, exact, head_counts, held, launch, requests, warm_up
 from .sampled import Sampled
@@ -73,22 +73,24 @@ _GOLDEN = (5 ** 0.5 - 1) / 2
 
 
 def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent: list,
-           made: int | None = None) -> tuple[dict, float]:
+           made: int | None = None, ways: int | None = None) -> tuple[dict, float]:
     """{counter: per tensor} of the requests of rounds r0 … r1 − 1 played after the caches'
     state at r0 (:func:`.rounds.warm_up`, from half the rounds the last warm-up took,
     ``spent[0]``, which this one's replace, to the largest of ``capacities``, nearest first,
     past the nearest's no further than ``made`` requests), and how far that reached: at once
     (one LRU or two partitions), or, with caches behind the L2 (their counters under
     ``"outer"``) or chunks of two sizes in one LRU, request by request (:mod:`.chain`). ``spent[1]`` counts the requests
-    made (played or not)."""
-    seen, reached, spent[0] = warm_up(L, r0, max(r1 - r0, spent[0] // 2), capacities, spent, made)
+    made (played or not). With ``ways`` (two partitions of hashed sets), the state reaches
+    back to what may still hit (:func:`.sets.reach` × the capacity)."""
+    far = [int(capacities[0] * sets.reach(ways))] + list(capacities[1:])
+    seen, reached, spent[0] = warm_up(L, r0, max(r1 - r0, spent[0] // 2), far, spent, made)
     span, _ = requests(L, r0, r1)
     spent[1] += len(span.size)
     if not len(span.size):
         zero = np.zeros(width, np.int64)
         counters = {c: zero for c in _COUNTERS + ("requested", "end_dirty")}
         return {**counters, "written_back": 0, "outer": [counters] * (len(capacities) - 1)}, reached
-    got = None if len(capacities) > 1 else _stacked(held(seen, capacities[0]), span, capacities[0])
+    got = None if len(capacities) > 1 else _stacked(held(seen, far[0]), span, capacities[0], ways)
     if got is None:                  # caches behind the L2, or chunks of two sizes in one LRU
         levels = chain.play(chain.states(seen, capacities), capacities, span, width)
         out = {**levels[0], "outer": levels[1:], "written_back": int(levels[-1]["dram_write_bytes"].sum())}
@@ -103,7 +105,7 @@ def window(L: Launch, r0: int, r1: int, capacities: list[int], width: int, spent
     return out, reached
 
 
-def _stacked(state: Stream, span: Stream, capacity_bytes: int):
+def _stacked(state: Stream, span: Stream, capacity_bytes: int, ways: int | None = None):
     """The span played after the state at once (:func:`.partitions.played`), its every
     counter per (tensor, whether the span made it); None where one LRU cannot play it
     exactly (chunks of two sizes; two partitions always can)."""
@@ -113,7 +115,7 @@ def _stacked(state: Stream, span: Stream, capacity_bytes: int):
     groups = (s.key_parts[:, 1] >> 35) * 2 + counted
     sides = None if span.side is None else np.concatenate([state.side, span.side])   # each side's state
     return partitions.played(s.key_parts, s.key_ids(), s.size, s.write, sides, capacity_bytes, [len(state.size)],
-                             groups)
+                             groups, ways)
 
 
 def _spread(n: int) -> list[int]:
@@ -147,22 +149,23 @@ def strata(L: Launch, span: int, slots: int) -> tuple[list, list]:
     return whole, middle
 
 
-def estimate(L: Launch, ex: dict, capacities: list[int], budget: int, names: tuple = ()) -> Sampled:
+def estimate(L: Launch, ex: dict, capacities: list[int], budget: int, names: tuple = (),
+             ways: int | None = None) -> Sampled:
     """Every head of one kernel from the spans of :func:`strata`, of about ``budget`` requests
     in all (see the module's docstring), through caches of ``capacities`` (nearest first;
-    ``names``: those behind the nearest)."""
+    ``names``: those behind the nearest; ``ways``: as :func:`window` takes it)."""
     width = len(ex["requested"])
     slots = int(L.slot.max(initial=0)) + 1
-    state = capacities[0] * int(ex["requests"]) // max(1, int(ex["requested"].sum()))   # chunks a state holds
+    state = int(capacities[0] * sets.reach(ways)) * int(ex["requests"]) // max(1, int(ex["requested"].sum()))   # chunks a state holds
     span = max(1, max(budget // (WINDOWS + 2) - state, budget // (2 * WINDOWS + 4)) // slots)
     whole, middle = strata(L, span, slots)
     spent, made = [0, 0], MADE * budget // 4                # a warm-up past the L2's capacity
-    played = [window(L, r0, r1, capacities, width, spent, None if k == len(whole) - 1 else made)
+    played = [window(L, r0, r1, capacities, width, spent, None if k == len(whole) - 1 else made, ways)
               for k, (r0, r1) in enumerate(whole)]                  # the end's whole: what is left dirty
     for k in _spread(len(middle)):                    # until the requests made pass MADE × budget
         if len(played) - len(whole) >= MIN_SPANS and spent[1] > MADE * budget:
             break
-        played.append(window(L, *middle[k], capacities, width, spent, made))
+        played.append(window(L, *middle[k], capacities, width, spent, made, ways))
     ends = [p for p, _ in played[:len(whole)]]
     dirty_end = float(ends[-1]["end_dirty"].sum())
     middle = [p for p, _ in played[len(whole):]]
@@ -211,13 +214,13 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> tuple[Cache
 
 
 def plan(uniform: dict, concurrency: dict, budget: int, *, heads: int, capacity_bytes: int, kv_of_q,
-         leads_group, group: int = 1, outer_levels: tuple = (), sides=None) -> tuple[int, callable]:
+         leads_group, group: int = 1, outer_levels: tuple = (), sides=None, ways=None) -> tuple[int, callable]:
     """(requests, play) for every head of every kernel of ``uniform`` (kernel ->
     :class:`~.uniform.Uniform`) in windows of about ``budget`` requests in all, through the L2
     and ``outer_levels`` ((name, capacity) nearest first) behind it; ``play()`` gives kernel ->
     :class:`~.sampled.Sampled`; ``group``: the launch-ordered heads after which the sharing of
     K/V heads repeats (:func:`head_counts`); ``sides``: as :func:`~.playback.replay_programs`
-    takes it (two partitions, with no cache behind them)."""
+    takes it (two partitions, with no cache behind them), and ``ways``."""
     launches = {k: launch(u, heads, concurrency.get(k, 1), kv_of_q, leads_group, sides) for k, u in uniform.items()}
     share = {k: max(1, budget * int(u.lengths.sum()) // max(1, sum(int(v.lengths.sum()) for v in uniform.values())))
              for k, u in uniform.items()}
@@ -225,6 +228,6 @@ def plan(uniform: dict, concurrency: dict, budget: int, *, heads: int, capacity_
 
     def play_all() -> dict:
         made, named = head_counts(heads, kv_of_q, leads_group, group)
-        return {k: estimate(L, exact(L.u, made, named), capacities, share[k], tuple(n for n, _ in outer_levels))
+        return {k: estimate(L, exact(L.u, made, named), capacities, share[k], tuple(n for n, _ in outer_levels), ways)
                 for k, L in launches.items()}
     return sum(share.values()), play_all
