@@ -148,6 +148,18 @@ GRIDS = {
         192: ((16384, 16384, 1, 4, 4, True, "bf16"),),
         256: ((24576, 24576, 1, 4, 4, True, "fp16"),),
     }),
+    # session 19, fixed before measuring, after the L2's 16-way hashed sets (60 MiB) were adopted,
+    # to test them prospectively (predictions first): causal runs whose K/V head is 7-29 MB,
+    # decode backwards whose K/V head is re-read near a partition's size, GQA causal, dense
+    "s19": dict(head_dims=(64, 96, 128, 192, 256), configs={
+        64: ((40960, 40960, 1, 3, 3, True, "fp16"), (1, 50000, 1, 32, 8, False, "bf16"),
+             (90000, 90000, 1, 1, 1, True, "bf16")),
+        96: ((36000, 36000, 1, 2, 2, True, "fp16"),),
+        128: ((28000, 28000, 1, 3, 3, True, "bf16"), (1, 40000, 1, 16, 4, False, "fp16"),
+              (6144, 6144, 2, 16, 4, True, "bf16"), (16000, 16000, 1, 6, 6, False, "fp16")),
+        192: ((12000, 12000, 1, 6, 6, False, "fp16"),),
+        256: ((28000, 28000, 1, 2, 2, True, "fp16"),),
+    }),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
