@@ -363,3 +363,44 @@ def test_the_session_16_grid_times_and_dram_reads_with_the_l2_model():
                 assert 0.72 <= ratio <= 0.82, (cfg, ratio)
             else:
                 assert abs(ratio - 1) <= 0.10, (cfg, row["kernel"], ratio)
+
+
+def test_the_session_19_prospective_grid_equals_pytorch_sdpa(compare_module):
+    """Ten configurations fixed before measuring, predictions committed first, after the L2's
+    sets were adopted (docs/validation/2026-12-03-s19-check.md): every load (by SASS or by the
+    L1 tag stage: the split-KV combine's tag stage at kernel head dim 128 is not modelled),
+    store and atomic exact; the main kernels' times at N >= 2,048 within issue 14's target
+    (median |error| <= 10 %, worst <= 20 %; measured 0.92-1.10)."""
+    rows = compare_module.compare(str(VALIDATION / "2026-12-03-s19-check"))
+    assert len(rows) == 42
+    errors = []
+    for row in rows:
+        ok = compare_module.agreement(row)
+        assert (ok["loads_sass"] or ok["loads_l1tex"]) and ok["stores"] and ok["atomics"], row
+        if row["kernel"] in ("main", "dq_dk_dv") and row["seq_len"] >= 2048:
+            errors.append(abs(row["predicted"]["time_s"] / row["measured"]["time_s"] - 1))
+    assert len(errors) == 16 and sorted(errors)[len(errors) // 2] <= 0.10 and max(errors) <= 0.20
+
+
+def test_the_session_19_grid_dram_reads_with_the_l2_sets():
+    """The same grid's DRAM reads with the L2 model on, for the configurations it replays in
+    seconds (the dense ones, GQA causal at N = 6,144 and the two decodes; the long causal ones
+    are in the doc): every launch over 1 MB within 10 % but two kinds the sets miss, as
+    predicted before the run — the decodes' backwards, 15 % under (0.85, 0.84: a K/V head
+    re-read after most of a partition), and the GQA causal backward, 17 % over (1.17)."""
+    profile = load_profile("h200")
+    configs = [c for c in raw_configs(str(VALIDATION / "2026-12-03-s19-check"))
+               if not c[0]["causal"] or c[0]["seq_len"] == 6144]
+    assert len(configs) == 5
+    for cfg, problem, launches in configs:
+        for row in compare(problem, launches, profile, cache=True):
+            p, m = row["predicted"], row["measured"]
+            if m["dram_read"] <= 10 ** 6:
+                continue
+            ratio = p["dram_read"] / m["dram_read"]
+            if row["kernel"] == "dq_dk_dv" and cfg["seq_len"] == 1:
+                assert 0.80 <= ratio <= 0.90, (cfg, ratio)
+            elif row["kernel"] == "dq_dk_dv" and cfg["causal"]:
+                assert 1.12 <= ratio <= 1.22, (cfg, ratio)
+            else:
+                assert abs(ratio - 1) <= 0.10, (cfg, row["kernel"], ratio)
