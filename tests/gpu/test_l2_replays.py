@@ -64,3 +64,19 @@ def test_every_written_line_reaches_dram_once(sided):
     for case, got in rows:
         if case["write_bytes"]:
             assert abs(got["dram__bytes_write.sum"] - case["write_bytes"] / MB) < 0.1, case
+
+
+def test_a_hit_refreshes_a_line_and_a_write_takes_room_as_a_read(sided):
+    """docs/validation/2026-12-03-l2-policy.md: past side 0's partition, a refreshed buffer is
+    kept and the older one lost (an LRU, not first-in-first-out), and a written buffer
+    evicts what a read one of the same size does."""
+    extra = {}
+    for case, got in sided.summary(str(VALIDATION / "2026-12-03-l2-policy"), "l2_policy.csv"):
+        first = 2 * case["ab_bytes"] + (case["c_bytes"] if case["phases"][3][1] == 0 else 0)
+        extra[case["sequence"], case["c_bytes"] // 10 ** 6] = got["dram__bytes_read.sum"] - first / MB
+    assert len(extra) == 18
+    assert all(abs(extra[seq, 6]) < 0.2 for seq, c in extra if c == 6)
+    for c in (14, 20):
+        assert extra["refresh, B", c] > 3.5 and extra["refresh, A", c] < 0.5
+        assert extra["plain, A", c] > 3.5 and extra["plain, B", c] < 1.5
+        assert abs(extra["write, B", c] - extra["refresh, B", c]) < 0.3 and extra["write, A", c] < 0.5
