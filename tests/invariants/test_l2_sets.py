@@ -11,6 +11,8 @@ import pytest
 
 from iosim.models.cache import partitions, periodic, sets, stack
 
+from test_l2_partitions import _random_stream
+
 
 def test_hit_probability_is_the_poisson_tail():
     """F_W(x) = P(Poisson(W x) < W), summed term by term, against math's own sum."""
@@ -95,12 +97,6 @@ def test_sets_miss_where_an_lru_of_the_same_bytes_hits():
     assert lru.stats.read_hit_bytes == n * size
     f = float(sets.hit_probability(np.array([(n - 1) * size / capacity]), 16)[0])
     assert abs(got.stats.read_hit_bytes / (n * size) - f) < 0.05
-
-
-def _random_stream(rng, n_max=400):
-    n, nk = int(rng.integers(1, n_max)), int(rng.integers(1, 60))
-    keys = rng.integers(0, nk, n)
-    return keys, (keys % 3 + 1) * 4, rng.choice([0, 0, 0, 1, 2], n), rng.integers(0, 2, n)
 
 
 @pytest.mark.parametrize("turns", [partitions.MAX_TURNS, 1])

@@ -31,8 +31,10 @@ from functools import lru_cache
 
 import numpy as np
 
-#: the table F_W⁻¹ is read from: x in [0, X_MAX] (F_16(4) ≈ 10⁻¹⁵)
-X_MAX, _POINTS = 4.0, 16001
+#: the table F_W is inverted on: x in [0, X_MAX] (F_16(4) ≈ 10⁻¹⁵); F_W⁻¹ is then read at
+#: u = k / _STEPS and interpolated between (a lookup, where a search of the x table costs
+#: a binary search per request: benchmarks/cache_speed.py)
+X_MAX, _POINTS, _STEPS = 4.0, 16001, 1 << 16
 
 
 def hit_probability(x: np.ndarray, ways: int) -> np.ndarray:
@@ -62,14 +64,31 @@ def reach(ways: int | None, rate: float = 1e-3) -> float:
     return float(np.interp(rate, f, x))
 
 
+@lru_cache(maxsize=8)
+def _inverse(ways: int) -> np.ndarray:
+    """F_W⁻¹ at u = k / _STEPS, k = 0 … _STEPS."""
+    f, x = _table(ways)
+    return np.interp(np.arange(_STEPS + 1) / _STEPS, f, x)
+
+
+def inverse(u: np.ndarray, ways: int) -> np.ndarray:
+    """F_W⁻¹(u) for u in [0, 1), linear between the steps of :func:`_inverse`."""
+    t = np.asarray(u, np.float64) * _STEPS
+    k = t.astype(np.int64)
+    table = _inverse(ways)
+    low = table[k]
+    return low + (table[k + 1] - low) * (t - k)
+
+
 def draws(salts: np.ndarray, occurrence: np.ndarray) -> np.ndarray:
     """A uniform number in [0, 1) per request, from its salt and its occurrence (splitmix64)."""
-    h = (np.asarray(salts, np.int64).astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)) ^ (
-        np.asarray(occurrence, np.int64).astype(np.uint64) * np.uint64(0xBF58476D1CE4E5B9))
+    h = np.ascontiguousarray(salts, np.int64).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    h ^= np.ascontiguousarray(occurrence, np.int64).view(np.uint64) * np.uint64(0xBF58476D1CE4E5B9)
     h ^= h >> np.uint64(31)
     h *= np.uint64(0x94D049BB133111EB)
     h ^= h >> np.uint64(29)
-    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+    h >>= np.uint64(11)
+    return h.astype(np.float64) / float(1 << 53)
 
 
 @dataclass(frozen=True)
@@ -81,8 +100,7 @@ class Sets:
 
     def rooms(self, capacity: int, occurrence: np.ndarray) -> np.ndarray:
         """Each request's capacity, P · F_W⁻¹(u), for its key's ``occurrence`` (earlier requests)."""
-        f, x = _table(self.ways)
-        return np.floor(capacity * np.interp(draws(self.salts, occurrence), f, x)).astype(np.int64)
+        return (capacity * inverse(draws(self.salts, occurrence), self.ways)).astype(np.int64)   # ≥ 0: the floor
 
     def subset(self, index: np.ndarray) -> "Sets":
         return Sets(self.ways, np.asarray(self.salts)[index])
@@ -155,4 +173,4 @@ class Part:
         return [(e[1], e[5], self._fits(*e[:4])) for e in self.last.values() if e[4]]
 
 
-__all__ = ["Part", "Sets", "X_MAX", "draws", "hit_probability", "occurrences", "reach"]
+__all__ = ["Part", "Sets", "X_MAX", "draws", "hit_probability", "inverse", "occurrences", "reach"]

@@ -94,15 +94,18 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     room, held = capacity, capacity               # each request's capacity, and its next one's
     if sets is not None:
         occurrence = occurrences(order, same)
-        room, held = sets.rooms(capacity, occurrence), sets.rooms(capacity, occurrence + 1)
+        room = sets.rooms(capacity, occurrence)
+        held, last = room[np.maximum(nxt, 0)], np.flatnonzero(nxt < 0)     # the next request's draw
+        held[last] = sets.subset(last).rooms(capacity, occurrence[last] + 1)
     total = np.concatenate([[0], np.cumsum(sizes)])
     again = np.flatnonzero(prev >= 0)
     q_from = prev[again]
     room_q = np.broadcast_to(room, (n,))[again]
     fits = total[again] - total[q_from + 1] + sizes[q_from] <= room_q     # the window's every byte fits
-    fits[~fits] = _need(again[~fits], q_from[~fits], room_q[~fits], again=again, prev=prev,
-                        nxt=np.where(nxt < 0, n, nxt), sizes=sizes, total=total,
-                        band=_band_length(prev, sizes, capacity)) <= room_q[~fits]
+    ask = ~fits
+    fits[ask] = _need(again[ask], q_from[ask], room_q[ask], again=again, prev=prev,
+                      nxt=np.where(nxt < 0, n, nxt), sizes=sizes, total=total,
+                      band=_band_length(prev, sizes, int(np.max(room_q[ask], initial=0)))) <= room_q[ask]
     hit = np.zeros(n, bool)
     hit[again] = fits
     return counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits)
@@ -184,9 +187,9 @@ def _checkpoints(q_from: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _band_length(prev: np.ndarray, sizes: np.ndarray, capacity: int) -> int | None:
     """H (the module's text): the most requests after 16 checkpoints, sampled evenly, before
-    their distinct bytes pass ``capacity`` (at most 4 × STRIDE), plus STRIDE; None for a
+    their distinct bytes pass ``capacity`` (at most 16 × STRIDE), plus STRIDE; None for a
     short stream."""
-    n, most = len(sizes), min(4 * STRIDE, len(sizes))
+    n, most = len(sizes), min(16 * STRIDE, len(sizes))
     if n < MIN_BANDED:
         return None
     c = np.linspace(0, n - most, 16).astype(np.int64)[:, None]
