@@ -1,6 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
+         [--metric-set lsu|launch|pipes|l2]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -77,6 +78,17 @@ PIPE_METRICS = [
     "gpu__time_duration.sum",
 ]
 
+#: where the L2's sectors went, by source (this side's SMs, or the other partition over the
+#: fabric) and op, hit or miss; the fills and evictions where this ncu names them
+L2_METRICS = [
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+    *(f"lts__t_sectors_srcunit_{src}_op_{op}_lookup_{x}.sum" for src in ("tex", "ltcfabric")
+      for op in ("read", "write", "red", "atom") for x in ("hit", "miss")),
+    "lts__t_sectors_srcunit_ltcfabric.sum", "lts__t_sectors_op_read_lookup_miss.sum",
+    "lts__d_sectors_fill_device.sum", "lts__d_sectors_fill_sysmem.sum",
+    "lts__t_sectors_srcnode_fbp.sum", "lts__t_sectors_evict.sum", "lts__t_sectors_evict_dirty.sum",
+]
+METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one
@@ -251,7 +263,7 @@ def plan(args, ncu: str) -> dict:
     head_dims = GRIDS[args.grid].get("head_dims", HEAD_DIMS)
     grids = {d: grid(d, args.grid, args.backend) for d in head_dims}
     if args.backend == "flash":
-        wanted = {"launch": LAUNCH_METRICS, "pipes": PIPE_METRICS}.get(args.grid, WANTED_METRICS)
+        wanted = METRIC_SETS[getattr(args, "metric_set", None) or (args.grid if args.grid in METRIC_SETS else "lsu")]
         meta = {"metrics": available_metrics(ncu, wanted), "grid_name": args.grid, "grid": grids}
         return dict(meta=meta, prefix="sdpa", kernel_filter="regex:flash", extra=[])
     query = query_metrics(ncu)
@@ -307,6 +319,8 @@ def main() -> None:
     parser.add_argument("--budget-s", type=float, default=420.0)
     parser.add_argument("--grid", choices=list(GRIDS), help="default: counts (flash), cudnn (cudnn)")
     parser.add_argument("--backend", choices=["flash", "cudnn"], default="flash")
+    parser.add_argument("--metric-set", choices=list(METRIC_SETS),
+                        help="(flash) what ncu counts; default: the grid's own set (launch, pipes) or lsu")
     parser.add_argument("--status", help="(target) the per-config JSON lines file of a cuDNN run")
     parser.add_argument("--deadline", type=float, help="(target) start no config after this time.time()")
     args = parser.parse_args()

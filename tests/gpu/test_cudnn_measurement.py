@@ -170,3 +170,14 @@ def test_compare_without_its_files_exits_2(compare, tmp_path, capsys):
     assert compare.main([str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("cudnn_compare: error:") and err.count("\n") == 1
+
+
+def test_the_l2_metric_set_asks_where_the_l2_reads_went(ncu_driver, monkeypatch):
+    """``--metric-set l2``: DRAM, and the L2's lookups by source and op, hit and miss."""
+    monkeypatch.setattr(ncu_driver, "available_metrics", lambda ncu, wanted, query=None: list(wanted))
+    args = ncu_driver.argparse.Namespace(grid="s19", backend="flash", metric_set="l2")
+    got = ncu_driver.plan(args, "ncu")["meta"]["metrics"]
+    assert "lts__t_sectors_srcunit_ltcfabric_op_read_lookup_miss.sum" in got and "dram__bytes_read.sum" in got
+    assert "lts__t_sectors_srcunit_tex_op_red_lookup_hit.sum" in got
+    default = ncu_driver.plan(ncu_driver.argparse.Namespace(grid="s19", backend="flash"), "ncu")["meta"]["metrics"]
+    assert default == ncu_driver.WANTED_METRICS

@@ -80,3 +80,38 @@ def test_a_hit_refreshes_a_line_and_a_write_takes_room_as_a_read(sided):
         assert extra["refresh, B", c] > 3.5 and extra["refresh, A", c] < 0.5
         assert extra["plain, A", c] > 3.5 and extra["plain, B", c] < 1.5
         assert abs(extra["write, B", c] - extra["refresh, B", c]) < 0.3 and extra["write, A", c] < 0.5
+
+
+def _launches(folder: str, d: int) -> list:
+    from iosim.gpu.ncu import read_launches
+    return read_launches((VALIDATION / folder / f"sdpa_d{d}.csv").read_text())
+
+
+def test_the_breakdown_run_repeats_the_session_19_launches():
+    """docs/validation/2026-12-03-l2-breakdown.md: the same 42 launches as the s19 grid, and
+    each one's DRAM reads within 2.5 % of that run's, but for the d = 256 causal forward
+    (0.94: the launch nearest a partition's edge varies between runs)."""
+    ratios = []
+    for d in (64, 96, 128, 192, 256):
+        now, then = _launches("2026-12-03-l2-breakdown", d), _launches("2026-12-03-s19-check", d)
+        assert [x["name"] for x in now] == [x["name"] for x in then]
+        ratios += [(d, x["name"], x["metrics"]["dram__bytes_read.sum"] / max(y["metrics"]["dram__bytes_read.sum"], 1))
+                   for x, y in zip(now, then) if y["metrics"]["dram__bytes_read.sum"] > 1e6]
+    off = [(d, name.split("<")[0], round(r, 3)) for d, name, r in ratios if abs(r - 1) > 0.025]
+    assert off == [(256, "void flash_fwd_kernel", 0.941)]
+
+
+def test_reductions_are_looked_up_near_only_for_lines_homed_there():
+    """The backward's dQaccum reductions: the near partition misses about half of them (the
+    lines homed on its side; the rest are done at the home, over the fabric), so that DRAM
+    reads = read misses homed near + fabric read misses + twice the near reductions' misses,
+    within 10 % on every main backward launch."""
+    for d in (64, 96, 128, 192, 256):
+        for x in _launches("2026-12-03-l2-breakdown", d):
+            if "dq_dk_dv" not in x["name"]:
+                continue
+            m = {k.replace("lts__t_sectors_srcunit_", "").replace("_lookup", "").replace(".sum", ""): v * 32
+                 for k, v in x["metrics"].items() if k.startswith("lts__t_sectors_srcunit_")}
+            looked = m["ltcfabric_op_read_hit"] + m["ltcfabric_op_read_miss"]
+            dram = m["tex_op_read_miss"] - looked + m["ltcfabric_op_read_miss"] + 2 * m["tex_op_red_miss"]
+            assert dram == pytest.approx(x["metrics"]["dram__bytes_read.sum"], rel=0.10), (d, x["grid"])
