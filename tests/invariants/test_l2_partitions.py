@@ -32,10 +32,7 @@ def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, tur
         cuts, groups = sorted(rng.integers(0, len(keys), 2).tolist()), rng.integers(0, 3, len(keys))
         ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups)
         got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups)
-        assert (got.stats, got.marks, got.distinct_bytes) == (ref.stats, ref.marks, ref.distinct_bytes)
-        for name, row in ref.by_group.items():
-            assert got.by_group[name][:len(row)].tolist() == row.tolist(), name
-            assert int(got.by_group[name][len(row):].sum()) == 0
+        _same_play(got, ref)
         played += got.parts is not None
     assert played > 0
 
@@ -185,3 +182,12 @@ def test_a_result_says_how_its_l2_was_played(hw, parts):
                  options=Options(cache=True, kernel=kernel))
     assert r.to_dict()["l2"]["partitions"] == parts
     assert ("L2 model (docs/cache.md; two partitions)" in result_table(r)) == (parts == 2)
+
+
+def _same_play(got, ref) -> None:
+    """``got`` (from stack distances) equals the request-by-request ``ref`` counter for
+    counter, overall, at each cut and per group."""
+    assert (got.stats, got.marks, got.distinct_bytes) == (ref.stats, ref.marks, ref.distinct_bytes)
+    for name, row in ref.by_group.items():
+        assert got.by_group[name][:len(row)].tolist() == row.tolist(), name
+        assert int(got.by_group[name][len(row):].sum()) == 0
