@@ -43,7 +43,7 @@ def _spy(played):
     def wrapped(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order):
         acc = (writes == 0) & np.isin(keys, keys[writes > 0])     # read and written: dQaccum
         read = (writes == 0) & ~acc
-        far_hit = np.where(homes == 0, turn[0][1], turn[1][1]) & looked
+        far_hit = partitions.far_hits(turn, homes, looked)
         mb = lambda m: float(sizes[m].sum()) / 1e6                # noqa: E731
         _PLAYS.append({"reads": mb(read), "near miss": mb(read & ~near_hit), "looked": mb(read & looked),
                        "far hit": mb(read & far_hit), "acc": mb(acc), "acc near miss": mb(acc & ~near_hit)})
@@ -71,16 +71,18 @@ def modelled(cfg: dict, profile) -> dict:
 
 def rows(raw_dir: str) -> list[dict]:
     meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
-    profile, out = load_profile("h200"), []
-    partitions._played = _spy(partitions._played)
-    for d, configs in meta["grid"].items():
-        launches = [x for x in read_launches(open(os.path.join(raw_dir, f"sdpa_d{d}.csv")).read())
-                    if label(x["name"]) in MAIN]
-        for cfg, pair in zip(configs, zip(launches[::2], launches[1::2])):
-            model = modelled(cfg, profile)
-            for launch in pair:
-                k = label(launch["name"])
-                out.append({"config": cfg, "kernel": k, "model": model[k], "measured": measured(launch["metrics"])})
+    profile, out, played = load_profile("h200"), [], partitions._played
+    partitions._played = _spy(played)
+    try:
+        for d, configs in meta["grid"].items():
+            launches = [x for x in read_launches(open(os.path.join(raw_dir, f"sdpa_d{d}.csv")).read())
+                        if label(x["name"]) in MAIN]
+            for cfg, pair in zip(configs, zip(launches[::2], launches[1::2])):
+                model = modelled(cfg, profile)
+                out += [{"config": cfg, "kernel": label(x["name"]), "model": model[label(x["name"])],
+                         "measured": measured(x["metrics"])} for x in pair]
+    finally:
+        partitions._played = played
     return out
 
 

@@ -82,6 +82,11 @@ def test_a_hit_refreshes_a_line_and_a_write_takes_room_as_a_read(sided):
         assert abs(extra["write, B", c] - extra["refresh, B", c]) < 0.3 and extra["write, A", c] < 0.5
 
 
+@pytest.fixture(scope="module")
+def breakdown():
+    return load_module("l2_breakdown", ROOT / "benchmarks" / "l2_breakdown.py")
+
+
 def _launches(folder: str, d: int) -> list:
     from iosim.gpu.ncu import read_launches
     return read_launches((VALIDATION / folder / f"sdpa_d{d}.csv").read_text())
@@ -101,7 +106,7 @@ def test_the_breakdown_run_repeats_the_session_19_launches():
     assert off == [(256, "void flash_fwd_kernel", 0.941)]
 
 
-def test_reductions_are_looked_up_near_only_for_lines_homed_there():
+def test_reductions_are_looked_up_near_only_for_lines_homed_there(breakdown):
     """The backward's dQaccum reductions: the near partition misses about half of them (the
     lines homed on its side; the rest are done at the home, over the fabric), so that DRAM
     reads = read misses homed near + fabric read misses + twice the near reductions' misses,
@@ -110,8 +115,6 @@ def test_reductions_are_looked_up_near_only_for_lines_homed_there():
         for x in _launches("2026-12-03-l2-breakdown", d):
             if "dq_dk_dv" not in x["name"]:
                 continue
-            m = {k.replace("lts__t_sectors_srcunit_", "").replace("_lookup", "").replace(".sum", ""): v * 32
-                 for k, v in x["metrics"].items() if k.startswith("lts__t_sectors_srcunit_")}
-            looked = m["ltcfabric_op_read_hit"] + m["ltcfabric_op_read_miss"]
-            dram = m["tex_op_read_miss"] - looked + m["ltcfabric_op_read_miss"] + 2 * m["tex_op_red_miss"]
-            assert dram == pytest.approx(x["metrics"]["dram__bytes_read.sum"], rel=0.10), (d, x["grid"])
+            m = breakdown.measured(x["metrics"])    # MB: near misses, lookups at the home, hits there
+            dram = m["near miss"] - m["looked"] + (m["looked"] - m["far hit"]) + 2 * m["acc near miss"]
+            assert dram == pytest.approx(m["DRAM"], rel=0.10), (d, x["grid"])

@@ -286,11 +286,17 @@ def _firsts(values: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:
     return order[np.concatenate([[True], v[1:] != v[:-1]])] if len(v) else order
 
 
+def far_hits(turn, homes: np.ndarray, looked: np.ndarray) -> np.ndarray:
+    """Per request: looked up at its chunk's home over the fabric and held there (``turn``:
+    each partition's play, as :func:`_partition` returns it)."""
+    return np.where(homes == 0, turn[0][1], turn[1][1]) & looked
+
+
 def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order) -> stack.Played:
     """The partitions' counters joined: on chip when near or over the fabric, DRAM read
     otherwise; write-backs and dirty bytes left are each partition's. ``order``: the
     requests sorted stably by key."""
-    far_hit = np.where(homes == 0, turn[0][1], turn[1][1]) & looked
+    far_hit = far_hits(turn, homes, looked)
     read, fill = writes == 0, writes == 2
     on_chip = near_hit | far_hit
     masks = {"read_bytes": read, "read_hit_bytes": read & on_chip, "write_bytes": ~read,
@@ -319,4 +325,4 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
                         parts=[got for got, _, _ in turn])
 
 
-__all__ = ["PartitionedLRU", "done_in", "home", "homes", "places", "play", "played", "reference", "sides", "MAX_TURNS"]
+__all__ = ["PartitionedLRU", "done_in", "far_hits", "home", "homes", "places", "play", "played", "reference", "sides", "MAX_TURNS"]
