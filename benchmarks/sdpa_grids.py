@@ -34,6 +34,10 @@ GRIDS = {
     # issue 14: head dims that are no kernel size (40, 80, 160) and two that are (96, 192), ragged N
     "unseen": dict(seq_lens=(1000, 2500), batch_heads=((1, 4), (2, 8)), max_work=2 ** 31,
                    head_dims=(40, 80, 96, 160, 192)),
+    # the kernels' local memory (register spills; sdpa_ncu.py --metric-set local): every head dim's
+    # kernels, both dtypes and masks, at two lengths, so that per-launch and per-step amounts part
+    "spill": dict(seq_lens=(1024, 4096), batch_heads=((1, 8),), max_work=2 ** 31,
+                  head_dims=(64, 96, 128, 192, 256), dtypes=("fp16", "bf16")),
     # issue 14: bf16, unequal lengths (N_q, N_kv) both ways, decode (N_q = 1), and causal ragged N
     "unequal": dict(lengths=((512, 2048), (2048, 512), (1000, 3000), (1, 4096), (7, 777), (3000, 3000)),
                     batch_heads=((1, 8), (4, 16)), max_work=2 ** 31, head_dims=(64, 128), dtypes=("fp16", "bf16")),

@@ -1,7 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
-         [--metric-set lsu|launch|pipes|l2]
+         [--metric-set lsu|launch|pipes|l2|local]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -88,7 +88,19 @@ L2_METRICS = [
     "lts__d_sectors_fill_device.sum", "lts__d_sectors_fill_sysmem.sum",
     "lts__t_sectors_srcnode_fbp.sum", "lts__t_sectors_evict.sum", "lts__t_sectors_evict_dirty.sum",
 ]
-METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS}
+#: local memory (the registers a kernel spills): the bytes its instructions ask for, what the
+#: L1 sees of them and sends on to the L2, against the global stores and the L2's writes
+LOCAL_METRICS = [
+    "smsp__sass_data_bytes_mem_local_op_ld.sum", "smsp__sass_data_bytes_mem_local_op_st.sum",
+    "smsp__sass_data_bytes_mem_global_op_st.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_hit.sum", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum", "l1tex__m_l1tex2xbar_write_bytes.sum",
+    "lts__t_sectors_srcunit_tex_op_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
+    "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
+    "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
+]
+METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
+               "local": LOCAL_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one

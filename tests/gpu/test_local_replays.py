@@ -1,0 +1,64 @@
+"""Replays of session 21's committed measurements on the H200 (no GPU needed): what
+docs/validation/2026-12-04-local-memory.md and 2026-12-04-ncu-replay.md read from the raw
+ncu CSVs, recomputed."""
+
+import pathlib
+
+import pytest
+
+from conftest import load_module
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+LOCAL = ROOT / "docs" / "validation" / "2026-12-04-local-memory"
+REPLAY = ROOT / "docs" / "validation" / "2026-12-04-ncu-replay"
+
+
+@pytest.fixture(scope="module")
+def local_rows():
+    module = load_module("local_memory", ROOT / "benchmarks" / "local_memory.py")
+    return [r for d in ("spill", "s19") for r in module.rows(str(LOCAL / d))]
+
+
+def test_every_write_the_l2_sees_is_a_global_or_a_local_store(local_rows):
+    """The forward and backward kernels' L2 writes from the SMs are their global stores and
+    their local (spilled-register) stores, to the byte: nothing else writes."""
+    main = [r for r in local_rows if r["kernel"] in ("main", "dq_dk_dv")]
+    assert len(main) == 78
+    assert all(r["check"] == 0 for r in main)
+
+
+def test_spills_of_the_d128_forward_are_a_fixed_amount_a_step(local_rows):
+    """The d = 128 forward kernel with even lengths stores 7.2-7.4 KB of spilled registers a
+    key-block step, whatever N, heads, causal mask or dtype; its uneven-length variant (another
+    template) stores less; the d = 96 and d = 192 forwards spill nothing."""
+    fwd = [r for r in local_rows if r["kernel"] == "main"]
+    even128 = [r["local_st_per_step"] for r in fwd if r["d_kernel"] == 128 and r["even_mn"]]
+    assert len(even128) == 6 and 7.1e3 < min(even128) and max(even128) < 7.5e3
+    uneven128 = [r["local_st_per_step"] for r in fwd if r["d_kernel"] == 128 and not r["even_mn"]]
+    assert len(uneven128) == 1 and uneven128[0] < 0.65 * min(even128)
+    assert all(r["local_st"] == 0 for r in fwd if r["d_kernel"] == 192)
+    assert all(r["local_st"] < 0.3e6 for r in fwd if r["d_kernel"] == 96)
+
+
+def test_forward_spills_are_served_by_the_l1_and_dwarf_the_output(local_rows):
+    """The forwards read their spills back from the L1 (more than 99.9 % of the local loads hit) and send the
+    L2 7 to 55 times the bytes of O and LSE where they spill."""
+    spilling = [r for r in local_rows if r["kernel"] == "main" and r["local_st"] > 100e6]
+    assert len(spilling) == 7
+    assert all(r["local_ld_l1_hit"] > 0.999 for r in spilling)
+    assert all(7 < r["local_st"] / r["global_st"] < 56 for r in spilling)
+
+
+def test_one_pass_dram_bytes_match_the_page(local_rows):
+    """The one-pass run (no memory restored between passes) of the s19 grid: the forwards'
+    DRAM writes exceed their stores where the page says so (d = 128 at N = 28,000: 38.6 MB for
+    21.8 MB stored; d = 64 at N = 90,000: 15.3 MB for 11.9 MB)."""
+    module = load_module("ncu_replay_probe", ROOT / "benchmarks" / "ncu_replay_probe.py")
+    one_pass = [r for r in module.rows(str(REPLAY)) if r["variant"] == "dram"]
+    assert len(one_pass) == 42
+    got = {(r["config"]["head_dim"], r["config"]["seq_len"], r["kernel"]): r for r in one_pass}
+    stored = {(r["config"]["head_dim"], r["config"]["seq_len"], r["kernel"]): r["global_st"] for r in local_rows}
+    for key, wrote_mb, ratio_low in (((128, 28000, "main"), 38.6, 1.7), ((64, 90000, "main"), 15.3, 1.25)):
+        assert got[key]["write"] / 1e6 == pytest.approx(wrote_mb, abs=0.05)
+        assert got[key]["write"] / stored[key] > ratio_low
+    assert "1 pass" in (REPLAY / "passes.txt").read_text() and "3 passes" in (REPLAY / "passes.txt").read_text()
