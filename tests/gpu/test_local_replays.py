@@ -1,12 +1,14 @@
 """Replays of session 21's committed measurements on the H200 (no GPU needed): what
-docs/validation/2026-12-04-local-memory.md and 2026-12-04-ncu-replay.md read from the raw
-ncu CSVs, recomputed."""
+docs/validation/2026-12-04-local-memory.md, 2026-12-04-ncu-replay.md and
+2026-12-04-l2-hot-dirty.md read from the raw ncu CSVs, recomputed."""
 
+import json
 import pathlib
 
 import pytest
 
 from conftest import load_module
+from iosim.gpu.ncu import read_launches
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOCAL = ROOT / "docs" / "validation" / "2026-12-04-local-memory"
@@ -62,3 +64,25 @@ def test_one_pass_dram_bytes_match_the_page(local_rows):
         assert got[key]["write"] / 1e6 == pytest.approx(wrote_mb, abs=0.05)
         assert got[key]["write"] / stored[key] > ratio_low
     assert "1 pass" in (REPLAY / "passes.txt").read_text() and "3 passes" in (REPLAY / "passes.txt").read_text()
+
+
+def test_lines_rewritten_over_and_over_reach_dram_once_at_most():
+    """docs/validation/2026-12-04-l2-hot-dirty.md: a hot region H rewritten every round adds
+    at most 0.6 H of DRAM writes to an output W written once, whatever the rounds; and a long
+    grid's blocks run in 8 warp slots an SM."""
+    module = load_module("l2_hot_dirty_ncu", ROOT / "benchmarks" / "l2_hot_dirty_ncu.py")
+    folder = ROOT / "docs" / "validation" / "2026-12-04-l2-hot-dirty"
+    cases = json.loads((folder / "cases.json").read_text())["cases"]
+    launches = read_launches((folder / "l2_hot_dirty.csv").read_text())
+    assert len(cases) == len(launches) == len(module.CASES) == 20
+    wrote = {(c["hot"], c["out"], c["src"], c["rounds"]): l["metrics"]["dram__bytes_write.sum"]
+             for c, l in zip(cases, launches)}
+    mb = 10 ** 6
+    for (hot, out, src, rounds), got in wrote.items():
+        if src and hot:
+            cold = wrote[(0, out, src, 64)]
+            assert got - cold < 0.6 * hot + 0.5 * mb, (hot, out, rounds)
+        if hot + out <= 24 * mb:   # under the dirty cap, nothing streaming: nothing written back
+            assert src or got < 0.5 * mb
+    slots = json.loads((ROOT / "docs" / "validation" / "2026-12-04-warp-slots" / "warp_slots.json").read_text())
+    assert all(c["sms_seen"] == 132 and c["slots_per_sm_max"] == 8 for c in slots["cases"])
