@@ -33,11 +33,14 @@ def variants() -> dict:
     return {"sets 60 MiB": shipped, "LRU 60 MiB": with_l2(ways=None), "LRU 50 MB": with_l2(ways=None, capacity_bytes=50_000_000)}
 
 
-def rows(profile, grids: list[str]) -> list[dict]:
-    """One row per main-kernel launch of the grids: modelled and measured DRAM bytes."""
+def rows(profile, grids: list[str], head_dims: tuple | None = None) -> list[dict]:
+    """One row per main-kernel launch of the grids (of ``head_dims`` only, where given):
+    modelled and measured DRAM bytes."""
     out = []
     for grid in grids:
         for cfg, problem, launches in sdpa.raw_configs(grid):
+            if head_dims is not None and cfg["head_dim"] not in head_dims:
+                continue
             r = simulate(profile, "fa2", problem, passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
             for launch in launches:
                 kernel = sdpa.label(launch["name"])

@@ -32,8 +32,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from iosim.gpu import sdpa  # noqa: E402
+from sdpa_ncu import DRAM_METRICS  # noqa: E402
 
-DRAM_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
 VARIANTS = {"dram": (DRAM_METRICS, []), "dram_again": (DRAM_METRICS, []), "lsu": (sdpa.METRICS, []),
             "lsu_app": (sdpa.METRICS, ["--replay-mode", "application"])}
 SDPA_NCU = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sdpa_ncu.py")

@@ -164,6 +164,9 @@ GRIDS = {
         192: ((12000, 12000, 1, 6, 6, False, "fp16"),),
         256: ((28000, 28000, 1, 2, 2, True, "fp16"),),
     }),
+    # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
+    # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
+    "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
@@ -183,6 +186,8 @@ def grid(head_dim: int, name: str = "counts", backend: str = "flash") -> list[di
 
 def _grid(head_dim: int, name: str) -> list[dict]:
     g = GRIDS[name]
+    if g.get("layout"):   # another grid's configs in another memory layout
+        return [{**cfg, "layout": g["layout"]} for cfg in _grid(head_dim, name.rsplit("-", 1)[0])]
     if "configs" in g:
         configs = g["configs"][head_dim] if isinstance(g["configs"], dict) else g["configs"]
         return [_explicit(head_dim, *c) for c in configs]

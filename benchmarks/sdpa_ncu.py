@@ -1,7 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
-         [--metric-set lsu|launch|pipes|l2|local]
+         [--metric-set lsu|launch|pipes|l2|local|dram]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -99,8 +99,11 @@ LOCAL_METRICS = [
     "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
     "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
 ]
+#: DRAM bytes and the time only: one ncu pass, nothing restored between passes
+#: (docs/validation/2026-12-04-ncu-replay.md)
+DRAM_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
 METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
-               "local": LOCAL_METRICS}
+               "local": LOCAL_METRICS, "dram": DRAM_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one

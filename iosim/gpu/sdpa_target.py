@@ -4,8 +4,8 @@ Usage (by :mod:`iosim.gpu.sdpa`): ``python -m iosim.gpu.sdpa_target '<problem as
 keys seq_len, head_dim, batch, heads, causal, and optionally seq_len_q / seq_len_kv (unequal
 lengths; the causal mask aligned bottom-right, as flash-attn does) and dtype (fp16, default,
 or bf16), kv_heads (GQA/MQA: K and V with that many heads, PyTorch's ``enable_gqa``), backend
-(``flash``, default: FlashAttention-2; ``cudnn``: cuDNN's fused attention). Inputs are N(0, 1)
-in PyTorch's (B, H, N, d) layout; only the chosen backend is enabled, so a shape it does not
+(``flash``, default: FlashAttention-2; ``cudnn``: cuDNN's fused attention), layout (``bhnd``,
+default, or ``bnhd``: LAYOUTS). Inputs are N(0, 1), shaped (B, H, N, d); only the chosen backend is enabled, so a shape it does not
 take fails here rather than silently running another kernel. With ``"ranges": true`` it runs
 as benchmarks/sdpa_ncu.py measures cuDNN (:func:`run_in_ranges`): a marker kernel in a
 profiler range of its own, one unprofiled run (cuDNN builds its plan there), then one run
@@ -26,6 +26,9 @@ from ..errors import IosimError
 BACKENDS = {"flash": "FLASH_ATTENTION", "cudnn": "CUDNN_ATTENTION"}
 REQUIRED = ("seq_len", "head_dim", "batch", "heads", "causal")
 DTYPES = ("fp16", "bf16")
+#: the inputs' memory layout: (B, H, N, d) contiguous (default; a head's rows contiguous), or
+#: (B, N, H, d) contiguous seen through a transpose (a head's rows at a stride of H·d)
+LAYOUTS = ("bhnd", "bnhd")
 #: the kernel that opens each config's launches in a run in profiler ranges (torch.cuda._sleep's)
 MARKER_KERNEL = "spin_kernel"
 
@@ -50,6 +53,8 @@ def check_config(cfg) -> dict:
     backend = cfg.get("backend", "flash")
     if backend not in BACKENDS:
         raise IosimError(f"unknown backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+    if cfg.get("layout", "bhnd") not in LAYOUTS:
+        raise IosimError(f"unknown layout {cfg['layout']!r}: choose one of {', '.join(LAYOUTS)}")
     if cfg.get("dtype", "fp16") not in DTYPES:
         raise IosimError(f"unknown dtype {cfg['dtype']!r}: choose one of {', '.join(DTYPES)}")
     return cfg
@@ -69,9 +74,15 @@ def run(cfg: dict, region=contextlib.nullcontext) -> None:
     h_kv = cfg.get("kv_heads", h)
     n_q, n_kv = cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"])
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[cfg.get("dtype", "fp16")]
-    q = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype, requires_grad=True)
-    k, v = (torch.randn(b, h_kv, n_kv, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(2))
-    grad = torch.randn(b, h, n_q, d, device="cuda", dtype=dtype)
+    def tensor(heads: int, n: int, grad: bool = True):
+        if cfg.get("layout", "bhnd") == "bhnd":
+            return torch.randn(b, heads, n, d, device="cuda", dtype=dtype, requires_grad=grad)
+        # (B, N, H, d) in memory, seen as (B, H, N, d): a head's rows at a stride of H·d
+        return torch.randn(b, n, heads, d, device="cuda", dtype=dtype).transpose(1, 2).requires_grad_(grad)
+
+    q = tensor(h, n_q)
+    k, v = tensor(h_kv, n_kv), tensor(h_kv, n_kv)
+    grad = tensor(h, n_q, grad=False)
     backend = getattr(SDPBackend, BACKENDS[cfg.get("backend", "flash")])
     with region(), sdpa_kernel(backend):
         out = F.scaled_dot_product_attention(q, k, v, is_causal=cfg["causal"], enable_gqa=h_kv != h)

@@ -36,11 +36,13 @@ def compare():
 def test_config_backend_defaults_to_flash_and_takes_cudnn():
     assert sdpa_target.parse_config(json.dumps(CFG)) == CFG
     assert sdpa_target.parse_config(json.dumps({**CFG, "backend": "cudnn"}))["backend"] == "cudnn"
+    assert sdpa_target.parse_config(json.dumps({**CFG, "layout": "bnhd"}))["layout"] == "bnhd"
 
 
 @pytest.mark.parametrize("text,words", [
     (json.dumps({**CFG, "backend": "xla"}), "unknown backend 'xla': choose one of flash, cudnn"),
     (json.dumps({**CFG, "dtype": "fp8"}), "unknown dtype 'fp8'"),
+    (json.dumps({**CFG, "layout": "nhd"}), "unknown layout 'nhd': choose one of bhnd, bnhd"),
     (json.dumps({"seq_len": 4}), "lacks head_dim, batch, heads, causal"),
     ("[1, 2]", "must be a JSON object, not list"),
     ("{seq_len: 4", "not JSON"),

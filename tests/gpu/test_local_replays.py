@@ -86,3 +86,59 @@ def test_lines_rewritten_over_and_over_reach_dram_once_at_most():
             assert src or got < 0.5 * mb
     slots = json.loads((ROOT / "docs" / "validation" / "2026-12-04-warp-slots" / "warp_slots.json").read_text())
     assert all(c["sms_seen"] == 132 and c["slots_per_sm_max"] == 8 for c in slots["cases"])
+
+
+def test_a_stream_pushes_out_lines_used_more_than_once_like_lines_used_once():
+    """docs/validation/2026-12-04-l2-scan.md: no scan resistance (A used once, twice or four
+    times is lost alike), and two contiguous buffers of 26 MB in all are kept whole, where the
+    model's random placement on 16-way sets keeps 74 % of A."""
+    from iosim.models.cache.sets import hit_probability
+
+    module = load_module("l2_scan_ncu", ROOT / "benchmarks" / "l2_scan_ncu.py")
+    found = module.table(str(ROOT / "docs" / "validation" / "2026-12-04-l2-scan"))
+    assert len(found) == len(module.CASES) == 20
+    by_c = {}
+    for r in found:
+        by_c.setdefault(r["c_mb"], []).append(r["near_hits"])
+    assert all(h == pytest.approx(10.0, abs=0.05) for h in by_c[16])
+    assert all(1.3 < h < 1.8 for h in by_c[24]) and max(by_c[24]) - min(by_c[24]) < 0.2
+    assert all(h < 0.05 for c in (32, 48, 96) for h in by_c[c])
+    assert 10 * hit_probability(26e6 / (62_914_560 / 2), 16) < 7.5
+
+
+@pytest.fixture(scope="module")
+def layouts():
+    module = load_module("layout_compare", ROOT / "benchmarks" / "layout_compare.py")
+    folder = ROOT / "docs" / "validation" / "2026-12-04-layout"
+    contiguous, strided = module.measured(str(folder / "bhnd")), module.measured(str(folder / "bnhd"))
+    return module, folder, {(c["head_dim"], c["seq_len"], k): (a, b) for (c, k, a), (_, _, b) in zip(contiguous, strided)}
+
+
+def test_strided_heads_read_more_where_the_l2_is_near_its_room(layouts):
+    """docs/validation/2026-12-04-layout.md: the same configs with a head's rows at a stride
+    read 21 % (d = 96 backward), 13 % (its forward) and 10 % (d = 256 causal forward) more
+    from DRAM; twelve launches are within 1.1 %."""
+    _, _, reads = layouts
+    assert len(reads) == 18
+    ratio = {k: b / a for k, (a, b) in reads.items()}
+    assert 1.19 < ratio[(96, 36000, "dq_dk_dv")] < 1.23
+    assert 1.11 < ratio[(96, 36000, "main")] < 1.15
+    assert 1.08 < ratio[(256, 28000, "main")] < 1.12
+    assert sum(abs(r - 1) <= 0.011 for r in ratio.values()) == 12
+    assert all(r > 0.99 for r in ratio.values())
+
+
+@pytest.mark.slow
+def test_the_d256_forward_lies_between_random_and_even_sets(layouts):
+    """The d = 256 causal forward at N = 28,000: the model with 16-way random sets reads 1.53 x
+    what the GPU reads, with the sets filled evenly (a fully associative LRU a partition) 0.53 x."""
+    module, folder, reads = layouts
+    import l2_sets_ablation
+
+    every = l2_sets_ablation.variants()
+    played = {}
+    for name in module.MODELS:
+        rows = [r for r in l2_sets_ablation.rows(every[name], [str(folder / "bhnd")], head_dims=(256,))
+                if r["kernel"] == "main"]
+        played[name] = rows[0]["dram_read"] / reads[(256, 28000, "main")][0]
+    assert played["sets 60 MiB"] > 1.45 and played["LRU 60 MiB"] < 0.6
