@@ -182,19 +182,23 @@ class PartitionedLRU:
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndarray, capacity: int,
          cuts=(), groups: np.ndarray | None = None, homes: np.ndarray | None = None, ways: int | None = None,
-         salts: np.ndarray | None = None) -> stack.Played:
+         salts: np.ndarray | None = None, dirty_copies: bool = False) -> stack.Played:
     """The stream played from cold partitions, as :class:`PartitionedLRU` plays it: a
     :class:`.stack.Played` (its ``tail_*`` left empty; ``hits``: on chip, near or over the
     fabric), from stack distances, or, where a partition cannot be played so (a chunk of two
     sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`. With
     ``ways``, each partition is hashed sets (:mod:`.sets`; ``salts``: each request's, the
-    keys where None)."""
+    keys where None). ``dirty_copies`` (an ablation, not the shipped rule): a writer's copy is
+    dirty too and each partition writes its own back, which counts a line evicted from both
+    twice, an upper bound on a first-eviction-writes-once rule
+    (docs/validation/2026-12-04-write-backs.md); stack plays only."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
     salts = None if ways is None else sets.Sets(ways, keys if salts is None else np.asarray(salts, np.int64))
     n, half = len(keys), capacity // 2
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     issued, sides = sides, done_in(sides, writes, homes)
     copies = np.where((writes > 0) & (issued != homes), issued, -1)   # a write's clean copy near its writer
+    copy_code = 1 if dirty_copies else 3
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
@@ -204,7 +208,8 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     turn, order = [None, None], np.argsort(keys, kind="stable")
     for i in range(2 * MAX_TURNS):
         p = i % 2
-        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order, salts, copies)
+        turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order, salts, copies,
+                             copy_code)
         if turn[p] is None:
             break
         mine = sides == p
@@ -213,6 +218,8 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
             near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
             return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order)
         looked = (looked & ~mine) | again
+    if dirty_copies:
+        raise ValueError("dirty_copies is played from stack distances only, and this stream needs the reference")
     return reference(keys, sizes, writes, issued, capacity, cuts, groups, homes, ways, None if salts is None else
                      salts.salts)
 
@@ -255,18 +262,19 @@ def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, h
 
 
 def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order, salts=None,
-               copies=None):
+               copies=None, copy_code: int = 3):
     """Partition ``p`` played on its side's requests, the lookups homed on it and the clean
     copies of the writes its side made of chunks homed on the other (``copies``: per request,
     the partition that holds its copy, −1 none): (its Played, per request of the whole
     stream: hit in ``p`` (False where ``p`` did not see it or held a copy), the requests it
     saw). ``order``: the whole stream's requests sorted stably by key; ``salts``: the
-    stream's :class:`.sets.Sets`, for hashed sets."""
+    stream's :class:`.sets.Sets`, for hashed sets; ``copy_code``: a copy's write code in
+    :func:`.stack.play` (3 clean, 1 dirty)."""
     copy = np.zeros(len(keys), bool) if copies is None else copies == p
     mask = (sides == p) | (looked & (homes == p)) | copy
     seen = np.flatnonzero(mask)
     own = sides[seen] == p
-    got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], np.where(copy[seen], 3, 0)), half,
+    got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], np.where(copy[seen], copy_code, 0)), half,
                      np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
                      hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]],
                      sets=None if salts is None else salts.subset(seen))
