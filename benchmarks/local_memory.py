@@ -68,7 +68,8 @@ def rows(raw_dir: str) -> list[dict]:
             ld_miss = m["l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum"]
             row = {"config": cfg, "kernel": kernel, **kernel_shape(launch["name"]),
                    "registers": m.get("launch__registers_per_thread"), "local_st": local_st,
-                   "local_ld": SECTOR * (ld_hit + ld_miss), "local_ld_l1_hit": ld_hit / (ld_hit + ld_miss) if ld_hit + ld_miss else None,
+                   "local_ld": SECTOR * (ld_hit + ld_miss),
+                   "local_ld_l1_hit": ld_hit / (ld_hit + ld_miss) if ld_hit + ld_miss else None,
                    "global_st": m["smsp__sass_data_bytes_mem_global_op_st.sum"],
                    "l2_write": SECTOR * m["lts__t_sectors_srcunit_tex_op_write.sum"],
                    "dram_write": m["dram__bytes_write.sum"], "dram_read": m["dram__bytes_read.sum"]}

@@ -5,8 +5,9 @@ keys seq_len, head_dim, batch, heads, causal, and optionally seq_len_q / seq_len
 lengths; the causal mask aligned bottom-right, as flash-attn does) and dtype (fp16, default,
 or bf16), kv_heads (GQA/MQA: K and V with that many heads, PyTorch's ``enable_gqa``), backend
 (``flash``, default: FlashAttention-2; ``cudnn``: cuDNN's fused attention), layout (``bhnd``,
-default, or ``bnhd``: LAYOUTS). Inputs are N(0, 1), shaped (B, H, N, d); only the chosen backend is enabled, so a shape it does not
-take fails here rather than silently running another kernel. With ``"ranges": true`` it runs
+default, or ``bnhd``: LAYOUTS). Inputs are N(0, 1), shaped (B, H, N, d); only the chosen
+backend is enabled, so a shape it does not take fails here rather than silently running
+another kernel. With ``"ranges": true`` it runs
 as benchmarks/sdpa_ncu.py measures cuDNN (:func:`run_in_ranges`): a marker kernel in a
 profiler range of its own, one unprofiled run (cuDNN builds its plan there), then one run
 inside a cudaProfilerStart/Stop range, for ``ncu --profile-from-start off``. A config that is
@@ -74,6 +75,7 @@ def run(cfg: dict, region=contextlib.nullcontext) -> None:
     h_kv = cfg.get("kv_heads", h)
     n_q, n_kv = cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"])
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}[cfg.get("dtype", "fp16")]
+
     def tensor(heads: int, n: int, grad: bool = True):
         if cfg.get("layout", "bhnd") == "bhnd":
             return torch.randn(b, heads, n, d, device="cuda", dtype=dtype, requires_grad=grad)

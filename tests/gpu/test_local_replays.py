@@ -111,7 +111,8 @@ def layouts():
     module = load_module("layout_compare", ROOT / "benchmarks" / "layout_compare.py")
     folder = ROOT / "docs" / "validation" / "2026-12-04-layout"
     contiguous, strided = module.measured(str(folder / "bhnd")), module.measured(str(folder / "bnhd"))
-    return module, folder, {(c["head_dim"], c["seq_len"], k): (a, b) for (c, k, a), (_, _, b) in zip(contiguous, strided)}
+    reads = {(c["head_dim"], c["seq_len"], k): (a, b) for (c, k, a), (_, _, b) in zip(contiguous, strided)}
+    return module, folder, reads
 
 
 def test_strided_heads_read_more_where_the_l2_is_near_its_room(layouts):
