@@ -19,12 +19,12 @@ Writes DIR/l2_hot_dirty.csv (raw ncu CSV, one launch per case, in CASES order) a
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from l2_shared_ncu import summary as measured  # noqa: E402
 from ncu_self_profile import self_profile  # noqa: E402
 
 MB = 10 ** 6
@@ -69,17 +69,12 @@ def run_target() -> None:
 
 
 def summary(raw_dir: str) -> str:
-    from iosim.gpu.ncu import read_launches
-
-    cases = json.load(open(os.path.join(raw_dir, "cases.json")))["cases"]
-    launches = read_launches(open(os.path.join(raw_dir, "l2_hot_dirty.csv")).read())
     lines = ["| H (MB) | W (MB) | S (MB) | rounds | L2 writes (MB) | DRAM written (MB) | DRAM read (MB) |",
              "|---:|---:|---:|---:|---:|---:|---:|"]
-    for case, launch in zip(cases, launches):
-        m = launch["metrics"]
+    for case, got in measured(raw_dir, "l2_hot_dirty.csv"):
         lines.append(f"| {case['hot'] / MB:g} | {case['out'] / MB:g} | {case['src'] / MB:g} | {case['rounds']} "
-                     f"| {32 * m.get('lts__t_sectors_srcunit_tex_op_write.sum', 0) / MB:.1f} "
-                     f"| {m['dram__bytes_write.sum'] / MB:.2f} | {m['dram__bytes_read.sum'] / MB:.1f} |")
+                     f"| {got.get('lts__t_sectors_srcunit_tex_op_write.sum', 0):.1f} "
+                     f"| {got['dram__bytes_write.sum']:.2f} | {got['dram__bytes_read.sum']:.1f} |")
     return "\n".join(lines)
 
 

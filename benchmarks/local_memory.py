@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from iosim.engine.blocks import BlockMask  # noqa: E402
 from iosim.gpu import sdpa  # noqa: E402
+from iosim.workload.problem import BlockSizes  # noqa: E402
 
 SECTOR = 32
 TRAITS = re.compile(r"Flash_(fwd|bwd)_kernel_traits<(\d+), (\d+), (\d+), (\d+)")
@@ -43,16 +44,11 @@ def kernel_shape(name: str) -> dict:
 
 
 def forward_steps(cfg: dict, tile_m: int, tile_n: int) -> int:
-    """Key-block steps of every thread block of the forward (bottom-right causal mask, as
-    flash-attn aligns it): block m of B_r query rows visits key blocks 0 .. n_max - 1."""
-    n_q, n_kv = cfg.get("seq_len_q", cfg["seq_len"]), cfg.get("seq_len_kv", cfg["seq_len"])
-    per_head, blocks_n = 0, math.ceil(n_kv / tile_n)
-    for m in range(math.ceil(n_q / tile_m)):
-        n_max = blocks_n
-        if cfg["causal"]:
-            n_max = min(blocks_n, max(0, math.ceil(((m + 1) * tile_m + n_kv - n_q) / tile_n)))
-        per_head += n_max
-    return per_head * cfg["batch"] * cfg["heads"]
+    """Key-block steps of every thread block of the forward: the (query block, key block)
+    pairs the kernel visits (bottom-right causal mask, as flash-attn aligns it), by the
+    engine's :class:`~iosim.engine.blocks.BlockMask`, times batch × heads."""
+    visited = BlockMask(sdpa.problem_of(cfg), BlockSizes(tile_m, tile_n)).n_active()
+    return visited * cfg["batch"] * cfg["heads"]
 
 
 def rows(raw_dir: str) -> list[dict]:
