@@ -5,10 +5,11 @@ written line is written back to DRAM.
 the blocks on side 0 read X (D bytes), the blocks of the writer's side write Y (W bytes),
 side 0 reads X again; ncu counted the DRAM bytes written within the kernel. This plays the
 same stream (4 KiB chunks, the H200 profile's two partitions of 16-way sets, 60 MiB) through
-:func:`iosim.models.cache.partitions.play` two ways: as shipped (a write is dirty at its home
-only; the copy near its writer is clean) and with the writer's copy dirty too, each partition
-writing its own copy back (``dirty_copies``: a line evicted from both is counted twice, an
-upper bound on the rule that the first eviction writes the line once).
+:func:`iosim.models.cache.partitions.play` under the three write-back rules of
+:mod:`iosim.models.cache.writebacks`: ``"home"`` (a write is dirty at its home only; the copy
+near its writer is clean: shipped), ``"first"`` (both copies dirty; the first evicted writes
+the line, once: added in session 22) and ``"each"`` (each copy writes itself back: a line
+evicted from both is counted twice, the upper bound).
 
     python benchmarks/l2_write_near_model.py [DIR]     (default: the committed run)
 """
@@ -23,6 +24,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from iosim.models.cache import partitions  # noqa: E402
+from iosim.models.cache.writebacks import RULES  # noqa: E402
 from l2_shared_ncu import summary  # noqa: E402
 
 CHUNK = 4096
@@ -43,25 +45,24 @@ def stream(read_bytes: int, write_bytes: int, writer: int):
 
 def rows(raw_dir: str = DEFAULT) -> list[dict]:
     """Per measured case with something written: the measured DRAM bytes written (MB) and the
-    model's, both ways."""
+    model's under each rule."""
     out = []
     for case, got in summary(raw_dir, "l2_write_near.csv"):
         if not case["write_bytes"]:
             continue
         keys, sizes, writes, sides = stream(case["read_bytes"], case["write_bytes"], case["writer"])
-        played = {dirty: partitions.play(keys, sizes, writes, sides, L2_BYTES, ways=16, homes=partitions.home(keys),
-                                         dirty_copies=dirty).stats.dram_write_bytes / 1e6 for dirty in (False, True)}
+        played = {rule: partitions.play(keys, sizes, writes, sides, L2_BYTES, ways=16, homes=partitions.home(keys),
+                                        rule=rule).stats.dram_write_bytes / 1e6 for rule in RULES}
         out.append({"read_mb": case["read_bytes"] / 1e6, "write_mb": case["write_bytes"] / 1e6,
-                    "writer": case["writer"], "measured": got["dram__bytes_write.sum"],
-                    "home_only": played[False], "both_dirty": played[True]})
+                    "writer": case["writer"], "measured": got["dram__bytes_write.sum"], **played})
     return out
 
 
 def markdown(found: list[dict]) -> str:
-    lines = ["| D (MB) | W (MB) | writer | DRAM written, H200 | model: dirty at home | model: both copies dirty |",
-             "|---:|---:|:---:|---:|---:|---:|"]
-    lines += [f"| {r['read_mb']:g} | {r['write_mb']:g} | {r['writer']} | {r['measured']:.1f} | {r['home_only']:.1f} "
-              f"| {r['both_dirty']:.1f} |" for r in found]
+    lines = ["| D (MB) | W (MB) | writer | DRAM written, H200 | model: dirty at home (shipped) | model: first eviction "
+             "writes | model: each copy writes |", "|---:|---:|:---:|---:|---:|---:|---:|"]
+    lines += [f"| {r['read_mb']:g} | {r['write_mb']:g} | {r['writer']} | {r['measured']:.1f} | {r['home']:.1f} "
+              f"| {r['first']:.1f} | {r['each']:.1f} |" for r in found]
     return "\n".join(lines)
 
 

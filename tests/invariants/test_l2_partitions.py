@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from iosim import Options, Problem, load_profile, simulate
-from iosim.models.cache import LRUCache, partitions, playback, stack
+from iosim.models.cache import LRUCache, partitions, playback, stack, writebacks
 from iosim.run import launches
 
 
@@ -19,10 +19,12 @@ def _random_stream(rng, n_max=400):
     return keys, (keys % 3 + 1) * 4, rng.choice([0, 0, 0, 1, 2], n), rng.integers(0, 2, n)
 
 
+@pytest.mark.parametrize("rule", writebacks.RULES)
 @pytest.mark.parametrize("turns", [partitions.MAX_TURNS, 1])
-def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, turns):
-    """Counters, the counters at each cut and per group; with one turn allowed, most streams
-    take the reference itself (the turns do not settle), the rest settle at once."""
+def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, turns, rule):
+    """Counters, the counters at each cut and per group, under every write-back rule; with
+    one turn allowed, most streams take the reference itself (the turns do not settle), the
+    rest settle at once."""
     monkeypatch.setattr(partitions, "MAX_TURNS", turns)
     rng = np.random.default_rng(7)
     played = 0
@@ -30,8 +32,8 @@ def test_played_at_once_it_is_the_reference_request_for_request(monkeypatch, tur
         keys, sizes, writes, sides = _random_stream(rng)
         capacity = int(rng.integers(24, 200))
         cuts, groups = sorted(rng.integers(0, len(keys), 2).tolist()), rng.integers(0, 3, len(keys))
-        ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups)
-        got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups)
+        ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups, rule=rule)
+        got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups, rule=rule)
         _same_play(got, ref)
         played += got.parts is not None
     assert played > 0
@@ -87,21 +89,41 @@ def test_each_partition_holds_half_the_capacity():
         assert cache.finish().dram_read_bytes == 24
 
 
-def test_a_write_is_dirty_at_its_home_with_a_clean_copy_near_its_writer():
+def test_a_write_is_dirty_at_its_home_and_near_its_writer():
     """A write from side 1 to a chunk homed on side 0 allocates it dirty in partition 0 and
-    clean in partition 1 (measured: docs/validation/2026-12-03-l2-write-near.md), without a
-    fetch; side 1 reading it then hits near. Two more chunks homed on side 0, read from DRAM
-    by side 1 (and so filled into partition 0 too), evict it from partition 0: it is written
-    to DRAM once (the copy near side 1 is clean)."""
+    in partition 1 (measured: docs/validation/2026-12-03-l2-write-near.md,
+    2026-12-04-write-backs.md), without a fetch; side 1 reading it then hits near. Two more
+    chunks homed on side 0, read from DRAM by side 1 (and so filled into both partitions),
+    evict both copies: the line is written to DRAM once. Under the rule ``"each"`` each
+    copy writes itself back; under ``"home"`` (shipped) the near copy is clean."""
     w, r1, r2 = _keys_homed(0, 3)
-    cache = partitions.PartitionedLRU(8)
-    cache.play([w], [4], [1], [1], [0])
-    assert cache.parts[0].entries[w][1] and not cache.parts[1].entries[w][1]
-    cache.play([w, r1, r2], [4] * 3, [0] * 3, [1] * 3, [0] * 3)
-    assert w not in cache.parts[0].entries
-    s = cache.finish()
-    assert (s.write_bytes, s.read_hit_bytes, s.dram_read_bytes, s.dram_write_bytes, s.dirty_bytes_left) == \
-        (4, 4, 8, 4, 0)
+    for rule, near_dirty, written in (("first", True, 4), ("each", True, 8), ("home", False, 4)):
+        cache = partitions.PartitionedLRU(8, rule=rule)
+        cache.play([w], [4], [1], [1], [0])
+        assert cache.parts[0].entries[w][1] and cache.parts[1].entries[w][1] == near_dirty
+        cache.play([w, r1, r2], [4] * 3, [0] * 3, [1] * 3, [0] * 3)
+        assert w not in cache.parts[0].entries and w not in cache.parts[1].entries
+        s = cache.finish()
+        assert (s.write_bytes, s.read_hit_bytes, s.dram_read_bytes, s.dram_write_bytes, s.dirty_bytes_left) == \
+            (4, 4, 8, written, 0)
+
+
+def test_the_first_copy_evicted_writes_the_line_and_the_other_writes_nothing():
+    """Side 1 writes w (homed on side 0); side 1 then reads two chunks homed on side 1, which
+    evict only the copy near it. The line is written back once, by that eviction, and the
+    home's copy, still held, leaves nothing dirty (the home-only rule writes nothing and
+    leaves it dirty). Neither copy evicted: the line is left dirty once."""
+    (w,), (r1, r2) = _keys_homed(0, 1), _keys_homed(1, 2)
+    for rule, counted in (("first", (4, 0)), ("each", (4, 4)), ("home", (0, 4))):
+        cache = partitions.PartitionedLRU(8, rule=rule)
+        cache.play([w, r1, r2], [4] * 3, [1, 0, 0], [1] * 3, [0, 1, 1])
+        assert w in cache.parts[0].entries and w not in cache.parts[1].entries
+        s = cache.finish()
+        assert (s.dram_write_bytes, s.dirty_bytes_left) == counted, rule
+        kept = partitions.PartitionedLRU(8, rule=rule)
+        kept.play([w], [4], [1], [1], [0])
+        s = kept.finish()
+        assert (s.dram_write_bytes, s.dirty_bytes_left) == (0, 8 if rule == "each" else 4), rule
 
 
 def test_slots_read_through_the_half_of_the_sms_they_run_on():
@@ -193,26 +215,23 @@ def _same_play(got, ref) -> None:
         assert int(got.by_group[name][len(row):].sum()) == 0
 
 
-def test_dirty_copies_add_write_backs_only_where_a_writer_is_far_from_the_home():
-    """The ablation ``dirty_copies``: reads and hits as shipped; write-backs and dirty bytes
-    left at least as many; the same where every write is made on its chunk's home side."""
+def test_the_rules_differ_only_in_write_backs_and_only_where_a_writer_is_far_from_the_home():
+    """The rules ``"home"``, ``"first"`` and ``"each"`` read and hit alike; their write-backs
+    and dirty bytes left grow in that order; where every write is made on its chunk's home
+    side (no copy near a writer) they are equal."""
     rng = np.random.default_rng(21)
-    compared = grew = 0
+    grew = 0
     for _ in range(200):
         keys, sizes, writes, sides = _random_stream(rng)
         capacity = int(rng.integers(24, 200))
-        try:
-            dirty = partitions.play(keys, sizes, writes, sides, capacity, dirty_copies=True)
-        except ValueError:     # a stream the stack play does not settle: refused, not played otherwise
-            continue
-        shipped = partitions.play(keys, sizes, writes, sides, capacity)
+        got = {rule: partitions.play(keys, sizes, writes, sides, capacity, rule=rule).stats for rule in writebacks.RULES}
         for field in ("read_bytes", "read_hit_bytes", "dram_read_bytes"):
-            assert getattr(dirty.stats, field) == getattr(shipped.stats, field)
-        assert dirty.stats.dram_write_bytes + dirty.stats.dirty_bytes_left >= \
-            shipped.stats.dram_write_bytes + shipped.stats.dirty_bytes_left
-        grew += dirty.stats.dram_write_bytes > shipped.stats.dram_write_bytes
+            assert len({getattr(s, field) for s in got.values()}) == 1
+        out = {rule: s.dram_write_bytes + s.dirty_bytes_left for rule, s in got.items()}
+        assert out["home"] <= out["first"] <= out["each"]
+        assert got["home"].dram_write_bytes <= got["first"].dram_write_bytes <= got["each"].dram_write_bytes
+        grew += got["first"].dram_write_bytes > got["home"].dram_write_bytes
         at_home = np.where(writes > 0, partitions.home(keys), sides)
-        same = partitions.play(keys, sizes, writes, at_home, capacity, dirty_copies=True)
-        assert same.stats == partitions.play(keys, sizes, writes, at_home, capacity).stats
-        compared += 1
-    assert compared > 100 and grew > 10
+        same = [partitions.play(keys, sizes, writes, at_home, capacity, rule=rule).stats for rule in writebacks.RULES]
+        assert same[0] == same[1] == same[2]
+    assert grew > 10

@@ -99,8 +99,9 @@ def test_sets_miss_where_an_lru_of_the_same_bytes_hits():
     assert abs(got.stats.read_hit_bytes / (n * size) - f) < 0.05
 
 
+@pytest.mark.parametrize("rule", ["first", "each"])
 @pytest.mark.parametrize("turns", [partitions.MAX_TURNS, 1])
-def test_two_partitions_of_sets_played_at_once_are_the_reference(monkeypatch, turns):
+def test_two_partitions_of_sets_played_at_once_are_the_reference(monkeypatch, turns, rule):
     """Counters, the counters at each cut and per group, as in test_l2_partitions, with each
     partition of hashed sets."""
     monkeypatch.setattr(partitions, "MAX_TURNS", turns)
@@ -110,8 +111,8 @@ def test_two_partitions_of_sets_played_at_once_are_the_reference(monkeypatch, tu
         keys, sizes, writes, sides = _random_stream(rng)
         capacity, salts = int(rng.integers(24, 200)), keys * 13 + 1
         cuts, groups = sorted(rng.integers(0, len(keys), 2).tolist()), rng.integers(0, 3, len(keys))
-        ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups, ways=16, salts=salts)
-        got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups, ways=16, salts=salts)
+        ref = partitions.reference(keys, sizes, writes, sides, capacity, cuts, groups, ways=16, salts=salts, rule=rule)
+        got = partitions.play(keys, sizes, writes, sides, capacity, cuts, groups, ways=16, salts=salts, rule=rule)
         _same_play(got, ref)
         played += got.parts is not None
     assert played > 0

@@ -12,8 +12,10 @@ chip its thread block runs on) and every chunk a home (:func:`home`). A request 
 its side's partition (an LRU of half the capacity); on a miss, when the chunk's home is
 the other partition, it touches the home too (a hit there is served over the fabric; a
 miss is read from DRAM and filled into both). A write is done at the chunk's home (the
-partition in front of its DRAM channel: the dirty copy is held there, whichever half wrote
-it); a dirty copy evicted is written to DRAM.
+partition in front of its DRAM channel), whichever half wrote it, and held near its writer
+too: clean under the shipped rule ``"home"`` (the home's dirty copy is written to DRAM when
+it is evicted), dirty under the ablations ``"first"`` and ``"each"`` (:mod:`.writebacks`,
+which counts the write-backs of both partitions' dirty stays).
 
 :class:`PartitionedLRU` plays a stream request by request (the reference); :func:`play`
 plays it at once from :mod:`.stack`'s stack distances: each partition is an LRU fed by its
@@ -31,7 +33,7 @@ import dataclasses
 
 import numpy as np
 
-from . import sets, stack
+from . import sets, stack, writebacks
 from .lru import CacheStats, LRUCache
 
 #: the turns (each a play of both partitions) :func:`play` takes before it plays the
@@ -74,18 +76,21 @@ def sides(slots: np.ndarray, sm_count: int) -> np.ndarray:
 
 
 class _Part(LRUCache):
-    """A partition: an LRU whose write-backs count under the group of the chunk's last request."""
+    """A partition: an LRU that reports each dirty stay it evicts (its token: its last write;
+    the group of its chunk's last request)."""
 
     def __init__(self, capacity_bytes: int, owner: "PartitionedLRU"):
         super().__init__(capacity_bytes)
-        self.owner, self.group_of = owner, {}
+        self.owner, self.group_of, self.token_of = owner, {}, {}
 
     def _pass_write(self, key, size: int) -> None:
-        self.owner.written_back(self.group_of.get(key, 0), size)
+        self.owner.evicted(self, self.token_of[key], size, self.group_of.get(key, 0))
 
-    def touch(self, key, size: int, write: int, salt: int, group: int) -> bool:
+    def touch(self, key, size: int, write: int, salt: int, group: int, token: int = 0) -> bool:
         """A request done here: whether it hit (a miss fills the chunk, dirty if written)."""
         self.group_of[key] = group
+        if write:
+            self.token_of[key] = token
         entry = self.entries.get(key)
         if entry is not None:
             self.entries.move_to_end(key)
@@ -95,40 +100,50 @@ class _Part(LRUCache):
         return False
 
     def dirty_now(self) -> list:
-        """(size, group, still held) of each dirty chunk."""
-        return [(size, self.group_of.get(key, 0), True) for key, size in self.dirty_keys().items()]
+        """(size, group, still held, token) of each dirty chunk."""
+        return [(size, self.group_of.get(key, 0), True, self.token_of[key]) for key, size in self.dirty_keys().items()]
 
 
 class _SetsPart(sets.Part):
-    """A partition of hashed sets (:class:`.sets.Part`) that reports its write-backs."""
+    """A partition of hashed sets (:class:`.sets.Part`) that reports its dirty stays evicted."""
 
     def __init__(self, capacity_bytes: int, ways: int, requests: int, owner: "PartitionedLRU"):
         super().__init__(capacity_bytes, ways, requests)
-        self.owner = owner
+        self.owner, self.token_of = owner, {}
 
-    def touch(self, key, size: int, write: int, salt: int, group: int) -> bool:
+    def touch(self, key, size: int, write: int, salt: int, group: int, token: int = 0) -> bool:
         old = self.last.get(key)
         hit, back = self.request(key, size, salt, bool(write), group)
         if back:
-            self.owner.written_back(old[5], back)
+            self.owner.evicted(self, self.token_of[key], back, old[5])
+        if write:
+            self.token_of[key] = token
         return hit
+
+    def dirty_now(self) -> list:
+        """(size, group, still held, token) of each chunk whose stay was written."""
+        return [(e[1], e[5], self._fits(*e[:4]), self.token_of[key]) for key, e in self.last.items() if e[4]]
 
 
 class PartitionedLRU:
     """Two LRU partitions of ``capacity_bytes / 2`` each (the reference: request by request),
     every counter also per group of the request (a write-back and a dirty byte left under the
-    group of the last request of its chunk in that partition); with ``ways``, two partitions
-    of hashed sets (:class:`.sets.Part`, for at most ``requests`` requests)."""
+    group of the last request of its chunk's stay: :mod:`.writebacks`); with ``ways``, two
+    partitions of hashed sets (:class:`.sets.Part`, for at most ``requests`` requests).
+    ``rule``: how the dirty stays are written back (:data:`.writebacks.RULES`); the DRAM
+    writes are counted by :meth:`finish`."""
 
-    def __init__(self, capacity_bytes: int, ways: int | None = None, requests: int = 0):
+    def __init__(self, capacity_bytes: int, ways: int | None = None, requests: int = 0, rule: str = "home"):
         half = capacity_bytes // 2
         self.parts = [_Part(half, self) if ways is None else _SetsPart(half, ways, requests, self) for _ in (0, 1)]
         self.stats = CacheStats()
         self.by_group: dict = {}
+        self.rule, self.t, self.homes = rule, 0, []
+        self.stays: list = [[], []]        # per partition: (token, pos, size, group) of each dirty stay
 
-    def written_back(self, group: int, size: int) -> None:
-        self.stats.dram_write_bytes += size
-        self._add("dram_write_bytes", group, size)
+    def evicted(self, part, token: int, size: int, group: int, pos: int | None = None) -> None:
+        """A dirty stay of ``part`` written back before request ``pos`` (the current one by default)."""
+        self.stays[self.parts.index(part)].append((token, self.t if pos is None else pos, size, group))
 
     def play(self, keys, sizes, writes, sides, homes, groups=None, salts=None) -> None:
         groups = [0] * len(keys) if groups is None else groups
@@ -137,21 +152,25 @@ class PartitionedLRU:
             self.request(key, int(size), int(write), int(side), int(h), int(g), int(salt))
 
     def request(self, key, size: int, write: int, side: int, h: int, group: int = 0, salt: int = 0) -> None:
-        """A request from ``side`` for a chunk homed on ``h`` (a write is done at the home)."""
-        if write and side != h:                             # a clean copy near the writer
-            self.parts[side].touch(key, size, 0, salt, group)
+        """A request from ``side`` for a chunk homed on ``h`` (a write is done at the home,
+        and held near its writer: dirty, clean under the rule ``"home"``)."""
+        token = self.t
+        if write and side != h:
+            self.parts[side].touch(key, size, 0 if self.rule == "home" else 1, salt, group, token)
         side = h if write else side
         s = self.stats
         field = "write_bytes" if write else "read_bytes"
         setattr(s, field, getattr(s, field) + size)
         self._add(field, group, size)
-        if self.parts[side].touch(key, size, write, salt, group):
+        if self.parts[side].touch(key, size, write, salt, group, token):
             self._hit(write, group, size)
         elif h != side and self.parts[h].touch(key, size, 0, salt, group):     # over the fabric
             self._hit(write, group, size)
         elif write != 1:
             s.dram_read_bytes += size
             self._add("dram_read_bytes", group, size)
+        self.homes.append(h)
+        self.t += 1
 
     def _hit(self, write: int, group: int, size: int) -> None:
         if not write:
@@ -162,43 +181,53 @@ class PartitionedLRU:
         row = self.by_group.setdefault(name, {})
         row[group] = row.get(group, 0) + size
 
-    def pending(self) -> int:
-        """Dirty bytes no longer held but not yet counted written back (hashed sets: a chunk's
-        write-back is counted when its next request misses)."""
-        return sum(size for part in self.parts for size, _, held in part.dirty_now() if not held)
-
-    def finish(self) -> CacheStats:
-        """The stats with the dirty bytes left (each partition's dirty chunks still held;
-        the others written back)."""
+    def mark(self) -> None:
+        """At a cut: the dirty stays no longer held are written back before it (hashed sets
+        find a stay evicted only at its chunk's next request)."""
         for part in self.parts:
-            for size, group, held in part.dirty_now():
-                if held:
-                    self.stats.dirty_bytes_left += size
-                    self._add("dirty_bytes_left", group, size)
-                else:
-                    self.written_back(group, size)
+            for size, group, held, token in part.dirty_now():
+                if not held:
+                    self.evicted(part, token, size, group, self.t - 1)
+
+    def finish(self, cuts=()) -> CacheStats:
+        """The stats with the write-backs and the dirty bytes left (:func:`.writebacks.joined`
+        of every dirty stay: those still held are left, unless another copy of their line was
+        written back); ``self.cut_writes``: the bytes written back before each of ``cuts``."""
+        self.mark()
+        for p, part in enumerate(self.parts):
+            self.stays[p] += [(token, self.t, size, group) for size, group, held, token in part.dirty_now() if held]
+        stays = [{k: np.array([r[i] for r in rows], np.int64) for i, k in enumerate(stack.STAY_FIELDS)}
+                 for rows in self.stays]
+        width = 1 + max([g for rows in self.stays for *_, g in rows], default=-1)
+        ends = [int(c) for c in cuts] + [self.t]
+        written, left, by_group = writebacks.joined(stays, np.array(self.homes, np.int64), self.t, ends, width,
+                                                    self.rule)
+        self.cut_writes = written[:-1]
+        self.stats.dram_write_bytes, self.stats.dirty_bytes_left = written[-1], left
+        for name, row in by_group.items():
+            for group in np.flatnonzero(row):
+                self._add(name, int(group), int(row[group]))
         return self.stats
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndarray, capacity: int,
          cuts=(), groups: np.ndarray | None = None, homes: np.ndarray | None = None, ways: int | None = None,
-         salts: np.ndarray | None = None, dirty_copies: bool = False) -> stack.Played:
+         salts: np.ndarray | None = None, rule: str = "home") -> stack.Played:
     """The stream played from cold partitions, as :class:`PartitionedLRU` plays it: a
     :class:`.stack.Played` (its ``tail_*`` left empty; ``hits``: on chip, near or over the
     fabric), from stack distances, or, where a partition cannot be played so (a chunk of two
     sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`. With
     ``ways``, each partition is hashed sets (:mod:`.sets`; ``salts``: each request's, the
-    keys where None). ``dirty_copies`` (an ablation, not the shipped rule): a writer's copy is
-    dirty too and each partition writes its own back, which counts a line evicted from both
-    twice, an upper bound on a first-eviction-writes-once rule
-    (docs/validation/2026-12-04-write-backs.md); stack plays only."""
+    keys where None). ``rule``: how the dirty copies are written back
+    (:data:`.writebacks.RULES`; the shipped ``"first"``, and the ablations ``"each"`` and
+    ``"home"``: docs/validation/2026-12-04-write-backs.md)."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
     salts = None if ways is None else sets.Sets(ways, keys if salts is None else np.asarray(salts, np.int64))
     n, half = len(keys), capacity // 2
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     issued, sides = sides, done_in(sides, writes, homes)
     copies = np.where((writes > 0) & (issued != homes), issued, -1)   # a write's clean copy near its writer
-    copy_code = 1 if dirty_copies else 3
+    copy_code = 3 if rule == "home" else 1
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
     looked = np.zeros(n, bool)
@@ -216,12 +245,10 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
         again = mine & ~turn[p][1] & (homes != sides)
         if turn[1 - p] is not None and np.array_equal(again, looked & mine):
             near_hit = np.where(sides == 0, turn[0][1], turn[1][1])
-            return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order)
+            return _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order, rule)
         looked = (looked & ~mine) | again
-    if dirty_copies:
-        raise ValueError("dirty_copies is played from stack distances only, and this stream needs the reference")
     return reference(keys, sizes, writes, issued, capacity, cuts, groups, homes, ways, None if salts is None else
-                     salts.salts)
+                     salts.salts, rule)
 
 
 def played(key_parts: np.ndarray, ids: np.ndarray, sizes, writes, sides, capacity: int, cuts=(),
@@ -236,19 +263,21 @@ def played(key_parts: np.ndarray, ids: np.ndarray, sizes, writes, sides, capacit
 
 
 def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, homes=None, ways=None,
-              salts=None) -> stack.Played:
+              salts=None, rule: str = "home") -> stack.Played:
     """What :func:`play` returns, from :class:`PartitionedLRU` request by request."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
-    cache, marks, done = PartitionedLRU(capacity, ways, len(keys)), [], 0
+    cache, marks, done = PartitionedLRU(capacity, ways, len(keys), rule), [], 0
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     g = np.zeros(len(keys), np.int64) if groups is None else np.asarray(groups, np.int64)
     salts = keys if salts is None else np.asarray(salts, np.int64)
     for cut in [int(c) for c in cuts] + [len(keys)]:
         cache.play(*(a[done:cut].tolist() for a in (keys, sizes, writes, sides, homes, g, salts)))
+        cache.mark()
         marks.append(dataclasses.replace(cache.stats))
-        marks[-1].dram_write_bytes += cache.pending()
         done = cut
-    stats = cache.finish()
+    stats = cache.finish(cuts)
+    for mark, written in zip(marks, cache.cut_writes):
+        mark.dram_write_bytes = written
     by_group = None
     if groups is not None:
         width = int(g.max()) + 1 if len(g) else 0
@@ -263,10 +292,11 @@ def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, h
 
 def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order, salts=None,
                copies=None, copy_code: int = 3):
-    """Partition ``p`` played on its side's requests, the lookups homed on it and the clean
-    copies of the writes its side made of chunks homed on the other (``copies``: per request,
-    the partition that holds its copy, −1 none): (its Played, per request of the whole
-    stream: hit in ``p`` (False where ``p`` did not see it or held a copy), the requests it
+    """Partition ``p`` played on its side's requests, the lookups homed on it and the copies
+    of the writes its side made of chunks homed on the other (``copies``: per request, the
+    partition that holds its copy, −1 none): (its Played, its dirty stays' tokens and
+    positions and its tails' tokens indices of the whole stream; per request of the whole
+    stream: hit in ``p`` (False where ``p`` did not see it or held a copy); the requests it
     saw). ``order``: the whole stream's requests sorted stably by key; ``salts``: the
     stream's :class:`.sets.Sets`, for hashed sets; ``copy_code``: a copy's write code in
     :func:`.stack.play` (3 clean, 1 dirty)."""
@@ -277,9 +307,12 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], np.where(copy[seen], copy_code, 0)), half,
                      np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
                      hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]],
-                     sets=None if salts is None else salts.subset(seen))
+                     sets=None if salts is None else salts.subset(seen), stays=True)
     if got is None:
         return None
+    whole = np.append(seen, len(keys))         # a local index, or the local end (never), as the stream's
+    got.stays = {**got.stays, "token": seen[got.stays["token"]], "pos": whole[got.stays["pos"]]}
+    got.tail_token = seen[got.tail_token]
     hit = np.zeros(len(keys), bool)
     hit[seen] = got.hits
     hit[copy] = False
@@ -300,10 +333,11 @@ def far_hits(turn, homes: np.ndarray, looked: np.ndarray) -> np.ndarray:
     return np.where(homes == 0, turn[0][1], turn[1][1]) & looked
 
 
-def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order) -> stack.Played:
+def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order,
+            rule: str = "home") -> stack.Played:
     """The partitions' counters joined: on chip when near or over the fabric, DRAM read
-    otherwise; write-backs and dirty bytes left are each partition's. ``order``: the
-    requests sorted stably by key."""
+    otherwise; write-backs and dirty bytes left from both partitions' dirty stays under
+    ``rule`` (:func:`.writebacks.joined`). ``order``: the requests sorted stably by key."""
     far_hit = far_hits(turn, homes, looked)
     read, fill = writes == 0, writes == 2
     on_chip = near_hit | far_hit
@@ -311,22 +345,16 @@ def _played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, gro
              "dram_read_bytes": ~on_chip & (read | fill)}
     running = {k: np.concatenate([[0], np.cumsum(np.where(m, sizes, 0))]) for k, m in masks.items()}
     ends = [int(c) for c in cuts] + [len(keys)]
-    out = []
-    for i, c in enumerate(ends):
-        s = CacheStats(**{k: int(v[c]) for k, v in running.items()})
-        for got, _, _ in turn:
-            part = got.stats if i == len(ends) - 1 else got.marks[i]
-            s.dram_write_bytes += part.dram_write_bytes
-            s.dirty_bytes_left += part.dirty_bytes_left if i == len(ends) - 1 else 0
-        out.append(s)
+    width = None if groups is None else (int(np.max(groups)) + 1 if len(groups) else 0)
+    written, left, by_written = writebacks.joined([got.stays for got, _, _ in turn], homes, len(keys), ends, width,
+                                                  rule)
+    out = [CacheStats(**{k: int(v[c]) for k, v in running.items()}, dram_write_bytes=w) for c, w in zip(ends, written)]
+    out[-1].dirty_bytes_left = left
     by_group = None
     if groups is not None:
         groups = np.asarray(groups, np.int64)
-        width = int(groups.max()) + 1 if len(groups) else 0
         by_group = {k: np.bincount(groups[m], sizes[m], minlength=width).astype(np.int64) for k, m in masks.items()}
-        for name in ("dram_write_bytes", "dirty_bytes_left"):
-            by_group[name] = sum(np.pad(got.by_group[name], (0, width - len(got.by_group[name])))
-                                 for got, _, _ in turn)
+        by_group.update(by_written)
     distinct = int(sizes[_firsts(keys, order)].sum())
     empty = np.zeros(0, np.int64)
     return stack.Played(out[-1], out[:-1], distinct, empty, empty, by_group, hits=on_chip,

@@ -69,24 +69,29 @@ class Played:
     #: the capacity each dirty key still cached at the end is tested against (its next
     #: request's: :mod:`.sets`); None: the cache's
     tail_room: np.ndarray | None = None
+    #: with ``stays``: every dirty stay (:func:`dirty_stays`), and each tail key's token
+    stays: dict | None = None
+    tail_token: np.ndarray | None = None
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
          groups: np.ndarray | None = None, hits: bool = False, order: np.ndarray | None = None,
-         sets: Sets | None = None) -> Played | None:
+         sets: Sets | None = None, stays: bool = False) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
     (its old value fetched on a miss), 3 a clean copy (allocated, never dirty: a write done
     in another partition, :mod:`.partitions`); ``groups``: a group per request (≥ 0), to count by;
     ``hits``: keep whether each request hit; ``order``: the requests sorted stably by key,
     where the caller has it; ``sets``: the cache is hashed sets (:mod:`.sets`), each
-    request tested against a capacity of its own."""
+    request tested against a capacity of its own; ``stays``: keep every dirty stay
+    (:func:`dirty_stays`)."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
         empty = np.zeros(0, np.int64)
         return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
-                      None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None)
+                      None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None,
+                      stays={k: empty for k in STAY_FIELDS} if stays else None, tail_token=empty if stays else None)
     order = np.argsort(keys, kind="stable") if order is None else order
     same, prev, nxt = links(keys, order)
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
@@ -108,7 +113,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
                       band=_band_length(prev, sizes, int(np.max(room_q[ask], initial=0)))) <= room_q[ask]
     hit = np.zeros(n, bool)
     hit[again] = fits
-    return counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits)
+    return counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits, stays)
 
 
 def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -122,10 +127,11 @@ def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
     return same, prev, nxt
 
 
-def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, hits=False) -> Played:
+def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, hits=False, stays=False) -> Played:
     """The :class:`Played` of a stream whose hits are known: its counters at each cut and at
     the end, where a key is still cached at a cut when the distinct bytes since its last
-    request fit ``capacity`` (a number, or one per request, the last one's counting)."""
+    request fit ``capacity`` (a number, or one per request, the last one's counting);
+    ``stays``: with its dirty stays (:func:`dirty_stays`)."""
     n = len(sizes)
     ends = [int(c) for c in cuts] + [n]
     last = [np.flatnonzero((np.arange(n) < c) & ((nxt >= c) | (nxt < 0))) for c in ends]
@@ -138,9 +144,49 @@ def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, h
     tail = dirty[last[-1]] & cached[-1]
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
                                                      last[-1], cached[-1])
-    return Played(stats, marks, int(sizes[prev < 0].sum()), needs[-1][tail], sizes[last[-1][tail]],
-                  by_group, hit if hits else None,
-                  tail_room=None if np.ndim(capacity) == 0 else room[last[-1][tail]])
+    got = Played(stats, marks, int(sizes[prev < 0].sum()), needs[-1][tail], sizes[last[-1][tail]],
+                 by_group, hit if hits else None,
+                 tail_room=None if np.ndim(capacity) == 0 else room[last[-1][tail]])
+    if stays:
+        token = _last_writes(order, hit, (writes == 1) | (writes == 2))
+        got.stays = dirty_stays(token, nxt, sizes, hit, dirty, ends, last, cached, groups)
+        got.tail_token = token[last[-1][tail]]
+    return got
+
+
+#: the fields of :func:`dirty_stays`
+STAY_FIELDS = ("token", "pos", "size", "group")
+
+
+def dirty_stays(token, nxt, sizes, hit, dirty, ends, last, cached, groups=None) -> dict:
+    """Every dirty stay, by the request that ends it (its key's last before a miss or the
+    end): ``token``, the stay's last write (:func:`_last_writes`); ``pos``, the request
+    before which it is written back (evicted: before the first cut where its key is no longer
+    cached, else before its key's next miss; n where it is still cached at the end); its
+    ``size`` and ``group`` (its last request's). Counted by a cut c exactly when pos < c, so
+    the write-backs at each cut are :func:`_stats`'s."""
+    n = len(sizes)
+    follow = np.maximum(nxt, 0)
+    end = dirty & ((nxt < 0) | ~hit[follow])
+    pos = np.where(nxt >= 0, nxt, n)
+    for c, j, kept in zip(ends, last, cached):
+        gone = j[~kept]
+        pos[gone] = np.minimum(pos[gone], c - 1)
+    rows = np.flatnonzero(end)
+    group = np.zeros(len(rows), np.int64) if groups is None else np.asarray(groups, np.int64)[rows]
+    return {"token": token[rows], "pos": pos[rows], "size": sizes[rows], "group": group}
+
+
+def _last_writes(order: np.ndarray, hit: np.ndarray, written: np.ndarray) -> np.ndarray:
+    """Per request: the index of the last write of its key's stay up to it (−1: none yet). A
+    stay starts at a miss; in key order each stay's values are offset past the stays before,
+    so one running maximum serves them all."""
+    n = len(order)
+    stay = np.cumsum(~hit[order])
+    run = np.maximum.accumulate(stay * (n + 1) + np.where(written[order], order + 1, 0))
+    out = np.empty(n, np.int64)
+    out[order] = run - stay * (n + 1) - 1
+    return out
 
 
 FIELDS = ("read_bytes", "read_hit_bytes", "write_bytes", "dram_read_bytes", "dram_write_bytes", "dirty_bytes_left")
