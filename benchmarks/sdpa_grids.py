@@ -164,6 +164,24 @@ GRIDS = {
         192: ((12000, 12000, 1, 6, 6, False, "fp16"),),
         256: ((28000, 28000, 1, 2, 2, True, "fp16"),),
     }),
+    # session 22, fixed before measuring, to test the whole model prospectively on shapes no grid
+    # had (predictions first): head dims between the kernels' (144 → 160, 176 → 192, 200 → 224,
+    # 240 → 256), ragged N (777, 1,023, 3,001, 7,777), B × H = 1,024, MQA causal at N = 20,000,
+    # a 17-row query chunk over 20,000 keys, decodes with splits at d = 40 and 256, N_q < N_kv
+    "s22": dict(head_dims=(32, 40, 64, 72, 96, 112, 128, 144, 176, 200, 240, 256), configs={
+        32: ((16384, 16384, 1, 16, 16, False, "fp16"),),
+        40: ((777, 777, 16, 16, 16, False, "bf16"), (1, 12345, 8, 32, 8, False, "fp16")),
+        64: ((1023, 1023, 32, 32, 32, True, "fp16"),),
+        72: ((10000, 10000, 1, 6, 6, True, "fp16"),),
+        96: ((17, 20000, 4, 16, 4, False, "fp16"),),
+        112: ((3000, 9000, 2, 8, 2, False, "bf16"),),
+        128: ((20000, 20000, 1, 8, 1, True, "bf16"),),
+        144: ((5000, 5000, 2, 12, 4, True, "bf16"),),
+        176: ((7777, 7777, 1, 4, 4, False, "fp16"),),
+        200: ((3001, 3001, 1, 8, 8, False, "fp16"),),
+        240: ((4096, 4096, 2, 4, 4, True, "bf16"),),
+        256: ((1, 30000, 2, 8, 8, False, "bf16"),),
+    }),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
