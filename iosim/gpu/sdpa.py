@@ -24,7 +24,7 @@ from ..kernels.tile_tables import kernel_tile
 from ..workload.problem import Problem
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
-from .sectors import forward_excess, stats_excess
+from .sectors import backward_excess, forward_excess, stats_excess
 
 #: ncu's kernel name -> iosim's kernel label in the flash-attn-2 preset
 KERNEL_LABELS = {
@@ -169,17 +169,17 @@ def predicted(result, kernel: str) -> dict:
 
 def l1tex_excess(problem, profile, kernel: str = "dq_dk_dv", result=None) -> int:
     """What the L1 tag stage counts beyond iosim's loads in one of the preset's kernels
-    (:mod:`iosim.gpu.sectors`): the main backward kernel's L reads in whole sectors; the
-    forward kernels' Q, K, V rows read by ``cp.async`` where a row is no whole number of
+    (:mod:`iosim.gpu.sectors`): the main backward kernel's L reads in whole sectors; every
+    kernel's Q, K, V (and dO) rows read by ``cp.async`` where a row is no whole number of
     sectors (``result``: the preset's run, for the forward launch's tile and splits)."""
     if kernel == "dq_dk_dv":
         tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
-        return stats_excess(problem, tile.block_q, tile.block_kv, tile.stats_loads or 1)
+        return stats_excess(problem, tile.block_q, tile.block_kv, tile.stats_loads or 1) + \
+            backward_excess(problem, tile.block_q, tile.block_kv)
     if kernel not in ("main", "splitkv") or result is None:
         return 0
     launch = result.options["launches"][0]
-    return forward_excess(problem, launch["block_q"], launch["block_kv"], _kernel_head_dim(problem, profile),
-                          launch.get("num_splits", 1))
+    return forward_excess(problem, launch["block_q"], launch["block_kv"], launch.get("num_splits", 1))
 
 
 def _kernel_head_dim(problem, profile) -> int:

@@ -18,15 +18,17 @@ pair. Measured on an H200: with it, the tag stage equals iosim on every main bac
 launch of the committed grids but those at d = 40 (docs/validation/2026-12-01-sdpa-fresh.md):
 N_q = 1 and 7, and N = 2,500 at d = 80 to 192, which were 0.2 % and 1 % off before.
 
-The forward kernels read Q, K and V by 16-byte ``cp.async`` chunks, 8 threads a row in the
-64 kernel. For those, a microbenchmark measured how the tag stage counts one row
-(benchmarks/sector_probe.py: an 80-byte row at each 16-byte offset of a 128-byte line): its
-sectors, plus one when it starts 16 bytes into a sector and crosses a line
-(:func:`copy_row_bytes`). :func:`forward_excess` sums that over every row read — Q once per
-non-empty split, K and V once per visiting query block and query head — and makes every
-forward launch at d = 40 exact, and the probe's d = 56 launch (1.25× by the tag stage), which
-the rule was not derived from. Kernels with 4 threads a row (the 32 and 96 kernels: d = 72
-measured 1.22×) are not covered.
+The kernels read Q, K, V (and the backward dO) by 16-byte ``cp.async`` chunks. A
+microbenchmark measured how the tag stage counts one row (benchmarks/sector_probe.py: an
+80-byte row at each 16-byte offset of a 128-byte line): its sectors, plus one when it starts
+16 bytes into a sector and crosses a line. Session 22 measured every kernel at the head dims
+whose rows are an odd number of 16-byte chunks (d = 8 to 248, 8 mod 16; the 32, 64, 96, 128,
+192 and 256 kernels, docs/validation/2026-12-04-rows/): a longer row counts one sector more
+for *each* line boundary it crosses when it starts 16 bytes into a sector, whatever the
+kernel's threads a row (:func:`copy_row_bytes`). :func:`forward_excess` sums that over every
+row the forward kernels read — Q once per non-empty split, K and V once per visiting query
+block and query head — and :func:`backward_excess` over the main backward kernel's — K and V
+once per query head, Q and dO once per visiting key block.
 """
 
 from __future__ import annotations
@@ -35,13 +37,15 @@ import math
 
 import numpy as np
 
+from ..workload.layouts import decode_layout
+
 SECTOR = 32
 L_WIDTH = 4          # fp32
 #: rows of L one warp's load instruction reads: in the MMA accumulator layout each group of
 #: 4 lanes holds one row, so an instruction covers 8 consecutive rows
 ROWS_PER_REQUEST = 8
-#: the flash-attn 2 forward's gmem copy reads a row of Q, K or V in 16-byte ``cp.async``
-#: chunks, 8 threads a row, when the kernel's head dim is 64 (one 64-column slab a row)
+#: the flash-attn 2 kernels' gmem copy reads a row of Q, K, V or dO in 16-byte ``cp.async``
+#: chunks; the L2's lines are 128 bytes
 COPY_BYTES, LINE = 16, 128
 #: a head's first byte, mod a sector or a line, repeats every this many heads here (fp32 rows
 #: of L; fp16 rows of 16 bytes times an odd number)
@@ -86,22 +90,36 @@ def stats_excess(problem, block_q: int, block_kv: int, stats_loads: int) -> int:
 
 def copy_row_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
     """What the tag stage counts for one row of ``nbytes`` read by 16-byte ``cp.async`` chunks
-    from each of ``starts``: its sectors, plus one where the row starts 16 bytes into a sector
-    and crosses a 128-byte line (measured on an H200, benchmarks/sector_probe.py: a single
-    80-byte row at every 16-byte offset of a line, 8 of 8 cases)."""
-    bonus = (starts % SECTOR == COPY_BYTES) & (starts % LINE + nbytes > LINE)
-    return SECTOR * (sectors(starts, nbytes) + bonus)
+    from each of ``starts``: its sectors, plus, where the row starts 16 bytes into a sector,
+    one for each 128-byte line boundary it crosses (measured on an H200: a single 80-byte row
+    at every 16-byte offset of a line, benchmarks/sector_probe.py, 8 of 8 cases; the kernels'
+    rows of 16 to 496 bytes, docs/validation/2026-12-04-rows.md)."""
+    crossed = (starts % LINE + nbytes - 1) // LINE
+    return SECTOR * (sectors(starts, nbytes) + np.where(starts % SECTOR == COPY_BYTES, crossed, 0))
 
 
-def forward_excess(problem, block_q: int, block_kv: int, kernel_head_dim: int, num_splits: int = 1) -> int:
-    """Bytes the tag stage counts beyond iosim's Q, K and V reads in the forward kernel (or its
-    split-KV kernel with ``num_splits``), over every head; 0 where it is not established: the
-    rule of :func:`copy_row_bytes` was measured for rows of one 64-column slab (the 64 kernel),
-    and rows whose bytes are a multiple of 32 start on sectors. Each Q row is read once per
-    non-empty split of its query block; each K and V row once per query head of its group per
-    query block that visits its key block."""
+def _row_bytes(problem) -> int:
+    """A row of Q, K or V in bytes where rows do not all start on sectors, else 0."""
     row = 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
-    if kernel_head_dim != 64 or not row or row % SECTOR == 0:
+    return 0 if row % SECTOR == 0 else row
+
+
+def _rows_excess(row: int, rows: int, heads: int, mult: np.ndarray) -> int:
+    """Σ over ``heads`` heads of ``rows`` rows each (contiguous, a head after another) of what
+    the tag stage counts beyond each row's bytes, times each row's reads ``mult``."""
+    r = np.arange(rows)
+    return _over_heads(heads, lambda h: int(((copy_row_bytes((h * rows + r) * row, row) - row) * mult).sum()))
+
+
+def forward_excess(problem, block_q: int, block_kv: int, num_splits: int = 1) -> int:
+    """Bytes the tag stage counts beyond iosim's Q, K and V reads in the forward kernel (or its
+    split-KV kernel with ``num_splits``), over every head (0 where every row starts on a
+    sector), of the problem the kernel runs (decode's GQA swap: :func:`.decode_layout`). Each
+    Q row is read once per non-empty split of its query block; each K and V row once per query
+    head of its group per query block that visits its key block."""
+    problem = decode_layout(problem)
+    row = _row_bytes(problem)
+    if not row:
         return 0
     n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
     seen = np.asarray(visits(problem, block_q, block_kv))         # key blocks each query block visits
@@ -111,7 +129,19 @@ def forward_excess(problem, block_q: int, block_kv: int, kernel_head_dim: int, n
     visiting = len(seen) - np.searchsorted(np.sort(seen), np.arange(t_kv), side="right")   # query blocks a key block has
     q_mult = np.repeat(splits, block_q)[:n_q]
     kv_mult = np.repeat(visiting, block_kv)[:n_kv] * problem.group_size
-    def extra(rows: int, heads: int, mult: np.ndarray) -> int:
-        r = np.arange(rows)
-        return _over_heads(heads, lambda h: int(((copy_row_bytes((h * rows + r) * row, row) - row) * mult).sum()))
-    return extra(n_q, problem.batch * problem.heads, q_mult) + 2 * extra(n_kv, problem.batch * problem.kv_heads, kv_mult)
+    return _rows_excess(row, n_q, problem.batch * problem.heads, q_mult) + \
+        2 * _rows_excess(row, n_kv, problem.batch * problem.kv_heads, kv_mult)
+
+
+def backward_excess(problem, block_q: int, block_kv: int) -> int:
+    """Bytes the tag stage counts beyond iosim's Q, dO, K and V reads in the main backward
+    kernel, over every head (0 where every row starts on a sector): each K and V row once per
+    query head of its group (one thread block a key block and query head), each Q and dO row
+    once per key block that visits its query block."""
+    row = _row_bytes(problem)
+    if not row:
+        return 0
+    q_mult = np.repeat(visits(problem, block_q, block_kv), block_q)[:problem.seq_len_q]
+    kv_mult = np.full(problem.seq_len_kv, problem.group_size)
+    return 2 * _rows_excess(row, problem.seq_len_q, problem.batch * problem.heads, q_mult) + \
+        2 * _rows_excess(row, problem.seq_len_kv, problem.batch * problem.kv_heads, kv_mult)

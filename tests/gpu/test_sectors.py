@@ -8,7 +8,7 @@ import pytest
 from iosim import Problem
 from iosim import load_profile
 from iosim.gpu.sdpa import combine_lse_tail
-from iosim.gpu.sectors import copy_row_bytes, forward_excess, sectors, stats_excess, visits
+from iosim.gpu.sectors import backward_excess, copy_row_bytes, forward_excess, sectors, stats_excess, visits
 
 
 def test_sectors_touched():
@@ -82,11 +82,34 @@ def test_the_single_row_probe_is_the_table():
             assert sectors_counted == ONE_ROW[(offset + 80 * row) % 128]
 
 
-def test_forward_excess_only_where_established():
+def test_forward_excess_only_where_rows_leave_sectors():
     p = Problem(seq_len=1000, head_dim=48, batch=2, heads=8)
-    assert forward_excess(p, 128, 128, 64) == 0                                  # 96-byte rows: whole sectors
-    assert forward_excess(Problem(seq_len=1000, head_dim=72, heads=4), 128, 64, 96) == 0   # 4 threads a row: not measured
-    assert forward_excess(Problem(seq_len=1000, head_dim=40, batch=2, heads=8), 128, 128, 64) > 0
+    assert forward_excess(p, 128, 128) == 0                                      # 96-byte rows: whole sectors
+    assert forward_excess(Problem(seq_len=1000, head_dim=72, heads=4), 128, 64) > 0   # 144 bytes: half start mid-sector
+    assert forward_excess(Problem(seq_len=1000, head_dim=40, batch=2, heads=8), 128, 128) > 0
+
+
+@pytest.mark.parametrize("start,nbytes,counted", [
+    (0, 400, 13), (16, 400, 13 + 3), (48, 400, 13 + 3), (32, 400, 13),       # d = 200: 12.5 sectors a row
+    (16, 176, 6 + 1), (112, 176, 6 + 2), (0, 176, 6),                         # d = 88: one or two lines crossed
+    (112, 48, 2 + 1), (80, 48, 2), (16, 16, 1)])                              # d = 24, 8: within a line
+def test_a_row_counts_a_sector_more_per_line_it_crosses_from_mid_sector(start, nbytes, counted):
+    """Session 22 (docs/validation/2026-12-04-rows.md): a row that starts 16 bytes into a sector
+    counts one sector more for each 128-byte line boundary it crosses, however long."""
+    assert copy_row_bytes(np.array([4096 + start]), nbytes)[0] == 32 * counted
+
+
+def test_backward_excess_counts_q_and_do_per_visiting_key_block():
+    """K and V once per query head, Q and dO once per key block that visits their query block:
+    a causal run's Q rows count fewer visits than a dense run's, and 8 query heads on 2 K/V
+    heads read K and V as often as 8 on 8 (the backward kernel runs a thread block per key
+    block and query head)."""
+    dense, causal = (Problem(seq_len=1000, head_dim=72, heads=4, causal=c) for c in (False, True))
+    assert backward_excess(Problem(seq_len=1000, head_dim=64, heads=4), 64, 128) == 0
+    assert 0 < backward_excess(causal, 64, 128) < backward_excess(dense, 64, 128)
+    gqa = Problem(seq_len=1000, head_dim=72, heads=8, kv_heads=2)
+    mha = Problem(seq_len=1000, head_dim=72, heads=8)
+    assert backward_excess(gqa, 64, 128) == backward_excess(mha, 64, 128) == 2 * backward_excess(dense, 64, 128)
 
 
 def test_forward_excess_reproduces_the_probe_at_d56():
@@ -94,4 +117,4 @@ def test_forward_excess_reproduces_the_probe_at_d56():
     the 64 kernel's 128 × 128 tiles) measured 38,080,000 bytes at the tag stage."""
     p = Problem(seq_len=1000, head_dim=56, batch=2, heads=8)
     requested = (1000 * 8 + 2 * 1000 * 8 * 8) * 2 * 56 * 2     # Q once, K and V by 8 query blocks, 16 heads
-    assert requested + forward_excess(p, 128, 128, 64) == 38_080_000
+    assert requested + forward_excess(p, 128, 128) == 38_080_000
