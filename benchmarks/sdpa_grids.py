@@ -182,6 +182,20 @@ GRIDS = {
         240: ((4096, 4096, 2, 4, 4, True, "bf16"),),
         256: ((1, 30000, 2, 8, 8, False, "bf16"),),
     }),
+    # session 22: every kernel at head dims whose rows start 16 bytes into a sector every other
+    # row (d = 8 mod 16), for the L1 tag stage's count of the kernels' 16-byte copies
+    "rows": dict(head_dims=(8, 24, 88, 104, 120, 136, 152, 168, 184, 216, 232, 248),
+                 configs=((1000, 1000, 1, 4, 4, False, "fp16"), (777, 777, 2, 3, 3, True, "bf16"))),
+    # session 22: stores of rows that end inside a sector next to another head's rows (GQA's
+    # dk_expanded is (B, N, H, d)): GQA backwards and decodes at d = 40, 72, 200, an MHA control;
+    # "partial-bnhd" the same with the inputs (B, N, H, d), so that O and dQ are laid out so too
+    "partial": dict(head_dims=(40, 72, 200), configs={
+        40: ((4096, 4096, 1, 16, 4, False, "fp16"), (1, 20000, 2, 16, 4, False, "fp16"),
+             (4096, 4096, 1, 16, 16, False, "fp16")),
+        72: ((4096, 4096, 1, 16, 4, True, "bf16"), (1, 12345, 4, 32, 8, False, "fp16")),
+        200: ((2048, 2048, 1, 8, 2, False, "fp16"),),
+    }),
+    "partial-bnhd": dict(head_dims=(40, 72, 200), layout="bnhd", configs=None),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
