@@ -219,14 +219,14 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     sizes) or the turns do not settle in :data:`MAX_TURNS`, from :func:`reference`. With
     ``ways``, each partition is hashed sets (:mod:`.sets`; ``salts``: each request's, the
     keys where None). ``rule``: how the dirty copies are written back
-    (:data:`.writebacks.RULES`; the shipped ``"first"``, and the ablations ``"each"`` and
-    ``"home"``: docs/validation/2026-12-04-write-backs.md)."""
+    (:data:`.writebacks.RULES`; the shipped ``"home"``, and the ablations ``"first"`` and
+    ``"each"``: docs/validation/2026-12-04-write-backs.md)."""
     keys, sizes, writes, sides = (np.asarray(a, np.int64) for a in (keys, sizes, writes, sides))
     salts = None if ways is None else sets.Sets(ways, keys if salts is None else np.asarray(salts, np.int64))
     n, half = len(keys), capacity // 2
     homes = home(keys) if homes is None else np.asarray(homes, np.int64)
     issued, sides = sides, done_in(sides, writes, homes)
-    copies = np.where((writes > 0) & (issued != homes), issued, -1)   # a write's clean copy near its writer
+    copies = np.where((writes > 0) & (issued != homes), issued, -1)   # a write's copy near its writer
     copy_code = 3 if rule == "home" else 1
     # requests whose near miss looks up the far home: first the first request of each chunk
     # from each side (a miss wherever the chunk is homed); the turns add the others
@@ -295,7 +295,7 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     """Partition ``p`` played on its side's requests, the lookups homed on it and the copies
     of the writes its side made of chunks homed on the other (``copies``: per request, the
     partition that holds its copy, −1 none): (its Played, its dirty stays' tokens and
-    positions and its tails' tokens indices of the whole stream; per request of the whole
+    positions indices of the whole stream; per request of the whole
     stream: hit in ``p`` (False where ``p`` did not see it or held a copy); the requests it
     saw). ``order``: the whole stream's requests sorted stably by key; ``salts``: the
     stream's :class:`.sets.Sets`, for hashed sets; ``copy_code``: a copy's write code in
@@ -312,7 +312,6 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
         return None
     whole = np.append(seen, len(keys))         # a local index, or the local end (never), as the stream's
     got.stays = {**got.stays, "token": seen[got.stays["token"]], "pos": whole[got.stays["pos"]]}
-    got.tail_token = seen[got.tail_token]
     hit = np.zeros(len(keys), bool)
     hit[seen] = got.hits
     hit[copy] = False

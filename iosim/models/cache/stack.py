@@ -69,9 +69,8 @@ class Played:
     #: the capacity each dirty key still cached at the end is tested against (its next
     #: request's: :mod:`.sets`); None: the cache's
     tail_room: np.ndarray | None = None
-    #: with ``stays``: every dirty stay (:func:`dirty_stays`), and each tail key's token
+    #: with ``stays``: every dirty stay (:func:`dirty_stays`)
     stays: dict | None = None
-    tail_token: np.ndarray | None = None
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
@@ -91,7 +90,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
         empty = np.zeros(0, np.int64)
         return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
                       None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None,
-                      stays={k: empty for k in STAY_FIELDS} if stays else None, tail_token=empty if stays else None)
+                      stays={k: empty for k in STAY_FIELDS} if stays else None)
     order = np.argsort(keys, kind="stable") if order is None else order
     same, prev, nxt = links(keys, order)
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
@@ -150,7 +149,6 @@ def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, h
     if stays:
         token = _last_writes(order, hit, (writes == 1) | (writes == 2))
         got.stays = dirty_stays(token, nxt, sizes, hit, dirty, ends, last, cached, groups)
-        got.tail_token = token[last[-1][tail]]
     return got
 
 
