@@ -160,3 +160,21 @@ def test_write_near_lies_between_home_only_and_each_copy_written():
     assert sum(r["measured"] > r["home"] + 1 for r in big) == 13
     case = next(r for r in found if (r["read_mb"], r["write_mb"], r["writer"]) == (12, 40, 1))
     assert case["measured"] - case["home"] > 5 and abs(case["measured"] - case["each"]) < 0.5
+
+
+def test_a_sector_written_in_halves_reads_dram_when_evicted_partly_written():
+    """docs/validation/2026-12-04-half-sectors.md: with 96 MB read between the two halves of
+    256 K sectors, the DRAM reads beyond the stream level off at 32 bytes a half (two halves to
+    a 64-byte unit), with or without the second halves written; whole-line writes between push
+    the halves out as reads do; nothing between, little."""
+    module = load_module("l2_half_sectors_ncu", ROOT / "benchmarks" / "l2_half_sectors_ncu.py")
+    from l2_shared_ncu import summary
+    got = {(c["halves"], c["reads"], c["writes"], c["second"]): m["dram__bytes_read.sum"] - c["reads"] / 1e6
+           for c, m in summary(str(ROOT / "docs" / "validation" / "2026-12-04-half-sectors"), "l2_half_sectors.csv")}
+    assert len(got) == len(module.CASES) == 18
+    mb = 10 ** 6
+    halves = 4 * mb // 16
+    for second in (0, 1):
+        assert abs(got[(4 * mb, 96 * mb, 0, second)] - halves * 32 / 1e6) < 0.5
+    assert abs(got[(4 * mb, 0, 48 * mb, 1)] - got[(4 * mb, 48 * mb, 0, 1)]) < 0.5
+    assert got[(4 * mb, 0, 0, 1)] < 2 and got[(4 * mb, 0, 0, 0)] < 1
