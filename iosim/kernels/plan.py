@@ -58,11 +58,15 @@ class KernelLaunch:
     #: flash_fwd_launch_template.h, ``grid_m``/``grid_n`` in flash_bwd_launch_template.h), so
     #: one query head of every batch runs before the next query head (the L2 model's launch order)
     batch_fastest: bool = False
+    #: what the L2 model leaves out of this launch, where something measured is (shown with
+    #: its DRAM bytes; None: nothing known)
+    l2_note: str | None = None
 
     def describe(self) -> dict:
+        note = {} if self.l2_note is None else {"l2_note": self.l2_note}
         return {"pass": self.passes, "schedule": self.schedule, "block_q": self.tile.block_q,
                 "block_kv": self.tile.block_kv, "kernel": self.tile.kernel, "rule": self.tile.rule,
-                **self.schedule_options}
+                **self.schedule_options, **note}
 
 
 def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
@@ -133,5 +137,24 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
-                        batch_fastest=kernel == "flash-attn-2")
+                        batch_fastest=kernel == "flash-attn-2",
+                        l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None)
+
+
+#: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers
+SHARED_SECTORS_NOTE = (
+    "the main backward kernel's dK and dV rows ({row} bytes, per query head into flash-attn's "
+    "(B, N_kv, H, d) buffers) share sectors with other query heads' rows; where the two halves of a "
+    "sector are written far apart (decodes: measured 0.20-0.68 of the DRAM reads) each half written "
+    "back alone costs a read of its 64-byte DRAM unit, which the L2 model does not count "
+    "(docs/validation/2026-12-04-partial.md)")
+
+
+def _shared_sectors(problem: Problem) -> str | None:
+    """The L2 model's known gap for this backward launch, or None: GQA, rows of 2-byte
+    elements an odd number of 16-byte chunks long (d = 8 mod 16)."""
+    row = 2 * problem.head_dim
+    if problem.kv_heads == problem.heads or problem.dtype not in ("fp16", "bf16") or row % 32 != 16:
+        return None
+    return SHARED_SECTORS_NOTE.format(row=row)
 

@@ -85,13 +85,14 @@ def result_table(r: Result) -> str:
         from ..run.result import L2_OFF      # loaded with the result shown
         parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
-        parts += _l2_lines(r.cache)
+        parts += _l2_lines(r.cache, {l["pass"]: l["l2_note"] for l in r.options.get("launches", ()) if "l2_note" in l})
     return "\n\n".join(parts)
 
 
-def _l2_lines(cache) -> list[str]:
-    """The L2 model's lines: its totals (and the caches behind it), and per kernel estimated
-    past the exact model's budget, how."""
+def _l2_lines(cache, cache_notes: dict | None = None) -> list[str]:
+    """The L2 model's lines: its totals (and the caches behind it), per kernel what it is known
+    to leave out (``cache_notes``: pass -> note), and per kernel estimated past the exact
+    model's budget, how."""
     s = cache.total
     parts = [
         f"L2 model (docs/cache.md{'; two partitions' if cache.partitions == 2 else ''}): "
@@ -101,6 +102,8 @@ def _l2_lines(cache) -> list[str]:
         "per-kernel DRAM writes leave it out)"
         + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                   for name, t in cache.outer_totals().items())]
+    for kernel, note in (cache_notes or {}).items():
+        parts.append(f"L2 model, {kernel}: not counted: {note}")
     for kernel, got in (cache.sampled or {}).items():
         how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
                f"playing {100 * got.rate:.2g}% of its requests, in windows of its rounds")

@@ -74,6 +74,24 @@ def test_a_launch_without_a_kernel_time_model_says_so(capsys, monkeypatch):
     assert "note: no kernel time model for the backward (64 × 128) launch" in capsys.readouterr().out
 
 
+def test_the_l2_model_says_what_it_leaves_out_of_a_gqa_backward(capsys):
+    """docs/validation/2026-12-04-partial.md: under GQA flash-attn 2's backward writes dK and dV
+    rows of d = 8 (mod 16) next to other query heads' rows, sharing sectors, which the L2 model
+    does not count; the backward launch's JSON and the table say so, only there."""
+    import json
+    from iosim.cli.main import main
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--seq-len-q", "1", "--seq-len-kv", "4000", "--batch", "2",
+            "--heads", "8", "--kernel", "flash-attn-2", "--pass", "forward+backward", "-d"]
+    for d, kv_heads, noted in ((40, 2, True), (72, 2, True), (40, 8, False), (48, 2, False), (64, 2, False)):
+        assert main(argv + [str(d), "--kv-heads", str(kv_heads), "--format", "json"]) == 0
+        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
+        assert [("l2_note" in l) for l in launches] == [False, noted], (d, kv_heads)
+    assert main(argv + ["40", "--kv-heads", "2"]) == 0
+    assert "L2 model, backward: not counted: the main backward kernel's dK and dV rows (80 bytes" in \
+        capsys.readouterr().out
+
+
 @pytest.mark.parametrize("d,kernel_d", [(40, 64), (80, 96), (160, 192)])
 def test_products_run_at_the_kernels_head_dim(d, kernel_d, monkeypatch):
     """A head dim that is no kernel size runs the next kernel (kHeadDim), whose products
