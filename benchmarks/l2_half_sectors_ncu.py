@@ -27,7 +27,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_shared_ncu import PRELUDE  # noqa: E402
 from l2_shared_ncu import summary as measured  # noqa: E402
-from ncu_self_profile import self_profile  # noqa: E402
+from ncu_self_profile import main_or_summary  # noqa: E402
 
 MB = 10 ** 6
 #: (bytes of first halves, reads R between, whole-line writes W between, second halves written)
@@ -84,12 +84,9 @@ def summary(raw_dir: str) -> str:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--summary"]:
-        print(summary(sys.argv[2]))
-        return
-    self_profile(__file__, __doc__, run_target, "regex:half_sectors", METRICS, "l2_half_sectors.csv", "cases.json",
-                 {"cases": [{"halves": h, "reads": r, "writes": w, "second": s} for h, r, w, s in CASES],
-                  "grid": "4 x SMs", "block": 256})
+    main_or_summary(summary, __file__, __doc__, run_target, "regex:half_sectors", METRICS, "l2_half_sectors.csv",
+                    "cases.json", {"cases": [{"halves": h, "reads": r, "writes": w, "second": s}
+                                             for h, r, w, s in CASES], "grid": "4 x SMs", "block": 256})
 
 
 if __name__ == "__main__":

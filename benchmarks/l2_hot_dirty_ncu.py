@@ -25,7 +25,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_shared_ncu import summary as measured  # noqa: E402
-from ncu_self_profile import self_profile  # noqa: E402
+from ncu_self_profile import main_or_summary  # noqa: E402
 
 MB = 10 ** 6
 #: (hot bytes H, output bytes W, source bytes S, rounds)
@@ -79,12 +79,9 @@ def summary(raw_dir: str) -> str:
 
 
 def main() -> None:
-    if sys.argv[1:2] == ["--summary"]:
-        print(summary(sys.argv[2]))
-        return
-    self_profile(__file__, __doc__, run_target, "regex:hot_dirty", METRICS, "l2_hot_dirty.csv", "cases.json",
-                 {"cases": [{"hot": h, "out": w, "src": s, "rounds": r} for h, w, s, r in CASES],
-                  "grid": "4 x SMs", "block": 256})
+    main_or_summary(summary, __file__, __doc__, run_target, "regex:hot_dirty", METRICS, "l2_hot_dirty.csv",
+                    "cases.json", {"cases": [{"hot": h, "out": w, "src": s, "rounds": r} for h, w, s, r in CASES],
+                                   "grid": "4 x SMs", "block": 256})
 
 
 if __name__ == "__main__":

@@ -38,3 +38,12 @@ def self_profile(script: str, doc: str, run_target, kernel_filter: str, wanted: 
     text = run_ncu(ncu, kernel_filter, metrics, [script, "--target"], os.path.join(args.out, csv_name),
                    timeout=args.budget_s)
     print(f"{time.time() - t0:.0f} s, {text.count(chr(10))} lines, metrics: {len(metrics)}/{len(wanted)}", flush=True)
+
+
+def main_or_summary(summary, *args, **kwargs) -> None:
+    """``--summary DIR``: print ``summary(DIR)`` (a committed run's table, anywhere); otherwise
+    :func:`self_profile` with ``args`` and ``kwargs`` (on the device machine)."""
+    if sys.argv[1:2] == ["--summary"]:
+        print(summary(sys.argv[2]))
+        return
+    self_profile(*args, **kwargs)

@@ -224,7 +224,8 @@ def test_the_rules_differ_only_in_write_backs_and_only_where_a_writer_is_far_fro
     for _ in range(200):
         keys, sizes, writes, sides = _random_stream(rng)
         capacity = int(rng.integers(24, 200))
-        got = {rule: partitions.play(keys, sizes, writes, sides, capacity, rule=rule).stats for rule in writebacks.RULES}
+        got = {rule: partitions.play(keys, sizes, writes, sides, capacity, rule=rule).stats
+               for rule in writebacks.RULES}
         for field in ("read_bytes", "read_hit_bytes", "dram_read_bytes"):
             assert len({getattr(s, field) for s in got.values()}) == 1
         out = {rule: s.dram_write_bytes + s.dirty_bytes_left for rule, s in got.items()}
