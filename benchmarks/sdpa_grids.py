@@ -196,6 +196,13 @@ GRIDS = {
         200: ((2048, 2048, 1, 8, 2, False, "fp16"),),
     }),
     "partial-bnhd": dict(head_dims=(40, 72, 200), layout="bnhd", configs=None),
+    # session 22: s22's causal forward at N = 1,023 (flash's Is_even_MN = false instantiation) took
+    # 0.58 of the model's time where N = 1,024 took 0.88: the same work at N = 1,023 and 1,024,
+    # causal or not, B x H = 32 x 32, and at 2,047 / 2,048
+    "even": dict(head_dims=(64,), configs=(
+        (1023, 1023, 32, 32, 32, True, "fp16"), (1024, 1024, 32, 32, 32, True, "fp16"),
+        (1023, 1023, 32, 32, 32, False, "fp16"), (1024, 1024, 32, 32, 32, False, "fp16"),
+        (2047, 2047, 8, 32, 32, True, "fp16"), (2048, 2048, 8, 32, 32, True, "fp16"))),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
