@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from ..workload.layouts import decode_layout
+from ..workload.layouts import decode_layout, unaligned_row_bytes
 
 SECTOR = 32
 L_WIDTH = 4          # fp32
@@ -98,12 +98,6 @@ def copy_row_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
     return SECTOR * (sectors(starts, nbytes) + np.where(starts % SECTOR == COPY_BYTES, crossed, 0))
 
 
-def _row_bytes(problem) -> int:
-    """A row of Q, K or V in bytes where rows do not all start on sectors, else 0."""
-    row = 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
-    return 0 if row % SECTOR == 0 else row
-
-
 def _rows_excess(row: int, rows: int, heads: int, mult: np.ndarray) -> int:
     """Σ over ``heads`` heads of ``rows`` rows each (contiguous, a head after another) of what
     the tag stage counts beyond each row's bytes, times each row's reads ``mult``."""
@@ -118,7 +112,7 @@ def forward_excess(problem, block_q: int, block_kv: int, num_splits: int = 1) ->
     Q row is read once per non-empty split of its query block; each K and V row once per query
     head of its group per query block that visits its key block."""
     problem = decode_layout(problem)
-    row = _row_bytes(problem)
+    row = unaligned_row_bytes(problem)
     if not row:
         return 0
     n_q, n_kv = problem.seq_len_q, problem.seq_len_kv
@@ -138,7 +132,7 @@ def backward_excess(problem, block_q: int, block_kv: int) -> int:
     kernel, over every head (0 where every row starts on a sector): each K and V row once per
     query head of its group (one thread block a key block and query head), each Q and dO row
     once per key block that visits its query block."""
-    row = _row_bytes(problem)
+    row = unaligned_row_bytes(problem)
     if not row:
         return 0
     q_mult = np.repeat(visits(problem, block_q, block_kv), block_q)[:problem.seq_len_q]

@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProblemError, ScheduleError, require_choice
-from ..workload.layouts import decode_layout
+from ..workload.layouts import decode_layout, unaligned_row_bytes
 from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
 from .split_heuristic import default_num_splits
@@ -153,8 +153,6 @@ SHARED_SECTORS_NOTE = (
 def _shared_sectors(problem: Problem) -> str | None:
     """The L2 model's known gap for this backward launch, or None: GQA, rows of 2-byte
     elements an odd number of 16-byte chunks long (d = 8 mod 16)."""
-    row = 2 * problem.head_dim
-    if problem.kv_heads == problem.heads or problem.dtype not in ("fp16", "bf16") or row % 32 != 16:
-        return None
-    return SHARED_SECTORS_NOTE.format(row=row)
+    row = unaligned_row_bytes(problem)
+    return SHARED_SECTORS_NOTE.format(row=row) if row and problem.kv_heads != problem.heads else None
 

@@ -85,7 +85,8 @@ def result_table(r: Result) -> str:
         from ..run.result import L2_OFF      # loaded with the result shown
         parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
-        parts += _l2_lines(r.cache, {l["pass"]: l["l2_note"] for l in r.options.get("launches", ()) if "l2_note" in l})
+        notes = {l["pass"]: l["l2_note"] for l in r.options.get("launches", ()) if "l2_note" in l}
+        parts += _l2_lines(r.cache, notes)
     return "\n\n".join(parts)
 
 

@@ -29,4 +29,12 @@ def decode_layout(problem: Problem) -> Problem:
                                kv_heads=problem.kv_heads, causal=False)
 
 
-__all__ = ["decode_layout"]
+def unaligned_row_bytes(problem: Problem) -> int:
+    """The bytes of a row of Q, K, V (and dO, dK, dV) where every other row starts 16 bytes into
+    a 32-byte sector (2-byte elements, d ≡ 8 mod 16), else 0: the rows whose sectors the L1
+    counts more (iosim.gpu.sectors) and which share sectors with their neighbours."""
+    row = 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
+    return row if row % 32 else 0
+
+
+__all__ = ["decode_layout", "unaligned_row_bytes"]

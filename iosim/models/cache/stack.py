@@ -138,7 +138,8 @@ def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, h
     needs = [np.cumsum(sizes[j][::-1])[::-1] for j in last]
     room = np.broadcast_to(capacity, (n,))
     cached = [need <= room[j] for need, j in zip(needs, last)]
-    dirty = _dirty_so_far(order, hit, (writes == 1) | (writes == 2))
+    token = _last_writes(order, hit, (writes == 1) | (writes == 2))
+    dirty = token >= 0                          # the key's stay has had a write, up to the request
     stats, marks = _stats(sizes, writes, hit, nxt, dirty, ends, last, cached)
     tail = dirty[last[-1]] & cached[-1]
     by_group = None if groups is None else _by_group(np.asarray(groups, np.int64), sizes, writes, hit, nxt, dirty,
@@ -147,7 +148,6 @@ def counted(order, prev, nxt, sizes, writes, hit, cuts, capacity, groups=None, h
                  by_group, hit if hits else None,
                  tail_room=None if np.ndim(capacity) == 0 else room[last[-1][tail]])
     if stays:
-        token = _last_writes(order, hit, (writes == 1) | (writes == 2))
         got.stays = dirty_stays(token, nxt, sizes, hit, dirty, ends, last, cached, groups)
     return got
 
@@ -328,18 +328,6 @@ def _repeated(points: np.ndarray, prev: np.ndarray, weight: np.ndarray, q_at: np
         first = np.searchsorted(sorted_key, block * span + np.minimum(q_from[q], span - 1), side="right")
         out[q] += acc[end] - acc[first]
         b += 1
-    return out
-
-
-def _dirty_so_far(order: np.ndarray, hit: np.ndarray, written: np.ndarray) -> np.ndarray:
-    """Per request: whether its key's stay (since the last miss) has had a write, up to it."""
-    n = len(order)
-    miss = ~hit[order]
-    stay = np.cumsum(miss) - 1
-    writes = np.cumsum(written[order])
-    before = np.concatenate([[0], writes])[np.flatnonzero(miss)][stay]    # writes before the stay
-    out = np.empty(n, bool)
-    out[order] = writes - before > 0
     return out
 
 
