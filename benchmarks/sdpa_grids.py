@@ -196,6 +196,20 @@ GRIDS = {
         200: ((2048, 2048, 1, 8, 2, False, "fp16"),),
     }),
     "partial-bnhd": dict(head_dims=(40, 72, 200), layout="bnhd", configs=None),
+    # session 23, fixed before measuring (predictions first): GQA backwards whose dK, dV rows
+    # leave 128-byte lines to share (docs/validation/2026-12-04-lines.md), none in any grid: rows
+    # under a line with sectors whole (d = 48) and in halves (56), over a line (72 at N = 32,768,
+    # 80, 96, 104, 136), decodes at B = 2 to 8
+    "lines": dict(head_dims=(40, 48, 56, 72, 80, 96, 104, 136), configs={
+        40: ((1, 30000, 4, 16, 4, False, "fp16"),),
+        48: ((1, 12345, 8, 32, 8, False, "fp16"),),
+        56: ((1, 16000, 4, 32, 8, False, "bf16"),),
+        72: ((32768, 32768, 2, 16, 4, False, "fp16"),),
+        80: ((1, 10000, 8, 32, 8, False, "fp16"),),
+        96: ((1, 8192, 8, 32, 8, False, "fp16"),),
+        104: ((1, 20000, 2, 16, 4, False, "bf16"),),
+        136: ((8192, 8192, 2, 16, 2, True, "bf16"),),
+    }),
     # session 22: s22's causal forward at N = 1,023 (flash's Is_even_MN = false instantiation) took
     # 0.58 of the model's time where N = 1,024 took 0.88: the same work at N = 1,023 and 1,024,
     # causal or not, B x H = 32 x 32, and at 2,047 / 2,048

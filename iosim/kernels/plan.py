@@ -58,9 +58,12 @@ class KernelLaunch:
     #: flash_fwd_launch_template.h, ``grid_m``/``grid_n`` in flash_bwd_launch_template.h), so
     #: one query head of every batch runs before the next query head (the L2 model's launch order)
     batch_fastest: bool = False
-    #: what the L2 model leaves out of this launch, where something measured is (shown with
-    #: its DRAM bytes; None: nothing known)
+    #: where the L2 model is known to part from what was measured in this launch, and how
+    #: far (shown with its DRAM bytes; None: nothing known)
     l2_note: str | None = None
+    #: the tensors it writes with all query heads' rows side by side ((B, N_kv, H, d): rows of
+    #: different heads share lines; the L2 model plays them as lines, iosim.models.cache.lines)
+    interleaved: tuple = ()
 
     def describe(self) -> dict:
         note = {} if self.l2_note is None else {"l2_note": self.l2_note}
@@ -138,21 +141,25 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=kernel == "flash-attn-2",
-                        l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None)
+                        l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None,
+                        interleaved=EXPANDED if kernel == "flash-attn-2" and problem.group_size > 1 else ())
 
 
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers
+#: (``dk_expanded``, ``dv_expanded`` in flash_api.cpp's ``mha_bwd``)
+EXPANDED = ("dK_expanded", "dV_expanded")
 SHARED_SECTORS_NOTE = (
-    "the main backward kernel's dK and dV rows ({row} bytes, per query head into flash-attn's "
-    "(B, N_kv, H, d) buffers) share sectors with other query heads' rows; where the two halves of a "
-    "sector are written far apart (decodes: measured 0.20-0.68 of the DRAM reads) each half written "
-    "back alone costs a read of its 64-byte DRAM unit, which the L2 model does not count "
-    "(docs/validation/2026-12-04-partial.md)")
+    "not exact: the main backward kernel's dK and dV rows ({row} bytes, per query head into flash-attn's "
+    "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
+    "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
+    "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
+    "or in windows of rounds); on the measured decodes at such head dims it reads 0.75-1.23 of the DRAM "
+    "bytes (docs/validation/2026-12-04-lines.md)")
 
 
 def _shared_sectors(problem: Problem) -> str | None:
-    """The L2 model's known gap for this backward launch, or None: GQA, rows of 2-byte
-    elements an odd number of 16-byte chunks long (d = 8 mod 16)."""
+    """What the L2 model is known to miss in this backward launch, or None: GQA, rows of
+    2-byte elements an odd number of 16-byte chunks long (d = 8 mod 16)."""
     row = unaligned_row_bytes(problem)
     return SHARED_SECTORS_NOTE.format(row=row) if row and problem.kv_heads != problem.heads else None
 

@@ -91,9 +91,9 @@ def result_table(r: Result) -> str:
 
 
 def _l2_lines(cache, cache_notes: dict | None = None) -> list[str]:
-    """The L2 model's lines: its totals (and the caches behind it), per kernel what it is known
-    to leave out (``cache_notes``: pass -> note), and per kernel estimated past the exact
-    model's budget, how."""
+    """The L2 model's lines: its totals (and the caches behind it), per kernel where it is known
+    to part from the measured (``cache_notes``: pass -> note), and per kernel estimated past the
+    exact model's budget, how."""
     s = cache.total
     parts = [
         f"L2 model (docs/cache.md{'; two partitions' if cache.partitions == 2 else ''}): "
@@ -104,7 +104,7 @@ def _l2_lines(cache, cache_notes: dict | None = None) -> list[str]:
         + "".join(f"; {name}: {format_bytes(t.read_bytes)} read requests, hit rate {100 * t.hit_rate:.1f}%"
                   for name, t in cache.outer_totals().items())]
     for kernel, note in (cache_notes or {}).items():
-        parts.append(f"L2 model, {kernel}: not counted: {note}")
+        parts.append(f"L2 model, {kernel}: {note}")
     for kernel, got in (cache.sampled or {}).items():
         how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
                f"playing {100 * got.rate:.2g}% of its requests, in windows of its rounds")

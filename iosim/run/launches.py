@@ -19,6 +19,7 @@ from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
+from ..models.cache.lines import Interleaved
 from ..models.cache.uniform import uniform_programs
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
@@ -213,7 +214,16 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
                 sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None,
-                ways=profile.cache.ways if halves else None)
+                ways=profile.cache.ways if halves else None, interleaved=_interleaved(launch))
+
+
+def _interleaved(launch: Launch) -> Interleaved | None:
+    """The launch's buffers of all query heads' rows side by side (flash-attn 2's GQA
+    backward: ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d)), for the L2 model's lines."""
+    k, p = launch.kernel, launch.problem
+    if k is None or not k.interleaved or p.dtype not in ("fp16", "bf16"):
+        return None
+    return Interleaved(k.interleaved, 2 * p.head_dim, p.heads, p.seq_len_kv, p.batch, k.batch_fastest)
 
 
 def _two_partitions(profile) -> bool:

@@ -30,8 +30,8 @@ the JSON Schema is docs/result.schema.json):
   (docs/cache.md), or windows of the rounds (``"windowed"``, with ``warm_up_reached``).
   ``l2_off`` (why the model was left off) instead only where no sample fits a budget: with
   the budgets in use, never for a profile with a cache. A real kernel's launch in
-  ``options.launches`` has ``l2_note`` where the L2 model is known to leave out traffic the
-  GPU measured (docs/cache.md).
+  ``options.launches`` has ``l2_note`` where the L2 model is known to part from what the
+  GPU measured, and by how much (docs/cache.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

@@ -13,6 +13,7 @@ cannot be made) are played in windows of their rounds (:mod:`.windows`): :meth:`
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
@@ -63,7 +64,7 @@ def replay(requests: list, **kw) -> CacheReport:
 def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, concurrency: dict,
          chunk_rows: int = 64, outer_levels: tuple = (), leads_group=lambda h: True, group_size: int = 1,
          method: str = "stream", uniform: dict | None = None, lockstep: bool = False, sides=None,
-         ways: int | None = None) -> Plan:
+         ways: int | None = None, interleaved=None) -> Plan:
     """One head's recorded ``requests``, to be played for every head through an LRU cache.
 
     ``kv_of_q(h)``: the K/V head that query head ``h`` reads; ``leads_group(h)``: whether
@@ -83,20 +84,23 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     caller has them: see the module's docstring; ``lockstep``: every thread block runs one
     program (the expanded programs are then one block's, whatever the length); ``sides(slots)``:
     the partition each resident slot reads through, for an L2 of two (:mod:`.partitions`);
-    ``ways``: the partitions are hashed sets of so many ways (:mod:`.sets`).
+    ``ways``: the partitions are hashed sets of so many ways (:mod:`.sets`); ``interleaved``: the
+    buffers that hold many heads' rows side by side (:class:`.lines.Interleaved`), played as
+    their lines where the heads are played exactly with two partitions.
     """
     kernels = list(dict.fromkeys(r.kernel for r in requests))
     intervals = uniform if callable(uniform) else (lambda: uniform)
     lazy = set() if lockstep or uniform is None else {k for k, u in intervals().items()
                                                       if int(u.lengths.sum()) > BUILD_STEPS}
-    programs = head_programs([r for r in requests if r.kernel not in lazy], chunk_rows)
+    programs = _marked(head_programs([r for r in requests if r.kernel not in lazy], chunk_rows), interleaved)
     kw = dict(heads=heads_total, kv_of_q=kv_of_q, leads_group=leads_group, group=group_size,
               capacity_bytes=capacity_bytes, sides=sides, ways=ways)
     costs = {k: int(uniform[k].lengths.sum()) * heads_total if k in lazy else
              cost(programs[k], concurrency.get(k, 1), outer_levels, **kw) for k in kernels}
 
     def every():                                     # the lazy kernels expanded: played exactly
-        built = {**programs, **head_programs([r for r in requests if r.kernel in lazy], chunk_rows)}
+        built = {**programs, **_marked(head_programs([r for r in requests if r.kernel in lazy], chunk_rows),
+                                       interleaved)}
         return {k: built[k] for k in kernels}
     def sample(budget, windowed):
         return _sampled_plan(programs, intervals() if windowed else None, lazy, costs, concurrency, budget,
@@ -106,6 +110,13 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
                                                                    **kw),
                 lambda budget: None if lazy or outer_levels else sample(budget, False),
                 None if uniform is None else lambda budget: sample(budget, True))
+
+
+def _marked(programs: dict, interleaved) -> dict:
+    """The programs, each with the run's interleaved buffers (:class:`.lines.Interleaved`)."""
+    if interleaved is None:
+        return programs
+    return {k: dataclasses.replace(p, interleaved=interleaved) for k, p in programs.items()}
 
 
 def _unequal(u) -> bool:

@@ -33,7 +33,7 @@ import numpy as np
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms
-from . import partitions
+from . import lines, partitions
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -164,7 +164,7 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
             def play_marked(h, marks, prog=prog, slots=slots):
                 spend(prog, h, slots)
                 s = stream(prog, h, slots, kv_of_q, leads_group, marks, sides=sides)
-                return _play_in_parts(s, capacity_bytes, outer_levels, ways)
+                return _play_in_parts(s, capacity_bytes, outer_levels, ways, prog if sides is not None else None)
 
             def play_heads(h: int, play_marked=play_marked) -> tuple:
                 return play_marked(h, ())[0]
@@ -235,7 +235,7 @@ def _copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, gr
     p = period(slots, len(prog.cta_class), group)
     times, rest = divmod(heads, p)
     lengths = prog.lengths
-    if times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
+    if lines.applies(prog.interleaved) or times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
         return None
     return p, times, rest
 
@@ -257,8 +257,13 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     partitions, of ``ways``-way sets where given), its repeats counted as hits (and,
     ``by_issuer``, every counter per query head too); None where one LRU cannot play it
     exactly (two partitions always can)."""
-    got = partitions.played(s.key_parts, s.key_ids(), s.size, s.write, s.side, capacity_bytes, s.cuts,
+    ids = s.key_ids()
+    got = partitions.played(s.key_parts, ids, s.size, s.write, s.side, capacity_bytes, s.cuts,
                             s.issuer if by_issuer else None, ways)
+    if got is not None and s.lines is not None:
+        if got.hits is None:                    # the reference played it: no stays to count halves from
+            return None
+        lines.correct(got, ids, s.size, s.lines, [*s.cuts, len(s.size)], s.issuer if by_issuer else None)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)
@@ -270,12 +275,18 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     return got
 
 
-def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple, ways=None) -> tuple:
+def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple, ways=None, prog: HeadPrograms | None = None) -> tuple:
     """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
     stats at each of ``s.cuts``], every counter per query head or None); the dirty bytes
     left are the end's only. One cache with no level behind it is played at once
-    (:mod:`.stack`) where that is exact, and only then counted per head."""
-    got = None if outer_levels else _stacked(s, capacity_bytes, by_issuer=True, ways=ways)
+    (:mod:`.stack`) where that is exact, and only then counted per head; given ``prog``, with
+    its buffers of many heads' rows as the lines they share (:mod:`.lines`) where it has any."""
+    got = None
+    if prog is not None and not outer_levels:
+        split = lines.apply(s, prog.tensors, prog.interleaved)
+        got = None if split is s else _stacked(split, capacity_bytes, by_issuer=True, ways=ways)
+    if got is None and not outer_levels:
+        got = _stacked(s, capacity_bytes, by_issuer=True, ways=ways)
     if got is not None:
         return (got.stats, {}), [(m, {}) for m in got.marks], got.by_group
     cache, chain = _caches(capacity_bytes, outer_levels)

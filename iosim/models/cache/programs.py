@@ -19,6 +19,7 @@ loop), each member's body in record order.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -65,6 +66,10 @@ class HeadPrograms:
     classes: tuple
     cta_class: np.ndarray
     cta_row: np.ndarray
+    #: tensor name -> its number in the chunks' keys
+    tensors: dict = dataclasses.field(default_factory=dict)
+    #: the kernel's buffers of many heads' rows side by side (:class:`.lines.Interleaved`), if any
+    interleaved: object = None
 
     @property
     def lengths(self) -> np.ndarray:
@@ -126,7 +131,7 @@ def _kernel(groups: dict, chunk_rows: int) -> HeadPrograms:
     width = max(k.shape[1] for k in keys)
     table = np.concatenate([np.pad(k, ((0, 0), (0, width - k.shape[1]))) for k in keys])
     order = np.lexsort(table.T[::-1])
-    return HeadPrograms(tuple(CtaClass(**t) for t, _ in classes), cls[order], row[order])
+    return HeadPrograms(tuple(CtaClass(**t) for t, _ in classes), cls[order], row[order], dict(tensors))
 
 
 def _same_program(a: dict, b: dict) -> bool:

@@ -70,6 +70,8 @@ class Stream:
     issuer: np.ndarray | None = None
     #: per request: the L2 partition its thread block reads through (None: one partition)
     side: np.ndarray | None = None
+    #: where written chunks were split into the lines they share (:func:`.lines.apply`)
+    lines: object = None
 
     @functools.cached_property
     def keys(self) -> list:

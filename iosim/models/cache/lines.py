@@ -1,0 +1,227 @@
+"""Rows of many heads in one buffer: the L2's lines they share, and sectors written in halves.
+
+flash-attn 2's backward under GQA writes dK and dV per query head into buffers laid out
+(B, N_kv, H, d) (``dk_expanded``, ``dv_expanded`` in flash_api.cpp's ``mha_bwd``): a row's
+neighbours in memory are the same key's rows of query heads h − 1 and h + 1, which other
+thread blocks write, B · ⌈N_kv / 128⌉ blocks apart in launch order
+(docs/validation/2026-12-04-partial.md). Where a row of R bytes is not a whole number of
+128-byte lines, two things follow that the L2 model's chunks of one head's rows miss:
+
+* **Lines.** The L2 holds whole 128-byte lines: a head's rows take every line they touch
+  until the neighbours' rows fill the rest, and a neighbour that writes while the line is
+  held adds nothing. So the written chunks of such a buffer are played as its *lines*:
+  the requests of head h for rows [n0, n0 + r) become one request per line k that the
+  bytes [h R, (h + 1) R) of a key's H rows touch, keyed by (batch, line, rows), each of
+  128 · r bytes: heads h and h + 1 request the line they share, and the second request
+  hits when it is still held. (A key's H rows are taken to start on a line: exact where
+  H · R is a multiple of 128, e.g. H a multiple of 8.)
+* **Sectors written in halves.** Where R ≡ 16 (mod 32), every other row boundary falls
+  inside a 32-byte sector. A line evicted with such a sector written only in part is
+  written back by a read-modify-write of the 64-byte DRAM unit that holds it
+  (docs/validation/2026-12-04-half-sectors.md). So a boundary whose second half's request
+  misses (its line was evicted since the first half's) costs 64 bytes a row of DRAM reads
+  for the first half's stay, and 64 more for the second's where that stay is written back
+  within the kernel.
+
+The DRAM writes are the written sectors of each stay written back (a partial sector as a
+whole one), not its lines: the stack plays lines, and :func:`correct` counts them back.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+LINE, SECTOR, UNIT = 128, 32, 64
+
+
+@dataclass(frozen=True)
+class Interleaved:
+    """Which tensors of a kernel hold rows of all query heads side by side, and how."""
+
+    tensors: tuple          # the tensors' names (e.g. dK_expanded, dV_expanded)
+    row_bytes: int          # R: one head's row
+    heads: int              # H: query heads per batch
+    rows: int               # N_kv: key rows per batch
+    batch: int
+    #: heads launch as h·B + b (flash-attn 2's grids), else b·H + h
+    batch_fastest: bool
+    chunk_rows: int = 64
+
+    def batch_head(self, ell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(b, h) of each launch-ordered query head ``ell``."""
+        if self.batch_fastest and self.batch > 1:
+            return ell % self.batch, ell // self.batch
+        return ell // self.heads, ell % self.heads
+
+
+@dataclass(frozen=True)
+class Split:
+    """What :func:`split` made of a stream: per request of the new stream, its bytes written
+    (sectors, a partial one whole; 0 for a request it did not make) and, per boundary written
+    in halves, the two requests (first, second) of its line and its rows."""
+
+    sector_bytes: np.ndarray
+    #: per request of the new stream: its bytes beyond what it writes (a line's bytes less the
+    #: row bytes in it), which :func:`correct` takes back from the L2's write requests
+    excess: np.ndarray
+    first: np.ndarray
+    second: np.ndarray
+    rows: np.ndarray
+
+
+def applies(spec: Interleaved | None) -> bool:
+    """Whether a row of ``spec``'s buffers leaves lines to share (R not a multiple of 128)."""
+    return spec is not None and spec.row_bytes % LINE != 0
+
+
+def apply(s, tensors: dict, spec: Interleaved | None):
+    """The stream ``s`` (a :class:`.stream.Stream`) with the written chunks of ``spec``'s
+    tensors as their lines (``s.lines``: the :class:`Split`), or ``s`` itself where nothing
+    is split (``tensors``: the kernel's names -> numbers in its keys)."""
+    ids = [tensors[t] for t in spec.tensors if t in tensors] if applies(spec) else []
+    if not ids or not len(s.size):
+        return s
+    count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
+    if not len(sp.sector_bytes) or not sp.sector_bytes.any():
+        return s
+    starts = np.concatenate([[0], np.cumsum(count)])
+    pick = (lambda a: None if a is None else a[src])
+    return dataclasses.replace(s, key_parts=parts, size=size, write=s.write[src], repeats=s.repeats[src],
+                               cuts=[int(starts[c]) for c in s.cuts], issuer=pick(s.issuer), side=pick(s.side),
+                               lines=sp)
+
+
+def split(key_parts, size, write, tensor_ids: list, spec: Interleaved):
+    """(per old request: how many new requests it becomes; the new key parts and sizes; per
+    new request, the old one it comes from; the :class:`Split`). ``tensor_ids``: the
+    kernel's numbers for ``spec.tensors``."""
+    hi, lo = key_parts[:, 1], key_parts[:, 2]
+    mask = np.isin((hi >> 26) >> 9, tensor_ids) & (write == 1)
+    b, h = spec.batch_head(key_parts[:, 0])
+    r = spec.row_bytes
+    k0, k1 = h * r // LINE, ((h + 1) * r - 1) // LINE
+    count = np.where(mask, k1 - k0 + 1, 1)
+    src = np.repeat(np.arange(len(size)), count)
+    within = np.arange(len(src)) - np.repeat(np.cumsum(count) - count, count)
+    m = mask[src]
+    line = np.where(m, k0[src] + within, -1)
+    rows = lo[src] % (spec.chunk_rows + 1)
+    parts = key_parts[src].copy()
+    parts[m, 0] = b[src][m]
+    parts[m, 1] = hi[src][m] + line[m]          # the column field: these rows are written whole
+    new_size = np.where(m, LINE * rows, size[src])
+    start, end = np.maximum(h[src] * r, line * LINE), np.minimum((h[src] + 1) * r, (line + 1) * LINE)
+    sectors = (end - 1) // SECTOR - start // SECTOR + 1
+    sector_bytes = np.where(m, SECTOR * sectors * rows, 0)
+    excess = np.where(m, new_size - (end - start) * rows, 0)
+    halves = _halves(parts, line, h[src], b[src], lo[src], m, spec)
+    return count, parts, new_size, src, Split(sector_bytes, excess, *halves)
+
+
+def _halves(parts, line, h, b, lo, m, spec: Interleaved):
+    """(first, second, rows) of each boundary between heads h and h + 1 that falls inside a
+    sector: the requests of the two heads for the line that holds it, and the rows (of the
+    chunk's n0 … n0 + r − 1) where the row index (b·N_kv + n)·H + h + 1 is odd."""
+    r = spec.row_bytes
+    empty = np.zeros(0, np.int64)
+    if r % SECTOR != SECTOR // 2:
+        return empty, empty, empty
+    n0, rows = lo // (spec.chunk_rows + 1), lo % (spec.chunk_rows + 1)
+    if spec.heads % 2:                        # parity of b·N_kv + n + h + 1
+        odd = (rows + (n0 + b * spec.rows + h + 1) % 2) // 2
+    else:                                     # parity of h + 1
+        odd = np.where((h + 1) % 2 == 1, rows, 0)
+    at = m & (line == (h + 1) * r // LINE) & (h + 1 < spec.heads) & (odd > 0)
+    i = np.flatnonzero(at)
+    code, want = _codes(np.column_stack([parts, h]), np.column_stack([parts[i], h[i] + 1]))
+    order = np.argsort(code, kind="stable")
+    pos = np.minimum(np.searchsorted(code[order], want), len(order) - 1)
+    found = code[order][pos] == want
+    j = order[pos][found]
+    i = i[found]
+    return np.minimum(i, j), np.maximum(i, j), odd[i]
+
+
+def _codes(rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """One integer per row of ``rows`` and of ``wanted`` (equal rows, equal integers)."""
+    _, code = np.unique(np.concatenate([rows, wanted]), axis=0, return_inverse=True)
+    code = code.reshape(-1)
+    return code[:len(rows)], code[len(rows):]
+
+
+def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issuer=None) -> None:
+    """Count into ``got`` (a :class:`.stack.Played` of two partitions, with ``hits`` and its
+    parts' stays) the read-modify-writes of the boundaries written in halves, and the
+    written sectors in place of the lines of each stay written back or left dirty; at each
+    of ``ends`` (the cuts, then the stream's end)."""
+    n = len(ids)
+    pos = _stay_ends(got, ids, n)
+    torn = ~_held(ids, got.hits, sp.first, sp.second)
+    first, second, rows = sp.first[torn], sp.second[torn], sp.rows[torn]
+    when = np.concatenate([pos[first], pos[second]])
+    extra = np.concatenate([UNIT * rows, UNIT * rows])
+    stays = _stays(ids, got.hits, pos, sizes, sp)
+    stats = [*got.marks, got.stats]
+    excess = np.concatenate([[0], np.cumsum(sp.excess)])
+    for s, c in zip(stats, ends):
+        s.write_bytes -= int(excess[c])
+        s.dram_read_bytes += int(extra[when < c].sum())
+        s.dram_write_bytes -= int(stays["over"][stays["pos"] < c].sum())
+    got.stats.dirty_bytes_left -= int(stays["over"][stays["pos"] >= n].sum())
+    if got.by_group is not None and issuer is not None:
+        g, width = np.asarray(issuer), len(got.by_group["dram_read_bytes"])
+        got.by_group["write_bytes"] -= np.bincount(g, sp.excess, minlength=width).astype(np.int64)
+        back = when < n
+        got.by_group["dram_read_bytes"] += np.bincount(g[np.concatenate([first, second])][back], extra[back],
+                                                       minlength=width).astype(np.int64)
+        for name, keep in (("dram_write_bytes", stays["pos"] < n), ("dirty_bytes_left", stays["pos"] >= n)):
+            got.by_group[name] -= np.bincount(g[stays["last"][keep]], stays["over"][keep],
+                                              minlength=width).astype(np.int64)
+
+
+def _held(ids, hits, first, second) -> np.ndarray:
+    """Per boundary: whether its line was held from the first half's request to the second's
+    (no miss of the key in between)."""
+    order = np.argsort(ids, kind="stable")
+    where = np.empty(len(ids), np.int64)
+    where[order] = np.arange(len(ids))
+    misses = np.cumsum(~hits[order])
+    return misses[where[second]] == misses[where[first]]
+
+
+def _stay_ends(got, ids, n) -> np.ndarray:
+    """Per request: the request before which its stay is written back (n: never, within the
+    stream), from the partitions' dirty stays (a stay is named by its last write)."""
+    pos = np.full(n, n, np.int64)
+    for part in got.parts or [got]:
+        st = part.stays
+        np.minimum.at(pos, st["token"], st["pos"])
+    last = _last_of_stay(ids, got.hits)
+    return pos[last]
+
+
+def _last_of_stay(ids, hits) -> np.ndarray:
+    """Per request: the last request of its key's stay (the run from a miss up to the next)."""
+    order = np.argsort(ids, kind="stable")
+    key = ids[order]
+    start = ~hits[order] | np.concatenate([[True], key[1:] != key[:-1]])
+    run = np.cumsum(start) - 1
+    ends = order[np.flatnonzero(np.concatenate([start[1:], [True]]))] if len(order) else order
+    out = np.empty(len(ids), np.int64)
+    out[order] = ends[run]
+    return out
+
+
+def _stays(ids, hits, pos, sizes, sp: Split) -> dict:
+    """Per stay of a split line (named by its last request): its line bytes less its written
+    sectors' bytes (what :func:`correct` takes back from the writes), and its ``pos``."""
+    last = _last_of_stay(ids, hits)
+    split = sp.sector_bytes > 0
+    names, at = np.unique(last[split], return_inverse=True)
+    written = np.bincount(at.reshape(-1), sp.sector_bytes[split], minlength=len(names))
+    whole = _held(ids, hits, sp.first, sp.second)               # a shared sector counted once
+    np.subtract.at(written, np.searchsorted(names, last[sp.second[whole]]), SECTOR * sp.rows[whole])
+    return {"last": names, "over": sizes[names] - written, "pos": pos[names]}

@@ -1,0 +1,129 @@
+"""Buffers of many heads' rows, played as the lines they share (iosim.models.cache.lines).
+
+The stack's count (lines.correct after stack.play) is checked against a direct, request by
+request LRU of 128-byte lines that keeps, per line, which heads wrote it since it was
+filled: a line evicted dirty writes its written sectors back, and reads 64 bytes a row for
+each sector that only one of its two heads wrote."""
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from iosim.models.cache import lines, stack
+from iosim.models.cache.lines import Interleaved
+
+TENSOR = 7                       # the written tensor's number in the keys
+HI = (TENSOR * 512) << 26
+
+
+def _requests(spec: Interleaved, rng, reads: int):
+    """Every head's writes of every chunk of the buffer, in launch order, with reads of other
+    chunks between them: (key parts, sizes, writes) before the split."""
+    parts, sizes, writes = [], [], []
+    for ell in range(spec.batch * spec.heads):
+        for n0 in range(0, spec.rows, spec.chunk_rows):
+            r = min(spec.chunk_rows, spec.rows - n0)
+            parts.append((ell, HI, n0 * (spec.chunk_rows + 1) + r))
+            sizes.append(r * spec.row_bytes)
+            writes.append(1)
+            for _ in range(rng.integers(0, reads + 1)):
+                parts.append((0, 1 << 26, int(rng.integers(0, 40)) * 65 + 64))
+                sizes.append(4096)
+                writes.append(0)
+    return np.array(parts, np.int64), np.array(sizes, np.int64), np.array(writes, np.int64)
+
+
+def _sectors(spec, h, line) -> set:
+    start, end = max(h * spec.row_bytes, line * 128), min((h + 1) * spec.row_bytes, (line + 1) * 128)
+    return set(range(start // 32, (end - 1) // 32 + 1)) if end > start else set()
+
+
+def _written_back(spec, key, heads, rows, n0, b):
+    """(bytes written, bytes read-modify-written) when a line written by ``heads`` leaves."""
+    line = key[1] - HI
+    sectors = set().union(*(_sectors(spec, h, line) for h in heads))
+    rmw = 0
+    for h in range(spec.heads - 1):
+        edge = (h + 1) * spec.row_bytes
+        if edge // 128 == line and edge % 32 == 16 and (h in heads) != (h + 1 in heads):
+            odd = sum(((b * spec.rows + n) * spec.heads + h + 1) % 2 for n in range(n0, n0 + rows))
+            rmw += 64 * odd
+    return 32 * len(sectors) * rows, rmw
+
+
+def _reference(spec, parts, sizes, writes, heads, capacity):
+    """DRAM (read, written, dirty left) of the split stream, line by line."""
+    cache, used = OrderedDict(), 0
+    read = written = 0
+
+    def leave(key, entry):
+        nonlocal read, written
+        size, who, dirty, rows, n0, b = entry
+        if not dirty:
+            return
+        if who is None:
+            written += size
+            return
+        w, r = _written_back(spec, key, who, rows, n0, b)
+        written, read = written + w, read + r
+
+    for key, size, write, h in zip(map(tuple, parts.tolist()), sizes.tolist(), writes.tolist(), heads.tolist()):
+        entry = cache.get(key)
+        if entry is None:
+            read += size if not write else 0
+            split = h >= 0
+            rows, n0 = key[2] % 65, key[2] // 65
+            entry = [size, set() if split else None, False, rows, n0, key[0]]
+            cache[key] = entry
+            used += size
+            while used > capacity:
+                old, e = cache.popitem(last=False)
+                used -= e[0]
+                leave(old, e)
+        else:
+            cache.move_to_end(key)
+        if write:
+            entry[2] = True
+            if entry[1] is not None:
+                entry[1].add(h)
+    left = sum(_written_back(spec, k, e[1], e[3], e[4], e[5])[0] if e[1] is not None else e[0]
+               for k, e in cache.items() if e[2])
+    return read, written, left
+
+
+@pytest.mark.parametrize("d, heads, batch, rows", [(72, 4, 1, 130), (40, 8, 2, 64), (40, 5, 1, 70), (96, 4, 2, 64),
+                                                   (200, 2, 3, 100), (8, 6, 1, 64)])
+@pytest.mark.parametrize("capacity_lines", [60, 150, 400])
+def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, capacity_lines):
+    rng = np.random.default_rng(d * 1000 + capacity_lines)
+    spec = Interleaved(("dK_expanded",), 2 * d, heads, rows, batch, batch_fastest=False)
+    parts, sizes, writes = _requests(spec, rng, reads=3)
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, [TENSOR], spec)
+    new_writes = writes[src]
+    b, h = spec.batch_head(parts[:, 0])
+    head_of = np.where((new_writes == 1) & (parts[src, 1] >> 26 >> 9 == TENSOR), h[src], -1)
+    ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
+    capacity = capacity_lines * 128 * 64
+    got = stack.play(ids, new_sizes, new_writes, capacity, hits=True, stays=True)
+    lines.correct(got, ids, new_sizes, sp, [len(ids)])
+    want = _reference(spec, new_parts, new_sizes, new_writes, head_of, capacity)
+    assert (got.stats.dram_read_bytes, got.stats.dram_write_bytes, got.stats.dirty_bytes_left) == want
+    assert got.stats.write_bytes == int(sizes[writes == 1].sum())      # the L2 is asked for the rows' bytes
+
+
+def test_a_row_of_72_elements_is_split_into_the_lines_it_touches():
+    spec = Interleaved(("dK_expanded",), 144, 4, 64, 1, batch_fastest=False)
+    parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), [TENSOR], spec)
+    assert count.tolist() == [2, 2, 2, 2]
+    assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 4]        # line k of a key's 4 rows
+    assert sizes.tolist() == [128 * 64] * 8
+    assert (sp.sector_bytes // 64).tolist() == [128, 32, 128, 32, 96, 64, 96, 64]    # a partial sector whole
+    # rows 0|1 and 2|3 meet 16 bytes into a sector (at 144 and 432), rows 1|2 on one (288)
+    assert list(zip(sp.first.tolist(), sp.second.tolist(), sp.rows.tolist())) == [(1, 2, 64), (5, 6, 64)]
+
+
+def test_rows_that_fill_whole_lines_are_not_split():
+    spec = Interleaved(("dK_expanded",), 256, 4, 64, 1, batch_fastest=False)
+    assert not lines.applies(spec)
