@@ -27,6 +27,11 @@ CASES = [
      "forward"),
     ("fa2 fwd+bwd N=4096 d=128 B=4 × H=32", "—", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
      "forward+backward"),
+    # GQA backwards whose dK, dV rows share lines (docs/validation/2026-12-04-lines.md)
+    ("fa2 bwd N=32768 d=72 B=2 × H=16 on 4", "—", Problem(seq_len=32768, head_dim=72, batch=2, heads=16, kv_heads=4),
+     "backward"),
+    ("fa2 bwd decode N_kv=12345 d=40 B=8 × H=32 on 8", "—",
+     Problem(seq_len_q=1, seq_len_kv=12345, head_dim=40, batch=8, heads=32, kv_heads=8), "backward"),
 ]
 
 

@@ -146,9 +146,13 @@ def _halves(parts, line, h, b, lo, m, spec: Interleaved):
 
 
 def _codes(rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per row of ``rows`` and of ``wanted`` (equal rows, equal integers)."""
-    _, code = np.unique(np.concatenate([rows, wanted]), axis=0, return_inverse=True)
-    code = code.reshape(-1)
+    """One integer per row of ``rows`` and of ``wanted`` (equal rows, equal integers): each
+    column named densely, then the columns in mixed radix."""
+    both = np.concatenate([rows, wanted])
+    code = np.zeros(len(both), np.int64)
+    for c in both.T:
+        values, dense = np.unique(c, return_inverse=True)
+        code = code * len(values) + dense.reshape(-1)
     return code[:len(rows)], code[len(rows):]
 
 
@@ -158,12 +162,15 @@ def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issu
     written sectors in place of the lines of each stay written back or left dirty; at each
     of ``ends`` (the cuts, then the stream's end)."""
     n = len(ids)
-    pos = _stay_ends(got, ids, n)
-    torn = ~_held(ids, got.hits, sp.first, sp.second)
+    order = np.argsort(ids, kind="stable")
+    last = _last_of_stay(ids, got.hits, order)
+    pos = _stay_ends(got, last, n)
+    held = _held(got.hits, order, sp.first, sp.second)
+    torn = ~held
     first, second, rows = sp.first[torn], sp.second[torn], sp.rows[torn]
     when = np.concatenate([pos[first], pos[second]])
     extra = np.concatenate([UNIT * rows, UNIT * rows])
-    stays = _stays(ids, got.hits, pos, sizes, sp)
+    stays = _stays(last, held, pos, sizes, sp)
     stats = [*got.marks, got.stats]
     excess = np.concatenate([[0], np.cumsum(sp.excess)])
     for s, c in zip(stats, ends):
@@ -182,30 +189,29 @@ def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issu
                                               minlength=width).astype(np.int64)
 
 
-def _held(ids, hits, first, second) -> np.ndarray:
+def _held(hits, order, first, second) -> np.ndarray:
     """Per boundary: whether its line was held from the first half's request to the second's
-    (no miss of the key in between)."""
-    order = np.argsort(ids, kind="stable")
-    where = np.empty(len(ids), np.int64)
-    where[order] = np.arange(len(ids))
+    (no miss of the key in between; ``order``: the requests sorted stably by key)."""
+    where = np.empty(len(order), np.int64)
+    where[order] = np.arange(len(order))
     misses = np.cumsum(~hits[order])
     return misses[where[second]] == misses[where[first]]
 
 
-def _stay_ends(got, ids, n) -> np.ndarray:
+def _stay_ends(got, last, n) -> np.ndarray:
     """Per request: the request before which its stay is written back (n: never, within the
-    stream), from the partitions' dirty stays (a stay is named by its last write)."""
+    stream), from the partitions' dirty stays (a stay is named by its last write; ``last``:
+    each request's stay's last request)."""
     pos = np.full(n, n, np.int64)
     for part in got.parts or [got]:
         st = part.stays
         np.minimum.at(pos, st["token"], st["pos"])
-    last = _last_of_stay(ids, got.hits)
     return pos[last]
 
 
-def _last_of_stay(ids, hits) -> np.ndarray:
-    """Per request: the last request of its key's stay (the run from a miss up to the next)."""
-    order = np.argsort(ids, kind="stable")
+def _last_of_stay(ids, hits, order) -> np.ndarray:
+    """Per request: the last request of its key's stay (the run from a miss up to the next;
+    ``order``: the requests sorted stably by key)."""
     key = ids[order]
     start = ~hits[order] | np.concatenate([[True], key[1:] != key[:-1]])
     run = np.cumsum(start) - 1
@@ -215,13 +221,12 @@ def _last_of_stay(ids, hits) -> np.ndarray:
     return out
 
 
-def _stays(ids, hits, pos, sizes, sp: Split) -> dict:
+def _stays(last, held, pos, sizes, sp: Split) -> dict:
     """Per stay of a split line (named by its last request): its line bytes less its written
-    sectors' bytes (what :func:`correct` takes back from the writes), and its ``pos``."""
-    last = _last_of_stay(ids, hits)
+    sectors' bytes (what :func:`correct` takes back from the writes), and its ``pos``
+    (``held``: per boundary, whether both halves are in one stay)."""
     split = sp.sector_bytes > 0
     names, at = np.unique(last[split], return_inverse=True)
     written = np.bincount(at.reshape(-1), sp.sector_bytes[split], minlength=len(names))
-    whole = _held(ids, hits, sp.first, sp.second)               # a shared sector counted once
-    np.subtract.at(written, np.searchsorted(names, last[sp.second[whole]]), SECTOR * sp.rows[whole])
+    np.subtract.at(written, np.searchsorted(names, last[sp.second[held]]), SECTOR * sp.rows[held])   # once
     return {"last": names, "over": sizes[names] - written, "pos": pos[names]}
