@@ -77,11 +77,17 @@ def applies(spec: Interleaved | None) -> bool:
     return spec is not None and spec.row_bytes % LINE != 0
 
 
+def touched(tensors: dict, spec: Interleaved | None) -> list:
+    """The numbers, in a kernel's keys (``tensors``: names -> numbers), of the buffers of
+    ``spec`` that it touches and that leave lines to share; [] where none."""
+    return [tensors[t] for t in spec.tensors if t in tensors] if applies(spec) else []
+
+
 def apply(s, tensors: dict, spec: Interleaved | None):
     """The stream ``s`` (a :class:`.stream.Stream`) with the written chunks of ``spec``'s
     tensors as their lines (``s.lines``: the :class:`Split`), or ``s`` itself where nothing
     is split (``tensors``: the kernel's names -> numbers in its keys)."""
-    ids = [tensors[t] for t in spec.tensors if t in tensors] if applies(spec) else []
+    ids = touched(tensors, spec)
     if not ids or not len(s.size):
         return s
     count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
@@ -157,8 +163,8 @@ def _codes(rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray
 
 
 def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issuer=None) -> None:
-    """Count into ``got`` (a :class:`.stack.Played` of two partitions, with ``hits`` and its
-    parts' stays) the read-modify-writes of the boundaries written in halves, and the
+    """Count into ``got`` (a :class:`.stack.Played` of two partitions or of one LRU, with
+    ``hits`` and the dirty stays) the read-modify-writes of the boundaries written in halves, and the
     written sectors in place of the lines of each stay written back or left dirty; at each
     of ``ends`` (the cuts, then the stream's end)."""
     n = len(ids)

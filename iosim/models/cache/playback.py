@@ -235,7 +235,9 @@ def _copies(prog: HeadPrograms, heads: int, slots: int, kv_of_q, leads_group, gr
     p = period(slots, len(prog.cta_class), group)
     times, rest = divmod(heads, p)
     lengths = prog.lengths
-    if lines.applies(prog.interleaved) or times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
+    if times < 2 or not (lengths == lengths[0]).all() or not _repeats_every(p, times, kv_of_q, leads_group):
+        return None
+    if lines.touched(prog.tensors, prog.interleaved):       # heads share lines: no copies of a pattern
         return None
     return p, times, rest
 
@@ -261,7 +263,7 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     got = partitions.played(s.key_parts, ids, s.size, s.write, s.side, capacity_bytes, s.cuts,
                             s.issuer if by_issuer else None, ways)
     if got is not None and s.lines is not None:
-        if got.hits is None:                    # the reference played it: no stays to count halves from
+        if got.hits is None:     # the reference played it (turns unsettled): no stays; the caller plays chunks
             return None
         lines.correct(got, ids, s.size, s.lines, [*s.cuts, len(s.size)], s.issuer if by_issuer else None)
     if got is not None:
