@@ -153,7 +153,7 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the measured launches at such head dims it reads 0.75-1.25 of the DRAM "
+    "or in windows of rounds); on the measured launches at such head dims it reads 0.74-1.08 of the DRAM "
     "bytes (docs/validation/2026-12-04-lines.md)")
 
 

@@ -3,7 +3,8 @@
 The stack's count (lines.correct after stack.play) is checked against a direct, request by
 request LRU of 128-byte lines that keeps, per line, which heads wrote it since it was
 filled: a line evicted dirty writes its written sectors back, and reads 64 bytes a row for
-each sector that only one of its two heads wrote."""
+each sector that only the first of its two heads wrote (the second head's half, written after
+the line left, reads nothing: docs/validation/2026-12-04-lines.md)."""
 
 from collections import OrderedDict
 
@@ -46,7 +47,7 @@ def _written_back(spec, key, heads, rows, n0, b):
     rmw = 0
     for h in range(spec.heads - 1):
         edge = (h + 1) * spec.row_bytes
-        if edge // 128 == line and edge % 32 == 16 and (h in heads) != (h + 1 in heads):
+        if edge // 128 == line and edge % 32 == 16 and h in heads and h + 1 not in heads:
             odd = sum(((b * spec.rows + n) * spec.heads + h + 1) % 2 for n in range(n0, n0 + rows))
             rmw += 64 * odd
     return 32 * len(sectors) * rows, rmw

@@ -20,8 +20,10 @@ thread blocks write, B · ⌈N_kv / 128⌉ blocks apart in launch order
   written back by a read-modify-write of the 64-byte DRAM unit that holds it
   (docs/validation/2026-12-04-half-sectors.md). So a boundary whose second half's request
   misses (its line was evicted since the first half's) costs 64 bytes a row of DRAM reads
-  for the first half's stay, and 64 more for the second's where that stay is written back
-  within the kernel.
+  when the first half's stay is written back. The L2's counters say one such read for each
+  torn boundary, not one for each of its two stays: the DRAM reads that no SM read or
+  reduction missed are 0.95-1.16 of 64 bytes a torn boundary on three decodes, where two
+  would be twice that (docs/validation/2026-12-04-lines.md, "Where the reads come from").
 
 The DRAM writes are the written sectors of each stay written back (a partial sector as a
 whole one), not its lines: the stack plays lines, and :func:`correct` counts them back.
@@ -173,9 +175,8 @@ def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issu
     pos = _stay_ends(got, last, n)
     held = _held(got.hits, order, sp.first, sp.second)
     torn = ~held
-    first, second, rows = sp.first[torn], sp.second[torn], sp.rows[torn]
-    when = np.concatenate([pos[first], pos[second]])
-    extra = np.concatenate([UNIT * rows, UNIT * rows])
+    first, rows = sp.first[torn], sp.rows[torn]
+    when, extra = pos[first], UNIT * rows              # read when the first half's stay leaves
     stays = _stays(last, held, pos, sizes, sp)
     stats = [*got.marks, got.stats]
     excess = np.concatenate([[0], np.cumsum(sp.excess)])
@@ -188,8 +189,7 @@ def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issu
         g, width = np.asarray(issuer), len(got.by_group["dram_read_bytes"])
         got.by_group["write_bytes"] -= np.bincount(g, sp.excess, minlength=width).astype(np.int64)
         back = when < n
-        got.by_group["dram_read_bytes"] += np.bincount(g[np.concatenate([first, second])][back], extra[back],
-                                                       minlength=width).astype(np.int64)
+        got.by_group["dram_read_bytes"] += np.bincount(g[first][back], extra[back], minlength=width).astype(np.int64)
         for name, keep in (("dram_write_bytes", stays["pos"] < n), ("dirty_bytes_left", stays["pos"] >= n)):
             got.by_group[name] -= np.bincount(g[stays["last"][keep]], stays["over"][keep],
                                               minlength=width).astype(np.int64)
