@@ -178,3 +178,22 @@ def test_a_sector_written_in_halves_reads_dram_when_evicted_partly_written():
         assert abs(got[(4 * mb, 96 * mb, 0, second)] - halves * 32 / 1e6) < 0.5
     assert abs(got[(4 * mb, 0, 48 * mb, 1)] - got[(4 * mb, 48 * mb, 0, 1)]) < 0.5
     assert got[(4 * mb, 0, 0, 1)] < 2 and got[(4 * mb, 0, 0, 0)] < 1
+
+
+def test_a_missed_sector_brings_its_64_byte_unit():
+    """docs/validation/2026-12-04-reductions.md: a 4-byte load into one sector of each cold line
+    reads 64 bytes a line from DRAM, the same as into both sectors of its 64-byte unit, half of
+    loads into two units; a reduction's missed sector brings its unit too (two sectors of a unit
+    reduced: 64 bytes a line, one missed sector a line; the unit's other sector then hits)."""
+    load_module("l2_reductions_ncu", ROOT / "benchmarks" / "l2_reductions_ncu.py")
+    from l2_shared_ncu import summary
+    lines = 1 << 17
+    got = {(c["op"], tuple(c["offsets"])): m for c, m in
+           summary(str(ROOT / "docs" / "validation" / "2026-12-04-reductions"), "l2_reductions.csv")}
+    per_line = {k: round(m["dram__bytes_read.sum"] * 1e6 / lines) for k, m in got.items()}
+    assert per_line[("load", (0,))] == per_line[("load", (0, 32))] == 64
+    assert per_line[("load", (0, 64))] == per_line[("load", (0, 32, 64, 96))] == 128
+    assert per_line[("red", (0, 32))] == 64 and per_line[("red", (0, 32, 64, 96))] == 128
+    missed = {k: round(m["lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum"] * 1e6 / 32 / lines, 2)
+              for k, m in got.items() if k[0] == "red"}
+    assert missed[("red", (0, 32))] == 1 and missed[("red", (0, 32, 64, 96))] == 2
