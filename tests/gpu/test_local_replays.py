@@ -197,3 +197,20 @@ def test_a_missed_sector_brings_its_64_byte_unit():
     missed = {k: round(m["lts__t_sectors_srcunit_tex_op_red_lookup_miss.sum"] * 1e6 / 32 / lines, 2)
               for k, m in got.items() if k[0] == "red"}
     assert missed[("red", (0, 32))] == 1 and missed[("red", (0, 32, 64, 96))] == 2
+
+
+def test_reductions_into_one_tile_go_at_a_rate_per_line():
+    """docs/validation/2026-12-04-red-contention.md: 15,040 blocks adding 128-row fp32 tiles in an
+    accumulator fragment's order: into one 32 KB tile about 1,180 µs, into two about half that,
+    into 64 or more about 430 µs; a tile twice as wide (one tile) goes at twice the rate; the
+    fragment's order makes eight L2 requests a warp instruction."""
+    load_module("l2_red_contention_ncu", ROOT / "benchmarks" / "l2_red_contention_ncu.py")
+    from l2_shared_ncu import summary
+    got = {(c["d"], c["regions"], c["pattern"]): m for c, m in
+           summary(str(ROOT / "docs" / "validation" / "2026-12-04-red-contention"), "l2_red_contention.csv")}
+    t = {k: m["gpu__time_duration.sum"] for k, m in got.items()}
+    assert 1100 < t[(64, 1, "mma")] < 1250 and 0.45 < t[(64, 2, "mma")] / t[(64, 1, "mma")] < 0.55
+    assert 400 < t[(64, 64, "mma")] < 460 and abs(t[(64, 256, "mma")] - t[(64, 64, "mma")]) < 10
+    reds = 15040 * 128 * 64
+    assert abs((2 * reds / t[(128, 1, "mma")]) / (reds / t[(64, 1, "mma")]) / 2 - 1) < 0.1    # a rate per line
+    assert round(got[(64, 1, "mma")]["lts__t_requests_srcunit_tex_op_red.sum"] * 1e6) == reds // 4
