@@ -1,7 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
-         [--metric-set lsu|launch|pipes|l2|local|dram]
+         [--metric-set lsu|launch|pipes|l2|local|dram|red]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -102,8 +102,13 @@ LOCAL_METRICS = [
 #: DRAM bytes and the time only: one ncu pass, nothing restored between passes
 #: (docs/validation/2026-12-04-ncu-replay.md)
 DRAM_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
+#: the reductions (dQaccum's fp32 atomics): instructions, the L2's requests and sectors they make
+#: (docs/validation/2026-12-04-red-contention.md)
+RED_METRICS = ["gpu__time_duration.sum", "smsp__inst_executed_op_global_red.sum",
+               "smsp__sass_data_bytes_mem_global_op_red.sum", "lts__t_requests_srcunit_tex_op_red.sum",
+               "lts__t_sectors_srcunit_tex_op_red.sum", "launch__grid_size", "launch__block_size"]
 METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
-               "local": LOCAL_METRICS, "dram": DRAM_METRICS}
+               "local": LOCAL_METRICS, "dram": DRAM_METRICS, "red": RED_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one
