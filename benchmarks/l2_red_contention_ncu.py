@@ -1,15 +1,15 @@
 """How fast fp32 reductions into one tile go when many thread blocks add into it (device
 machine only; the table runs anywhere).
 
-flash-attn 2's backward adds each thread block's dQ into dQaccum with fp32 atomics: a whole
-128-row tile a block, in an MMA accumulator's pattern (a warp's instruction: 8 rows, 16 bytes
-of one sector in each). In a decode every column block of a (batch, head) adds into the same
-tile, and the model's time for those backwards is 0.74-0.87 of the measured at d <= 128, where
-their reductions go at 85-129 G a second against 150-250 G in the other backwards
+flash-attn 2's backward adds each thread block's dQ into dQaccum with fp32 atomics, a whole
+128-row tile a block; in a decode every column block of a (batch, head) adds into the same
+tile, and the model's time for those backwards is 0.74-0.87 of the measured at d <= 104
 (docs/validation/2026-12-04-red-contention.md). Here G thread blocks of 256 threads each add a
-128 x D fp32 tile into tile ``b mod regions``: with few regions many blocks add into the same
-lines at once; with many, each tile is added by few. ncu reports the time and the L2's
-reduction lookups.
+128 x D fp32 tile into tile ``b mod regions``, in an MMA accumulator fragment's order (a warp's
+instruction: 8 rows, 16 bytes of one sector in each) or along rows (a line an instruction,
+which is what the flash kernels turned out to do): with few regions many blocks add into the
+same lines at once; with many, each tile is added by few. ncu reports the time and the L2's
+reduction requests.
 
 Run:      PYTHONPATH=$PWD python3 benchmarks/l2_red_contention_ncu.py --out DIR
 Summary:  python benchmarks/l2_red_contention_ncu.py --summary DIR

@@ -214,3 +214,21 @@ def test_reductions_into_one_tile_go_at_a_rate_per_line():
     reds = 15040 * 128 * 64
     assert abs((2 * reds / t[(128, 1, "mma")]) / (reds / t[(64, 1, "mma")]) / 2 - 1) < 0.1    # a rate per line
     assert round(got[(64, 1, "mma")]["lts__t_requests_srcunit_tex_op_red.sum"] * 1e6) == reds // 4
+
+
+def test_the_flash_kernels_reduce_a_line_an_instruction():
+    """docs/validation/2026-12-04-red-contention.md: on all 21 main backwards of the ``lines`` and
+    ``s22`` grids under ``--metric-set red``, each reduction instruction is one L2 request of
+    four sectors (32 fp32 additions along a row), decodes and not."""
+    from iosim.gpu import sdpa
+    seen = 0
+    for grid in ("lines", "s22"):
+        for _, problem, launches in sdpa.raw_configs(str(ROOT / "docs" / "validation" / "2026-12-04-red-contention"
+                                                         / "kernels" / grid)):
+            (m,) = [l["metrics"] for l in launches if sdpa.label(l["name"]) == "dq_dk_dv"]
+            inst = m["smsp__inst_executed_op_global_red.sum"]
+            assert m["lts__t_requests_srcunit_tex_op_red.sum"] == inst, problem
+            assert m["lts__t_sectors_srcunit_tex_op_red.sum"] == 4 * inst, problem
+            assert m["smsp__sass_data_bytes_mem_global_op_red.sum"] == 128 * inst, problem
+            seen += 1
+    assert seen == 21
