@@ -85,9 +85,19 @@ def result_table(r: Result) -> str:
         from ..run.result import L2_OFF      # loaded with the result shown
         parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
-        notes = {l["pass"]: l["l2_note"] for l in r.options.get("launches", ()) if "l2_note" in l}
+        notes = {l["pass"]: "; ".join(t for t in (l.get("l2_note"), _lines_note(l.get("l2_lines"))) if t)
+                 for l in r.options.get("launches", ()) if "l2_note" in l or _lines_note(l.get("l2_lines"))}
         parts += _l2_lines(r.cache, notes)
     return "\n\n".join(parts)
+
+
+def _lines_note(how: str | None) -> str | None:
+    """What the table says of a launch whose buffers of many heads' rows were not played as the
+    lines they share (``options.launches[].l2_lines``), else None."""
+    if how is None or how == "lines":
+        return None
+    return (f"here its buffers of all query heads' rows side by side are played as {how} of one head's "
+            "rows, not as the lines they share (docs/validation/2026-12-04-lines.md)")
 
 
 def _l2_lines(cache, cache_notes: dict | None = None) -> list[str]:

@@ -19,7 +19,7 @@ from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
-from ..models.cache.lines import Interleaved
+from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
@@ -122,13 +122,24 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
-               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile)}
-                            for launch, r in zip(setup.launches, results)]}
+               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile),
+                             **_shared_lines(launch, r)} for launch, r in zip(setup.launches, results)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
                                block_rule=setup.block_rule)
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
                                                                       name=THEOREM_BY_PASSES[setup.passes]),
                                mode=mode, problem=setup.problem)
+
+
+def _shared_lines(launch: Launch, result: Result) -> dict:
+    """{"l2_lines": how the L2 model played the launch's buffers of many heads' rows} where it
+    has such buffers whose rows leave lines to share (iosim.models.cache.lines): as lines, or
+    as chunks of one head's rows where its kernels were estimated from a sample or windows."""
+    spec = _interleaved(launch)
+    if result.cache is None or not applies(spec):
+        return {}
+    how = {getattr(g, "model", "sampled") for g in (result.cache.sampled or {}).values()}
+    return {"l2_lines": "lines" if not how else f"chunks ({', '.join(sorted(how))})"}
 
 
 def _time_model(result: Result, tile=None) -> str:

@@ -31,7 +31,9 @@ the JSON Schema is docs/result.schema.json):
   ``l2_off`` (why the model was left off) instead only where no sample fits a budget: with
   the budgets in use, never for a profile with a cache. A real kernel's launch in
   ``options.launches`` has ``l2_note`` where the L2 model is known to part from what the
-  GPU measured, and by how much (docs/cache.md).
+  GPU measured, and by how much (docs/cache.md), and ``l2_lines`` where it writes buffers of
+  all query heads' rows that share lines: ``"lines"`` where the L2 model played them as such,
+  else ``"chunks (sampled)"`` or ``"chunks (windowed)"`` (docs/validation/2026-12-04-lines.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

@@ -93,6 +93,31 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_backward(capsys):
         capsys.readouterr().out
 
 
+def test_a_launch_says_whether_its_shared_lines_were_played_as_lines(capsys, monkeypatch):
+    """docs/validation/2026-12-04-lines.md: a flash-attn-2 GQA backward whose dK, dV rows leave
+    lines to share names how the L2 model played them (options.launches[].l2_lines): as lines
+    where every head is played, as chunks where the model estimates from a sample or windows;
+    an MHA backward or rows of whole lines say nothing. The table says so where they were not
+    lines."""
+    import json
+    from iosim.cli.main import main
+    import iosim.run.launches as launches
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "-N", "2048", "--heads", "8", "--kernel", "flash-attn-2",
+            "--pass", "backward", "--format", "json", "-d"]
+    for d, kv_heads, how in ((72, 2, "lines"), (96, 2, "lines"), (64, 2, None), (72, 8, None)):
+        assert main(argv + [str(d), "--kv-heads", str(kv_heads)]) == 0
+        (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
+        assert launch.get("l2_lines") == how, (d, kv_heads)
+    monkeypatch.setattr(launches, "AUTO_REQUESTS", 2000)       # past the budget: estimated in windows
+    monkeypatch.setattr(launches, "SAMPLE_REQUESTS", 1000)
+    assert main(argv + ["72", "--kv-heads", "2"]) == 0
+    (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
+    assert launch["l2_lines"] == "chunks (windowed)"
+    assert main(argv[:-3] + ["-d", "72", "--kv-heads", "2"]) == 0
+    assert "played as chunks (windowed) of one head's rows, not as the lines they share" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("d,kernel_d", [(40, 64), (80, 96), (160, 192)])
 def test_products_run_at_the_kernels_head_dim(d, kernel_d, monkeypatch):
     """A head dim that is no kernel size runs the next kernel (kHeadDim), whose products
