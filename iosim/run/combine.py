@@ -61,7 +61,7 @@ def combine_results(results: list[Result], **fields) -> Result:
         sampled = {k: v for c in caches for k, v in (c.sampled or {}).items()}
         cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
                             {k: v for c in caches for k, v in c.concurrency.items()}, outer or None, near,
-                            sampled or None, caches[0].partitions)
+                            sampled or None, caches[0].partitions, tuple(k for c in caches for k in c.as_chunks))
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,

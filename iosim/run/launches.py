@@ -134,11 +134,13 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
 def _shared_lines(launch: Launch, result: Result) -> dict:
     """{"l2_lines": how the L2 model played the launch's buffers of many heads' rows} where it
     has such buffers whose rows leave lines to share (iosim.models.cache.lines): as lines, or
-    as chunks of one head's rows where its kernels were estimated from a sample or windows."""
+    as chunks of one head's rows where its kernels were estimated from a sample or windows, or
+    where the partitions' turns did not settle (the reference played them)."""
     spec = _interleaved(launch)
     if result.cache is None or not applies(spec):
         return {}
     how = {getattr(g, "model", "sampled") for g in (result.cache.sampled or {}).values()}
+    how |= {"turns unsettled"} if result.cache.as_chunks else set()
     return {"l2_lines": "lines" if not how else f"chunks ({', '.join(sorted(how))})"}
 
 

@@ -33,7 +33,8 @@ the JSON Schema is docs/result.schema.json):
   ``options.launches`` has ``l2_note`` where the L2 model is known to part from what the
   GPU measured, and by how much (docs/cache.md), and ``l2_lines`` where it writes buffers of
   all query heads' rows that share lines: ``"lines"`` where the L2 model played them as such,
-  else ``"chunks (sampled)"`` or ``"chunks (windowed)"`` (docs/validation/2026-12-04-lines.md).
+  else ``"chunks (sampled)"``, ``"chunks (windowed)"`` or ``"chunks (turns unsettled)"``
+  (docs/validation/2026-12-04-lines.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

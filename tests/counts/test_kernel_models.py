@@ -116,6 +116,12 @@ def test_a_launch_says_whether_its_shared_lines_were_played_as_lines(capsys, mon
     assert launch["l2_lines"] == "chunks (windowed)"
     assert main(argv[:-3] + ["-d", "72", "--kv-heads", "2"]) == 0
     assert "played as chunks (windowed) of one head's rows, not as the lines they share" in capsys.readouterr().out
+    monkeypatch.undo()
+    from iosim.models.cache import partitions
+    monkeypatch.setattr(partitions, "MAX_TURNS", 0)           # the reference plays the partitions: no stays
+    assert main(argv + ["72", "--kv-heads", "2"]) == 0
+    (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
+    assert launch["l2_lines"] == "chunks (turns unsettled)"
 
 
 @pytest.mark.parametrize("d,kernel_d", [(40, 64), (80, 96), (160, 192)])

@@ -73,6 +73,9 @@ class CacheReport:
     sampled: dict = None
     #: the L2 played as one LRU (1) or two partitions (2: :mod:`.partitions`)
     partitions: int = 1
+    #: kernels whose buffers of many heads' rows were played as chunks where their lines were
+    #: asked for (:mod:`.lines`; the partitions' turns did not settle and the reference played them)
+    as_chunks: tuple = ()
 
     @property
     def total(self) -> CacheStats:
@@ -146,7 +149,7 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
         raise ValueError("two L2 partitions are played from the cohorts' stream, with no cache behind them")
     if ways is not None and sides is None:
         raise ValueError("hashed sets are played for two L2 partitions only")
-    stats, outer, near = {}, {}, {}
+    stats, outer, near, chunks = {}, {}, {}, set()
     played = [0]
 
     def spend(prog: HeadPrograms, h: int, slots: int) -> None:
@@ -161,10 +164,11 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
             if stats[kernel] is not None:
                 continue
         if method == "stream":
-            def play_marked(h, marks, prog=prog, slots=slots):
+            def play_marked(h, marks, prog=prog, slots=slots, kernel=kernel):
                 spend(prog, h, slots)
                 s = stream(prog, h, slots, kv_of_q, leads_group, marks, sides=sides)
-                return _play_in_parts(s, capacity_bytes, outer_levels, ways, prog if sides is not None else None)
+                return _play_in_parts(s, capacity_bytes, outer_levels, ways, prog if sides is not None else None,
+                                      lambda: chunks.add(kernel))
 
             def play_heads(h: int, play_marked=play_marked) -> tuple:
                 return play_marked(h, ())[0]
@@ -182,7 +186,8 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
             outer[kernel] = levels
         if apart is not None:
             near[kernel] = apart
-    return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None, near)
+    return CacheReport(stats, {k: concurrency.get(k, 1) for k in stats}, outer or None, near,
+                       as_chunks=tuple(sorted(chunks)))
 
 
 def _caches(capacity_bytes: int, outer_levels: tuple) -> tuple:
@@ -277,16 +282,20 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     return got
 
 
-def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple, ways=None, prog: HeadPrograms | None = None) -> tuple:
+def _play_in_parts(s, capacity_bytes: int, outer_levels: tuple, ways=None, prog: HeadPrograms | None = None,
+                   as_chunks=None) -> tuple:
     """The stream ``s`` from a cold cache: (the totals as :func:`_play` gives them, [the
     stats at each of ``s.cuts``], every counter per query head or None); the dirty bytes
     left are the end's only. One cache with no level behind it is played at once
     (:mod:`.stack`) where that is exact, and only then counted per head; given ``prog``, with
-    its buffers of many heads' rows as the lines they share (:mod:`.lines`) where it has any."""
+    its buffers of many heads' rows as the lines they share (:mod:`.lines`) where it has any,
+    else as chunks, said by calling ``as_chunks()``."""
     got = None
     if prog is not None and not outer_levels:
         split = lines.apply(s, prog.tensors, prog.interleaved)
         got = None if split is s else _stacked(split, capacity_bytes, by_issuer=True, ways=ways)
+        if split is not s and got is None and as_chunks is not None:
+            as_chunks()
     if got is None and not outer_levels:
         got = _stacked(s, capacity_bytes, by_issuer=True, ways=ways)
     if got is not None:
