@@ -26,6 +26,7 @@ from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
 from ..schedules import get_schedule, options_for
 from ..workload.inputs import random_inputs
+from ..workload.layouts import row_bytes
 from ..workload.masks import density
 from ..workload.problem import BlockSizes
 from .combine import combine_results
@@ -234,9 +235,9 @@ def _interleaved(launch: Launch) -> Interleaved | None:
     """The launch's buffers of all query heads' rows side by side (flash-attn 2's GQA
     backward: ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d)), for the L2 model's lines."""
     k, p = launch.kernel, launch.problem
-    if k is None or not k.interleaved or p.dtype not in ("fp16", "bf16"):
+    if k is None or not k.interleaved or not row_bytes(p):
         return None
-    return Interleaved(k.interleaved, 2 * p.head_dim, p.heads, p.seq_len_kv, p.batch, k.batch_fastest)
+    return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest)
 
 
 def _two_partitions(profile) -> bool:

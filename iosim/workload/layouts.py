@@ -29,12 +29,18 @@ def decode_layout(problem: Problem) -> Problem:
                                kv_heads=problem.kv_heads, causal=False)
 
 
+def row_bytes(problem: Problem) -> int:
+    """The bytes of one head's row of Q, K, V (and dO, dK, dV) in the 2-byte elements the real
+    kernels take (fp16, bf16), else 0."""
+    return 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
+
+
 def unaligned_row_bytes(problem: Problem) -> int:
-    """The bytes of a row of Q, K, V (and dO, dK, dV) where every other row starts 16 bytes into
-    a 32-byte sector (2-byte elements, d ≡ 8 mod 16), else 0: the rows whose sectors the L1
-    counts more (iosim.gpu.sectors) and which share sectors with their neighbours."""
-    row = 2 * problem.head_dim if problem.dtype in ("fp16", "bf16") else 0
+    """:func:`row_bytes` where every other row starts 16 bytes into a 32-byte sector (d ≡ 8
+    mod 16), else 0: the rows whose sectors the L1 counts more (iosim.gpu.sectors) and which
+    share sectors with their neighbours."""
+    row = row_bytes(problem)
     return row if row % 32 else 0
 
 
-__all__ = ["decode_layout", "unaligned_row_bytes"]
+__all__ = ["decode_layout", "row_bytes", "unaligned_row_bytes"]

@@ -36,6 +36,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .stream import mixed_radix
+
 LINE, SECTOR, UNIT = 128, 32, 64
 
 
@@ -93,7 +95,7 @@ def apply(s, tensors: dict, spec: Interleaved | None):
     if not ids or not len(s.size):
         return s
     count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
-    if not len(sp.sector_bytes) or not sp.sector_bytes.any():
+    if not sp.sector_bytes.any():
         return s
     starts = np.concatenate([[0], np.cumsum(count)])
     pick = (lambda a: None if a is None else a[src])
@@ -125,11 +127,11 @@ def split(key_parts, size, write, tensor_ids: list, spec: Interleaved):
     sectors = (end - 1) // SECTOR - start // SECTOR + 1
     sector_bytes = np.where(m, SECTOR * sectors * rows, 0)
     excess = np.where(m, new_size - (end - start) * rows, 0)
-    halves = _halves(parts, line, h[src], b[src], lo[src], m, spec)
+    halves = _halves(parts, line, h[src], b[src], lo[src] // (spec.chunk_rows + 1), rows, m, spec)
     return count, parts, new_size, src, Split(sector_bytes, excess, *halves)
 
 
-def _halves(parts, line, h, b, lo, m, spec: Interleaved):
+def _halves(parts, line, h, b, n0, rows, m, spec: Interleaved):
     """(first, second, rows) of each boundary between heads h and h + 1 that falls inside a
     sector: the requests of the two heads for the line that holds it, and the rows (of the
     chunk's n0 … n0 + r − 1) where the row index (b·N_kv + n)·H + h + 1 is odd."""
@@ -137,7 +139,6 @@ def _halves(parts, line, h, b, lo, m, spec: Interleaved):
     empty = np.zeros(0, np.int64)
     if r % SECTOR != SECTOR // 2:
         return empty, empty, empty
-    n0, rows = lo // (spec.chunk_rows + 1), lo % (spec.chunk_rows + 1)
     if spec.heads % 2:                        # parity of b·N_kv + n + h + 1
         odd = (rows + (n0 + b * spec.rows + h + 1) % 2) // 2
     else:                                     # parity of h + 1
@@ -154,13 +155,8 @@ def _halves(parts, line, h, b, lo, m, spec: Interleaved):
 
 
 def _codes(rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per row of ``rows`` and of ``wanted`` (equal rows, equal integers): each
-    column named densely, then the columns in mixed radix."""
-    both = np.concatenate([rows, wanted])
-    code = np.zeros(len(both), np.int64)
-    for c in both.T:
-        values, dense = np.unique(c, return_inverse=True)
-        code = code * len(values) + dense.reshape(-1)
+    """One integer per row of ``rows`` and of ``wanted`` (equal rows, equal integers)."""
+    code = mixed_radix(list(np.concatenate([rows, wanted]).T))
     return code[:len(rows)], code[len(rows):]
 
 

@@ -91,7 +91,7 @@ class Stream:
         if not len(self.size):
             return np.zeros(0, np.int64)
         head, hi, lo = self.key_parts.T
-        return _mixed_radix([c - c.min() for c in (head, hi >> 26, hi & ((1 << 26) - 1), lo)])  # hi: (tensor, split) << 26 | column
+        return mixed_radix([c - c.min() for c in (head, hi >> 26, hi & ((1 << 26) - 1), lo)])  # hi: (tensor, split) << 26 | column
 
 
 def _scheduled(prog: HeadPrograms, heads: int, slots: int) -> tuple[np.ndarray, np.ndarray]:
@@ -187,10 +187,10 @@ def _cohorts(prog: HeadPrograms, heads: int, slots: int, sides=None) -> tuple[np
 
 def _cohort_keys(cls: np.ndarray, head: np.ndarray, start: np.ndarray, side: np.ndarray) -> np.ndarray:
     """One integer per thread block naming its cohort (class, head, first round, partition)."""
-    return _mixed_radix([np.asarray(c, np.int64) for c in (cls, head, start, side)])
+    return mixed_radix([np.asarray(c, np.int64) for c in (cls, head, start, side)])
 
 
-def _mixed_radix(cols: list) -> np.ndarray:
+def mixed_radix(cols: list) -> np.ndarray:
     """One integer per row of the non-negative columns ``cols``, ordered as the rows are
     (each column's values named densely where the product of their ranges would pass 2^62)."""
     if np.prod([float(c.max()) + 1 for c in cols if len(c)]) >= 2.0 ** 62:
@@ -230,4 +230,4 @@ def add_repeats(stats, s: Stream, start: int = 0, stop: int | None = None) -> No
         stats.write_bytes += int(extra[writes].sum())
 
 
-__all__ = ["Stream", "schedule", "stream", "stream_size", "play", "add_repeats"]
+__all__ = ["Stream", "mixed_radix", "schedule", "stream", "stream_size", "play", "add_repeats"]
