@@ -217,6 +217,34 @@ GRIDS = {
         (1023, 1023, 32, 32, 32, True, "fp16"), (1024, 1024, 32, 32, 32, True, "fp16"),
         (1023, 1023, 32, 32, 32, False, "fp16"), (1024, 1024, 32, 32, 32, False, "fp16"),
         (2047, 2047, 8, 32, 32, True, "fp16"), (2048, 2048, 8, 32, 32, True, "fp16"))),
+    # session 24: the forwards at d = 40 and 48 (the d = 64 kernel, columns predicated) read
+    # 1.12-1.29 x Q, K and V from DRAM where d = 32, 64 and 72 read 1.00-1.02 x, about 8.5 KB a
+    # resident block; with the local counters: is it the spilled registers' frames, read once a
+    # slot? Blocks below and above the 264 slots, even and uneven N, both masks; d = 64, 72 as
+    # controls, d = 8 and 24 the d = 32 kernel's predicated columns
+    "frames": dict(head_dims=(8, 24, 32, 40, 48, 56, 64, 72), configs={
+        **{d: ((1000, 1000, 2, 8, 8, False, "fp16"), (1000, 1000, 2, 8, 8, True, "fp16"),
+               (1024, 1024, 2, 8, 8, False, "fp16"), (1000, 1000, 4, 16, 16, False, "fp16"),
+               (1000, 1000, 4, 16, 16, True, "fp16"), (1024, 1024, 4, 16, 16, False, "fp16"),
+               (4000, 4000, 2, 8, 8, False, "fp16")) for d in (40, 48, 56)},
+        **{d: ((1000, 1000, 4, 16, 16, False, "fp16"), (1000, 1000, 4, 16, 16, True, "fp16"),
+               (1024, 1024, 4, 16, 16, False, "fp16"), (1000, 1000, 1, 4, 4, False, "fp16"))
+           for d in (8, 24)},
+        **{d: ((1000, 1000, 2, 8, 8, False, "fp16"), (1000, 1000, 4, 16, 16, False, "fp16"),
+               (1024, 1024, 4, 16, 16, False, "fp16"), (1000, 1000, 4, 16, 16, True, "fp16"))
+           for d in (32, 64, 72)}}),
+    # session 24, prospective (predictions committed first): the spill-frame rule where it was not
+    # measured: one and two key blocks, causal blocks that stop within the masking steps, bf16,
+    # N_q < N_kv, GQA causal, d = 16 and 24 on the 32 kernel; the first two d = 24 and the bf16
+    # d = 40 forwards also under ncu's per-instruction counters (SourceCounters)
+    "frames2": dict(head_dims=(16, 24, 40, 56), configs={
+        16: ((1000, 1000, 4, 16, 16, False, "fp16"), (1000, 1000, 4, 16, 16, True, "fp16")),
+        24: ((1000, 1000, 2, 8, 8, False, "fp16"), (1000, 1000, 2, 8, 8, True, "fp16")),
+        40: ((100, 100, 16, 16, 16, False, "fp16"), (200, 200, 8, 16, 16, False, "fp16"),
+             (256, 256, 16, 16, 16, True, "fp16"), (384, 384, 16, 16, 16, True, "fp16"),
+             (1000, 1000, 2, 8, 8, False, "bf16"), (1000, 1000, 2, 8, 8, True, "bf16"),
+             (500, 2000, 2, 8, 8, False, "fp16"), (2048, 2048, 2, 16, 4, True, "fp16")),
+        56: ((3000, 3000, 1, 6, 6, True, "bf16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),

@@ -1,7 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
-         [--metric-set lsu|launch|pipes|l2|local|dram|red]
+         [--metric-set lsu|launch|pipes|l2|local|dram|red|local-l2]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -99,6 +99,10 @@ LOCAL_METRICS = [
     "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
     "launch__registers_per_thread", "launch__grid_size", "launch__block_size",
 ]
+#: the spilled registers' frames against the DRAM reads beyond the inputs: local memory as above,
+#: and the L2's read lookups from the SMs (docs/validation/2026-12-04-frames.md)
+FRAME_METRICS = LOCAL_METRICS + [f"lts__t_sectors_srcunit_tex_op_read_lookup_{x}.sum" for x in ("hit", "miss")] + [
+    "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum", "lts__d_sectors_fill_device.sum"]
 #: DRAM bytes and the time only: one ncu pass, nothing restored between passes
 #: (docs/validation/2026-12-04-ncu-replay.md)
 DRAM_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
@@ -108,7 +112,8 @@ RED_METRICS = ["gpu__time_duration.sum", "smsp__inst_executed_op_global_red.sum"
                "smsp__sass_data_bytes_mem_global_op_red.sum", "lts__t_requests_srcunit_tex_op_red.sum",
                "lts__t_sectors_srcunit_tex_op_red.sum", "launch__grid_size", "launch__block_size"]
 METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
-               "local": LOCAL_METRICS, "dram": DRAM_METRICS, "red": RED_METRICS}
+               "local": LOCAL_METRICS, "dram": DRAM_METRICS, "red": RED_METRICS,
+               "local-l2": FRAME_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one

@@ -35,8 +35,9 @@ from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout, unaligned_row_bytes
 from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
+from .spill_frames import SpillFrames, spill_frames
 from .split_heuristic import default_num_splits
-from .tile_tables import KernelTile, NoKernelTile, kernel_tile
+from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
 from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile, unlaunchable
 
 KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2", "cudnn")
@@ -64,6 +65,9 @@ class KernelLaunch:
     #: the tensors it writes with all query heads' rows side by side ((B, N_kv, H, d): rows of
     #: different heads share lines; the L2 model plays them as lines, iosim.models.cache.lines)
     interleaved: tuple = ()
+    #: spilled registers it reads before every lane wrote them: a DRAM fill per slot
+    #: (:mod:`iosim.kernels.spill_frames`), or None
+    frames: SpillFrames | None = None
 
     def describe(self) -> dict:
         note = {} if self.l2_note is None else {"l2_note": self.l2_note}
@@ -112,8 +116,10 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     if num_splits > 1:
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
+    frames, note = spill_frames(tile, d, run.causal, gpu_info(profile).compute_capability)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
-    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True)
+    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True, l2_note=note,
+                        frames=frames)
 
 
 def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:

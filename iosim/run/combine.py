@@ -54,14 +54,7 @@ def combine_results(results: list[Result], **fields) -> Result:
         bound = max(seq.per_resource_s, key=seq.per_resource_s.get) if seq.per_resource_s else "nothing"
     time = TimePrediction(seq.predicted_s, bound, seq.per_resource_s)
     caches = [r.cache for r in results if r.cache is not None]
-    cache = None
-    if caches:
-        outer = {k: v for c in caches for k, v in (c.outer or {}).items()}
-        near = {k: v for c in caches for k, v in (c.near or {}).items()}
-        sampled = {k: v for c in caches for k, v in (c.sampled or {}).items()}
-        cache = CacheReport({k: v for c in caches for k, v in c.kernels.items()},
-                            {k: v for c in caches for k, v in c.concurrency.items()}, outer or None, near,
-                            sampled or None, caches[0].partitions, tuple(k for c in caches for k in c.as_chunks))
+    cache = _combined_caches(caches) if caches else None
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,
@@ -69,6 +62,16 @@ def combine_results(results: list[Result], **fields) -> Result:
         registers=max((r.registers for r in results), key=lambda o: o.peak_bytes),
         **fields,
     )
+
+
+def _combined_caches(caches: list[CacheReport]) -> CacheReport:
+    """The launches' L2 reports as one (their kernels are distinct)."""
+    def merged(name):
+        return {k: v for c in caches for k, v in (getattr(c, name) or {}).items()} or None
+
+    return CacheReport(merged("kernels"), merged("concurrency"), merged("outer"), merged("near") or {},
+                       merged("sampled"), caches[0].partitions, tuple(k for c in caches for k in c.as_chunks),
+                       merged("frames"))
 
 
 __all__ = ["combine_results"]

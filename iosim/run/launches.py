@@ -18,7 +18,9 @@ from threadpoolctl import threadpool_limits
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
+from ..engine.blocks import BlockMask
 from ..models.cache import PlayLimit, occupancy, partitions, plan
+from ..models.cache.frames import slots_reached, with_frames
 from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
 from ..models.kernel_time import KernelRates, WarpLayout
@@ -179,6 +181,7 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, 
 def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Result:
     """The models applied to one launch's counts (the L2 model's ``cache`` report, or None)."""
     profile, p = setup.profile, launch.problem
+    cache = _with_frames(cache, launch)
     link_bytes = dict(c.link_bytes)
     if cache is not None:  # with the L2 modelled, only what misses it crosses the DRAM's own link
         dram = cache.total
@@ -195,6 +198,21 @@ def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Resul
         kernel_ops=c.kernel_ops, cache=cache, cta_work=c.cta_work,
     )
     return _with_kernel_times(result, setup, launch) if launch.tile is not None else result
+
+
+def _with_frames(cache, launch: Launch):
+    """The L2 model's report with the launch's spill-frame fills in its DRAM reads (a forward
+    kernel's, :mod:`iosim.kernels.spill_frames`): once per slot that runs a thread block
+    reaching the stores, by the blocks' key-block steps in launch order."""
+    frames = launch.kernel.frames if launch.kernel is not None else None
+    if cache is None or frames is None:
+        return cache
+    (kernel,) = cache.kernels
+    p, tile = launch.problem, launch.kernel.tile
+    mask = BlockMask(p, BlockSizes(tile.block_q, tile.block_kv))
+    steps = [len(mask.active_kv(i)) for i in range(mask.q.num_blocks)]
+    slots = slots_reached(steps, [frames.reached(n) for n in steps], p.heads_total, cache.concurrency[kernel])
+    return with_frames(cache, kernel, slots * frames.per_slot())
 
 
 def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:

@@ -76,6 +76,8 @@ class CacheReport:
     #: kernels whose buffers of many heads' rows were played as chunks where their lines were
     #: asked for (:mod:`.lines`; the partitions' turns did not settle and the reference played them)
     as_chunks: tuple = ()
+    #: kernel -> DRAM bytes among its reads that fill spill frames (:mod:`.frames`); absent: none
+    frames: dict = None
 
     @property
     def total(self) -> CacheStats:
@@ -88,7 +90,8 @@ class CacheReport:
                           "dram_write_bytes": v.dram_write_bytes, "dirty_bytes_left": v.dirty_bytes_left,
                           "concurrent_blocks": self.concurrency[k],
                           **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {}),
-                          **(self.sampled[k].describe() if k in (self.sampled or {}) else {})}
+                          **(self.sampled[k].describe() if k in (self.sampled or {}) else {}),
+                          **({"frame_read_bytes": self.frames[k]} if k in (self.frames or {}) else {})}
                       for k, v in self.kernels.items()}
         return {
             "l2": {**({"model": "windowed" if any(g.model == "windowed" for g in self.sampled.values()) else "sampled"}
@@ -98,7 +101,8 @@ class CacheReport:
             # write_bytes: written back during the kernels (what a profiler counts per kernel);
             # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
             "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes,
-                     "dirty_bytes_left": s.dirty_bytes_left},
+                     "dirty_bytes_left": s.dirty_bytes_left,
+                     **({"frame_read_bytes": sum(self.frames.values())} if self.frames else {})},
             # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
             # reached each from the level in front, and what it served
             "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}
