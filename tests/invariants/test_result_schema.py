@@ -40,6 +40,15 @@ def test_results_carry_the_version_and_validate(options):
     VALIDATOR.validate(d)
 
 
+def test_spill_frame_fills_validate():
+    """A forward that fills spill frames from DRAM lists them (dram.frame_read_bytes)."""
+    r = simulate("h200", "fa2", Problem(seq_len=1000, head_dim=40, batch=2, heads=8), passes="forward",
+                 options=Options(kernel="flash-attn-2", cache=True))
+    d = r.to_dict()
+    assert d["dram"]["frame_read_bytes"] > 0
+    VALIDATOR.validate(d)
+
+
 def test_the_schema_rejects_what_the_contract_forbids():
     d = simulate("toy", "fa2", Problem(seq_len=64, head_dim=16)).to_dict()
     for broken in ({**d, "hbm": {**d["hbm"], "read_bytes": 1.5}},   # counts are integers
