@@ -16,8 +16,8 @@ Measured on the H200 (docs/validation/2026-12-04-frames.md): the per-instruction
 (``ncu --section SourceCounters``) give the predicated stores and their offsets, 16 words a
 thread in the non-causal d = 64 kernel and 12 in the causal one (whose masking steps write 4
 of the 16 before). The local loads that miss the L1 are those words, to the sector, once per
-slot. DRAM reads beyond Q, K and V are the same bytes (2.16 MB over 264 slots, about 0.2–1.3 ×
-the inputs on small launches). Where the key blocks are no more than the masking steps the
+slot. The DRAM reads beyond Q, K and V are the same bytes: 2.16 MB where all 264 slots run
+such blocks, up to 0.37 × the inputs on the small launches measured. Where the key blocks are no more than the masking steps the
 block never reaches the stores. The split-KV forward, the even instantiations and d = 72 on the
 96 kernel have no such stores: their local loads all hit the L1.
 """
@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from .coresidency import KERNEL
 
 #: (kHeadDim, causal) -> bytes a thread of frame words that only the lanes inside d write, read
-#: by every lane (PyTorch 2.11's sm_90 build, fp16; docs/validation/2026-12-04-frames.md)
+#: by every lane (PyTorch 2.11's sm_90 build, fp16 and bf16 alike; docs/validation/2026-12-04-frames.md)
 UNWRITTEN: dict[tuple[int, bool], int] = {
     (64, False): 64,   # 6 STL.64 + 4 STL, all @!P0: 16 words
     (64, True): 48,    # 8 STL.64 @!P0, 4 of whose 16 words the masking steps wrote before

@@ -15,10 +15,10 @@ import functools
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from ..engine.blocks import BlockMask
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
-from ..engine.blocks import BlockMask
 from ..models.cache import PlayLimit, occupancy, partitions, plan
 from ..models.cache.frames import slots_reached, with_frames
 from ..models.cache.lines import Interleaved, applies
