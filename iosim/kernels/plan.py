@@ -68,9 +68,11 @@ class KernelLaunch:
     #: spilled registers it reads before every lane wrote them: a DRAM fill per slot
     #: (:mod:`iosim.kernels.spill_frames`), or None
     frames: SpillFrames | None = None
+    #: where the kernel time model is known to part from what was measured in this launch
+    time_note: str | None = None
 
     def describe(self) -> dict:
-        note = {} if self.l2_note is None else {"l2_note": self.l2_note}
+        note = {k: v for k, v in (("l2_note", self.l2_note), ("time_note", self.time_note)) if v is not None}
         return {"pass": self.passes, "schedule": self.schedule, "block_q": self.tile.block_q,
                 "block_kv": self.tile.block_kv, "kernel": self.tile.kernel, "rule": self.tile.rule,
                 **self.schedule_options, **note}
@@ -119,7 +121,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     frames, note = spill_frames(tile, d, run.causal, gpu_info(profile).compute_capability)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True, l2_note=note,
-                        frames=frames)
+                        frames=frames, time_note=_instruction_fetch(run, tile))
 
 
 def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:
@@ -149,6 +151,27 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                         batch_fastest=kernel == "flash-attn-2",
                         l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None,
                         interleaved=EXPANDED if kernel == "flash-attn-2" and problem.group_size > 1 else ())
+
+
+#: causal forwards of at most this many key blocks a query block wait measurably for instruction
+#: fetch in flash-attn 2's uneven instantiation (docs/validation/2026-12-04-even-mn.md)
+FETCH_BOUND_KEY_BLOCKS = 16
+FETCH_NOTE = (
+    "not exact: this causal forward runs flash-attn 2's uneven instantiation (lengths that are no multiple of "
+    "the tile, or a head dim that is no kernel size: Is_even_MN = false), whose code is about 1.6 x the even "
+    "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch, which the time "
+    "model does not have: on the H200 such launches took 1.0-1.9 x the predicted time (median 1.4 over 25 "
+    "launches; docs/validation/2026-12-04-even-mn.md)")
+
+
+def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
+    """The time note of a flash-attn 2 causal forward in its uneven instantiation with short
+    query blocks, or None. Above kHeadDim 128 flash-attn compiles only that instantiation, and
+    the time model's steps were measured on it."""
+    uneven = tile.kernel_head_dim <= 128 and bool(run.seq_len_q % tile.block_q or run.seq_len_kv % tile.block_kv
+                                                  or run.head_dim != tile.kernel_head_dim)
+    short = -(-run.seq_len_kv // tile.block_kv) <= FETCH_BOUND_KEY_BLOCKS
+    return FETCH_NOTE.format(n=FETCH_BOUND_KEY_BLOCKS) if run.causal and uneven and short else None
 
 
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers

@@ -139,6 +139,8 @@ def _timing(r: Result) -> str:
         if unmodelled:
             timing += ("\nnote: no kernel time model for the " + ", ".join(unmodelled) + " launch: its time in the "
                        "total below is the roofline's, a lower bound")
+        timing += "".join(f"\nnote, {l['pass']}: {l['time_note']}" for l in r.options.get("launches", ())
+                          if "time_note" in l)
         return timing
     times = [[name, format_seconds(s)] for name, s in sorted(r.time.per_resource_s.items(), key=lambda kv: -kv[1])]
     notes = sorted({l["time_model"] for l in r.options.get("launches", ()) if "time_model" in l})

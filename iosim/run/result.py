@@ -34,7 +34,9 @@ the JSON Schema is docs/result.schema.json):
   GPU measured, and by how much (docs/cache.md), and ``l2_lines`` where it writes buffers of
   all query heads' rows that share lines: ``"lines"`` where the L2 model played them as such,
   else ``"chunks (sampled)"``, ``"chunks (windowed)"`` or ``"chunks (turns unsettled)"``
-  (docs/validation/2026-12-04-lines.md).
+  (docs/validation/2026-12-04-lines.md). It has ``time_note`` where the kernel time model is
+  known to part from the measured time, and by how much (a short causal forward in flash-attn 2's
+  uneven instantiation: docs/validation/2026-12-04-even-mn.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """

@@ -75,3 +75,4 @@ def test_the_table_says_how_many_reads_fill_frames():
     r = simulate(load_profile("h200"), "fa2", Problem(seq_len=1000, head_dim=40, batch=2, heads=8), passes="forward",
                  options=Options(kernel="flash-attn-2", cache=True))
     assert "L2 model, main: 1,048,576 B of its DRAM reads fill spilled registers" in result_table(r)
+
