@@ -150,6 +150,7 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=kernel == "flash-attn-2",
                         l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None,
+                        time_note=_one_query_block(problem, tile) if kernel == "flash-attn-2" else None,
                         interleaved=EXPANDED if kernel == "flash-attn-2" and problem.group_size > 1 else ())
 
 
@@ -172,6 +173,18 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
                                                   or run.head_dim != tile.kernel_head_dim)
     short = -(-run.seq_len_kv // tile.block_kv) <= FETCH_BOUND_KEY_BLOCKS
     return FETCH_NOTE.format(n=FETCH_BOUND_KEY_BLOCKS) if run.causal and uneven and short else None
+
+
+ONE_QUERY_BLOCK_NOTE = (
+    "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
+    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.17 over 38 launches); the "
+    "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
+    "(docs/validation/2026-12-04-red-contention.md)")
+
+
+def _one_query_block(problem: Problem, tile: KernelTile) -> str | None:
+    """The time note of a flash-attn 2 backward over a single query block at kHeadDim <= 96, or None."""
+    return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and tile.kernel_head_dim <= 96 else None
 
 
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers

@@ -36,7 +36,8 @@ the JSON Schema is docs/result.schema.json):
   else ``"chunks (sampled)"``, ``"chunks (windowed)"`` or ``"chunks (turns unsettled)"``
   (docs/validation/2026-12-04-lines.md). It has ``time_note`` where the kernel time model is
   known to part from the measured time, and by how much (a short causal forward in flash-attn 2's
-  uneven instantiation: docs/validation/2026-12-04-even-mn.md).
+  uneven instantiation: docs/validation/2026-12-04-even-mn.md; a backward over a single query
+  block at kHeadDim ≤ 96: docs/validation/2026-12-04-red-contention.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
 """
