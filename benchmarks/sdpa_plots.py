@@ -5,7 +5,7 @@
 
 Writes OUT_DIR/sdpa-global-loads.png, sdpa-l2-read.png, sdpa-dram-read.png,
 sdpa-dram-write.png and sdpa-time.png: each point is one kernel launch, iosim's prediction on x and Nsight
-Compute's measurement on y, log-log, with the y = x line (and ±10 % / ±25 % bands where
+Compute's measurement on y, log-log, with the y = x line (and ±10 % / ±20 % bands where
 the issue sets a target). Time is the kernel time model's (iosim.models.kernel_time).
 """
 
@@ -54,11 +54,18 @@ def plot_pairs(rows, pick, title, unit, path, band=None):
     plt.close(fig)
 
 
+def global_loads(r: dict) -> tuple:
+    """(predicted, measured) global-load bytes by the metric the replays hold exact: the L1 tag
+    stage's (iosim's in whole sectors where they differ), the combine's SASS bytes."""
+    p, m = r["predicted"], r["measured"]
+    return (p["loads"], m["loads"]) if r["kernel"] == "combine" else (p.get("l1tex_loads", p["loads"]), m["l1tex_ld"])
+
+
 def main() -> None:
     out = sys.argv[1]
     rows = [row for path in sys.argv[2:] for row in json.load(open(path))]
     os.makedirs(out, exist_ok=True)
-    plot_pairs(rows, lambda r: (r["predicted"]["loads"], r["measured"]["l1tex_ld"]),
+    plot_pairs(rows, global_loads,
           "Global-load bytes per kernel launch\nPyTorch flash SDPA on an H200 vs iosim --kernel flash-attn-2",
           "bytes", os.path.join(out, "sdpa-global-loads.png"))
     plot_pairs(rows, lambda r: (r["predicted"]["l2_read"], r["measured"]["l2_read_from_sm"]),
@@ -72,7 +79,7 @@ def main() -> None:
           os.path.join(out, "sdpa-dram-write.png"), band=[(0.10, "--")])
     plot_pairs([r for r in rows if r["seq_len"] >= 2048], lambda r: (r["predicted"]["time_s"], r["measured"]["time_s"]),
           "Kernel time per launch (N ≥ 2,048)\nmeasured vs iosim's kernel time model", "s",
-          os.path.join(out, "sdpa-time.png"), band=[(0.25, ":")])
+          os.path.join(out, "sdpa-time.png"), band=[(0.10, "--"), (0.20, ":")])
 
 
 if __name__ == "__main__":
