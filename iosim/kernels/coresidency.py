@@ -31,8 +31,8 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
   takes ``r`` × the model's serial sum of its step (the factor that makes that sum the
   measured step; its wait for its own first and last tiles is not scaled).
 
-Tiles in no table (other kernels; the split-KV forward's 192 and 256 tiles) keep the serial
-sum; the split-KV forward's other tiles take the forward's factor (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
+Tiles in no table (other kernels; the split-KV forward's uneven instantiations) keep the serial
+sum; the split-KV forward's tiles take the forward's factor (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
 (``KernelTile.coresident``): ``iosim explore --kernel flash-attn-2`` keeps the kernel's own
 tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
 ranking and ``simulate`` agree on the kernel's tile.
@@ -129,12 +129,18 @@ SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
 #: the GPU with splits, and its decodes of 64 heads in 4 splits (256 blocks) run near the DRAM
 #: rate (4.00 and 7.42 µs per 1,024 keys at d = 64 and 128, against 3.8 and 7.6 for their K, V
 #: at 4.41 TB/s), which bounds r at 0.75 and 0.79 (measured ÷ the serial slope) without
-#: fixing it. So they take the forward kernel's measured pair factor at the same kHeadDim.
+#: fixing it. So they take the forward kernel's measured pair factor at the same kHeadDim. At
+#: kHeadDim 192 and 256 the split tile is the forward's 64 × 64 four-warp tile itself, whose
+#: factor was emulated (FACTORS). Session 24: with the serial sum, the 14 split-KV launches of
+#: the committed grids at d = 192 and 256 took 0.92-1.39 x the measured time (median error
+#: 26 %), with the factor 0.92-1.27 x (14 %): docs/validation/2026-12-04-status.md.
 SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (64, 256, 4, 32): FACTORS[(128, 128, 4, 32)],
     (64, 256, 4, 64): FACTORS[(128, 128, 4, 64)],
     (64, 128, 4, 96): FACTORS[(128, 64, 4, 96)],
     (64, 128, 4, 128): FACTORS[(128, 64, 4, 128)],
+    (64, 64, 4, 192): FACTORS[(64, 64, 4, 192)],
+    (64, 64, 4, 256): FACTORS[(64, 64, 4, 256)],
 }
 
 

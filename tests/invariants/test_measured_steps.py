@@ -135,12 +135,14 @@ def test_an_uneven_forward_is_slower_than_the_even_kernels():
 def test_split_kv_tiles_hold_two_blocks_an_sm_at_the_forwards_overlap():
     """ncu's launch statistics: 244-255 registers a thread, two blocks an SM; the split-KV tiles
     take the forward kernel's measured pair factor at their kHeadDim (the same inner loop);
-    the 192 and 256 tiles, whose forward kernel is unmeasured or 8-warp, keep the sum."""
+    the 192 and 256 tiles are the forward's 64 × 64 four-warp tile, and take its emulated factor
+    (docs/validation/2026-12-04-status.md, after the table)."""
     p = load_profile("h200")
     for d, forward_d in ((32, 32), (64, 64), (96, 96), (128, 128)):
         t, f = kernel_tile("fa2-splitkv", d, p), kernel_tile("fa2", forward_d, p)
         assert t.kernel == coresidency.SPLITKV and t.registers == 255 and t.coresident == f.coresident, d
     assert kernel_tile("fa2-splitkv", 40, p).coresident is None          # uneven: unmeasured
-    assert kernel_tile("fa2-splitkv", 256, p).coresident is None
+    for d in (192, 256):
+        assert kernel_tile("fa2-splitkv", d, p).coresident == coresidency.FACTORS[(64, 64, 4, d)], d
     r = _run(seq_len_q=1, seq_len_kv=32768, seq_len=32768, head_dim=64, heads=64)
     assert r.options["num_splits"] == 4 and "two blocks an SM at 0.80 a step" in r.kernel_times["splitkv"].bound
