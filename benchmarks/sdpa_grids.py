@@ -245,6 +245,13 @@ GRIDS = {
              (1000, 1000, 2, 8, 8, False, "bf16"), (1000, 1000, 2, 8, 8, True, "bf16"),
              (500, 2000, 2, 8, 8, False, "fp16"), (2048, 2048, 2, 16, 4, True, "fp16")),
         56: ((3000, 3000, 1, 6, 6, True, "bf16"),)}),
+    # session 24, prospective: the split-KV forward at kHeadDim 192 and 256 with its tile's pair
+    # factor (iosim/kernels/coresidency.py), on shapes no grid had: decodes and few heads
+    "split2": dict(head_dims=(192, 256), configs={
+        192: ((1, 20000, 4, 16, 4, False, "fp16"), (2048, 2048, 1, 2, 2, False, "bf16"),
+              (1, 6000, 16, 8, 8, False, "fp16")),
+        256: ((1, 16000, 8, 8, 8, False, "bf16"), (3000, 3000, 1, 2, 2, False, "fp16"),
+              (1, 50000, 1, 32, 8, False, "fp16"))}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
