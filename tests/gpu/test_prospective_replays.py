@@ -32,8 +32,8 @@ def test_every_kernel_at_rows_of_odd_chunks_is_exact_by_the_tag_stage():
 
 
 def test_every_committed_grid_that_measures_loads_is_exact():
-    """docs/gpu.md: every load, store and atomic of the 17 committed flash grids that measure
-    loads, 1,601 launches, by the instructions' bytes or the tag stage."""
+    """docs/gpu.md: every load, store and atomic of the 18 committed flash grids (at the top of
+    docs/validation/) that measure loads, 1,631 launches, by the instructions' bytes or the tag stage."""
     module = _compare()
     grids = sorted(p.parent for p in VALIDATION.glob("*/sdpa_configs.json"))
     checked = launches = 0
@@ -44,7 +44,7 @@ def test_every_committed_grid_that_measures_loads_is_exact():
         bad = [(r["head_dim"], r["seq_len"], r["kernel"]) for r in rows if not _exact(module, r)]
         assert not bad, (grid.name, bad)
         checked, launches = checked + 1, launches + len(rows)
-    assert (checked, launches) == (17, 1601)
+    assert (checked, launches) == (18, 1631)
 
 
 def test_the_session_22_prospective_grid():
@@ -57,6 +57,23 @@ def test_the_session_22_prospective_grid():
     errors = sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in rows
                     if r["kernel"] in ("main", "dq_dk_dv") and r["seq_len"] >= 2048)
     assert len(errors) == 16 and errors[8] <= 0.10 and errors[-1] <= 0.20
+
+
+def test_the_session_24_split_kv_grid():
+    """docs/validation/2026-12-04-split2.md: six configurations predicted before the run, with the
+    split-KV forward's tile factor at kHeadDim 192 and 256: every launch exact, the split-KV
+    forwards' DRAM reads within 1 %, their time 0.98-1.22 (3 of 6 within 10 %, 5 within 20 %)."""
+    import json
+    module = _compare()
+    rows = module.compare(str(VALIDATION / "2026-12-04-split2"), cache=True)
+    assert len(rows) == 30 and all(_exact(module, r) for r in rows)
+    assert all(abs(r["predicted"]["dram_read"] / r["measured"]["dram_read"] - 1) <= 0.01
+               for r in rows if r["kernel"] in ("splitkv", "dq_dk_dv"))
+    split = [r["predicted"]["time_s"] / r["measured"]["time_s"] for r in rows if r["kernel"] == "splitkv"]
+    assert len(split) == 6 and sum(abs(x - 1) <= 0.10 for x in split) == 3 and max(split) < 1.23
+    assert sum(abs(x - 1) <= 0.20 for x in split) == 5
+    written = json.loads((VALIDATION / "2026-12-04-split2" / "predictions.json").read_text())["written"]
+    assert written < "2026-12-04T10:02" and "10:02:03" in (VALIDATION / "2026-12-04-split2" / "gpu.txt").read_text()
 
 
 def test_the_predictions_were_written_before_the_run():
