@@ -133,7 +133,8 @@ SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
 #: kHeadDim 192 and 256 the split tile is the forward's 64 × 64 four-warp tile itself, whose
 #: factor was emulated (FACTORS). Session 24: with the serial sum, the 14 split-KV launches of
 #: the committed grids at d = 192 and 256 took 0.92-1.39 x the measured time (median error
-#: 26 %), with the factor 0.92-1.27 x (14 %): docs/validation/2026-12-04-status.md.
+#: 26 %), with the factor 0.92-1.27 x (14 %): docs/validation/2026-12-04-status.md; predicted
+#: before the run on six new shapes, 0.98-1.22 x: docs/validation/2026-12-04-split2.md.
 SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (64, 256, 4, 32): FACTORS[(128, 128, 4, 32)],
     (64, 256, 4, 64): FACTORS[(128, 128, 4, 64)],
