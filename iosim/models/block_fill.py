@@ -9,7 +9,8 @@ launch overlap with nothing (flash_fwd_kernel.h, ``compute_attn_1rowblock``):
   (``cp_async_wait`` then ``copy(V)``), so the first step waits for a second dependent round
   trip. The first wave's Q tiles are distinct, each head's K_0 and V_0 come from DRAM once
   (the launch starts with a cold L2, as Nsight Compute runs it) and reach every block
-  through the L2 (split-KV's blocks start at their own key blocks: each its own tiles).
+  through the L2 (split-KV's blocks: each split's own tiles, shared by the split's query
+  blocks where the mask is dense).
 * **drain**: the last wave's blocks end together and store their O_i (and LSE) tiles.
 * **one block an SM** (the backward kernels: 8 warps of 255 registers; the 8-warp d = 192
   forward): no co-resident block hides a block's first loads or last stores, so every
@@ -55,9 +56,21 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool
     slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
     wave = min(per_head * heads, slots)
     q, kv, out = _forward_bytes(rows, cols, layout.head_dim, width, ACCUM_BYTES if split else width)
-    dram = wave * q + (wave if split else min(heads, math.ceil(wave / per_head))) * kv
+    dram = wave * q + _first_kv_tiles(wave, per_head, heads, layout, split) * kv
     fill = max(dram / rates.dram_bytes, wave * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
     return rates.round_trip_s + fill + wave * out / rates.dram_write_bytes
+
+
+def _first_kv_tiles(wave: int, per_head: int, heads: int, layout, split: bool) -> int:
+    """The distinct K_0, V_0 tile pairs the first wave reads from DRAM: one a head, where a head's
+    blocks all start at its last key block; split-KV, one a (head, split), where the query
+    blocks of a split (consecutive in launch order, ``grid(num_m_block, num_splits, b·h)``)
+    start at the split's last key block, as they do without a causal mask; else one a block."""
+    if not split:
+        return min(heads, math.ceil(wave / per_head))
+    if layout.query_blocks and not layout.causal:
+        return math.ceil(wave / layout.query_blocks)
+    return wave
 
 
 def lone_block_s(work, layout, rates, width: int) -> float:

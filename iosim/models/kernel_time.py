@@ -136,6 +136,10 @@ class WarpLayout:
     blocks_per_sm: int = 0
     #: whether the kernel's fills and drains are modelled (flash-attn 2's kernels: :mod:`.block_fill`)
     fa2_waits: bool = False
+    #: a forward's query blocks per head; 0: not known (the split-KV forward's blocks of one split
+    #: start at the same key block when the mask is dense: :func:`.block_fill.fill_drain_s`)
+    query_blocks: int = 0
+    causal: bool = False
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: its MMA tiles are static, so a side of d

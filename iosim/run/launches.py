@@ -305,7 +305,8 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     if launch.passes == "forward":
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
                             kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
-                            step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2)
+                            step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2,
+                            query_blocks=-(-p.seq_len_q // tile.block_q), causal=p.causal)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
                             tile.kernel_head_dim, coresident=getattr(tile, "coresident", None), blocks_per_sm=per_sm,

@@ -114,3 +114,17 @@ def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
     first, last = 2 * 192 * (128 + 2 * 64), 128 * (2 * 192 + 4)
     wait = 2 * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
     assert d192[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)       # not scaled by the warps' overlap factor
+
+
+def test_split_kv_blocks_of_one_split_share_its_first_tiles_where_the_mask_is_dense():
+    # N = 2,048, one head, d = 64: 32 query blocks of 64 rows × 8 splits of one 256-key block, 256
+    # blocks in one wave, split after split (grid(num_m_block, num_splits, b·h)). Dense: the
+    # 32 query blocks of a split start at its key block, so K_0, V_0 come from DRAM once a split;
+    # causal: counted once a block (their first key blocks differ along the diagonal)
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    q, kv, out = 2 * 64 * 64, 2 * 2 * 256 * 64, 64 * (4 * 64 + 4)     # Q_i; K_0, V_0; fp32 O_i and LSE
+    for causal, tiles in ((False, 8), (True, 256)):
+        r = _run("h200", seq_len=2048, head_dim=64, heads=1, causal=causal)
+        fill = max((256 * q + tiles * kv) / rates.dram_bytes, 256 * (q + kv) / rates.l2_bytes)
+        want = rates.read_write_s - rates.launch_s + fill + 256 * out / rates.dram_write_bytes
+        assert r.kernel_times["splitkv"].per_resource_s[FILL] == pytest.approx(want, rel=1e-12), causal
