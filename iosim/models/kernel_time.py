@@ -139,6 +139,7 @@ class WarpLayout:
     #: a forward's query blocks per head; 0: not known (the split-KV forward's blocks of one split
     #: start at the same key block when the mask is dense: :func:`.block_fill.fill_drain_s`)
     query_blocks: int = 0
+    #: whether the forward's mask is causal (its blocks' first key blocks then differ)
     causal: bool = False
 
     def padded(self, products: dict) -> dict:
