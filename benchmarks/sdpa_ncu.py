@@ -101,7 +101,7 @@ LOCAL_METRICS = [
 ]
 #: the spilled registers' frames against the DRAM reads beyond the inputs: local memory as above,
 #: and the L2's read lookups from the SMs (docs/validation/2026-12-04-frames.md)
-FRAME_METRICS = LOCAL_METRICS + [f"lts__t_sectors_srcunit_tex_op_read_lookup_{x}.sum" for x in ("hit", "miss")] + [
+LOCAL_L2_METRICS = LOCAL_METRICS + [f"lts__t_sectors_srcunit_tex_op_read_lookup_{x}.sum" for x in ("hit", "miss")] + [
     "lts__t_sectors_srcunit_tex_op_write_lookup_miss.sum", "lts__d_sectors_fill_device.sum"]
 #: DRAM bytes and the time only: one ncu pass, nothing restored between passes
 #: (docs/validation/2026-12-04-ncu-replay.md)
@@ -113,7 +113,7 @@ RED_METRICS = ["gpu__time_duration.sum", "smsp__inst_executed_op_global_red.sum"
                "lts__t_sectors_srcunit_tex_op_red.sum", "launch__grid_size", "launch__block_size"]
 METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
                "local": LOCAL_METRICS, "dram": DRAM_METRICS, "red": RED_METRICS,
-               "local-l2": FRAME_METRICS}
+               "local-l2": LOCAL_L2_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one

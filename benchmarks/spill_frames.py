@@ -21,16 +21,17 @@ from __future__ import annotations
 import argparse
 import csv
 import glob
-import json
 import os
 import re
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from iosim import Options, load_profile, simulate  # noqa: E402
-from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
-from iosim.gpu.sdpa import problem_of  # noqa: E402
+from iosim.gpu.ncu import find_ncu  # noqa: E402
+from iosim.gpu.sdpa import problem_of, raw_configs  # noqa: E402
+from stall_sampling import read_source_page  # noqa: E402
 
 MISS = "l1tex__t_sectors_pipe_lsu_mem_local_op_ld_lookup_miss.sum"
 LOCAL = re.compile(r"\b(STL|LDL)")
@@ -63,13 +64,11 @@ def device(out: str) -> None:
 def local_instructions(page: str) -> list[list[str]]:
     """ncu's source page (SASS, CSV) cut to the kernel's name and its local-memory instructions:
     (address, instruction, warp instructions, thread instructions, predicated-on threads)."""
-    table = list(csv.reader(page.splitlines()))
-    head = next(i for i, row in enumerate(table) if "Source" in row)
-    ix = {h: i for i, h in enumerate(table[head])}
+    kernel, head, rows = read_source_page(page)
+    ix = {h: i for i, h in enumerate(head)}
     cols = ("Address", "Source", "Instructions Executed", "Thread Instructions Executed",
             "Predicated-On Thread Instructions Executed")
-    kernel = next((row[1] for row in table[:head] if len(row) > 1 and row[0] == "Kernel Name"), "")
-    return [["kernel", kernel], list(cols)] + [[row[ix[c]].strip() for c in cols] for row in table[head + 1:]
+    return [["kernel", kernel], list(cols)] + [[row[ix[c]].strip() for c in cols] for row in rows
                                                 if LOCAL.search(row[ix["Source"]])]
 
 
@@ -94,11 +93,8 @@ def unwritten_words(path: str) -> tuple[str, int, int]:
 
 def forwards(raw_dir: str):
     """(config, its forward launch's metrics) of a run's grid, in launch order."""
-    meta = json.load(open(f"{raw_dir}/sdpa_configs.json"))
-    for d, configs in meta["grid"].items():
-        launches = [x for x in read_launches(open(f"{raw_dir}/sdpa_d{d}.csv").read())
-                    if "flash_fwd" in x["name"] and "combine" not in x["name"]]
-        yield from zip(configs, (x["metrics"] for x in launches))
+    for cfg, _problem, launches in raw_configs(raw_dir):
+        yield cfg, next(x["metrics"] for x in launches if "flash_fwd" in x["name"] and "combine" not in x["name"])
 
 
 def frame_rows(root: str) -> list[dict]:

@@ -23,20 +23,28 @@ REASONS = ("stall_no_inst", "stall_wait", "stall_selected", "stall_long_sb", "st
            "stall_barrier", "stall_not_selected")
 
 
+def read_source_page(text: str) -> tuple[str, list, list]:
+    """ncu's source page (``--page source --csv --print-source sass``): (the kernel's name, the
+    column names, the rows of as many cells: every instruction, as often as the page lists it)."""
+    table = list(csv.reader(text.splitlines()))
+    head = next(i for i, row in enumerate(table) if "Source" in row)
+    kernel = next((row[1] for row in table[:head] if len(row) > 1 and row[0] == "Kernel Name"), "")
+    return kernel, table[head], [row for row in table[head + 1:] if len(row) == len(table[head])]
+
+
 def cut(page: str, out: str) -> None:
     """ncu's source page cut to the kernel's name, one row per instruction, and the columns
     :data:`KEEP` and :data:`REASONS`."""
-    table = list(csv.reader(open(page)))
-    head = table[1]
+    kernel, head, table = read_source_page(open(page).read())
     ix = {h: i for i, h in enumerate(head)}
     seen, rows = set(), []
-    for row in table[2:]:
-        if len(row) != len(head) or row[0] in seen or not row[ix["Instructions Executed"]].isdigit():
+    for row in table:
+        if row[0] in seen or not row[ix["Instructions Executed"]].isdigit():
             continue
         seen.add(row[0])
         rows.append([row[ix[c]].strip() for c in KEEP + REASONS])
     with open(out, "w", newline="") as f:
-        csv.writer(f).writerows([["kernel", table[0][1]], list(KEEP + REASONS)] + rows)
+        csv.writer(f).writerows([["kernel", kernel], list(KEEP + REASONS)] + rows)
 
 
 def summary(path: str) -> dict:

@@ -35,7 +35,7 @@ from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout, unaligned_row_bytes
 from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
-from .spill_frames import SpillFrames, spill_frames
+from .spill_frames import SpillFrames, even_mn, spill_frames
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
 from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile, unlaunchable
@@ -169,8 +169,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
     """The time note of a flash-attn 2 causal forward in its uneven instantiation with short
     query blocks, or None. Above kHeadDim 128 flash-attn compiles only that instantiation, and
     the time model's steps were measured on it."""
-    uneven = tile.kernel_head_dim <= 128 and bool(run.seq_len_q % tile.block_q or run.seq_len_kv % tile.block_kv
-                                                  or run.head_dim != tile.kernel_head_dim)
+    uneven = tile.kernel_head_dim <= 128 and not even_mn(run, tile)
     short = -(-run.seq_len_kv // tile.block_kv) <= FETCH_BOUND_KEY_BLOCKS
     return FETCH_NOTE.format(n=FETCH_BOUND_KEY_BLOCKS) if run.causal and uneven and short else None
 

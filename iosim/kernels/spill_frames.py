@@ -61,10 +61,18 @@ class SpillFrames:
         return steps > self.masking_steps
 
 
-def masking_steps(block_q: int, block_kv: int, causal: bool) -> int:
-    """flash_fwd_kernel's ``n_masking_steps`` in its uneven instantiation (``Is_even_MN`` is
-    false wherever ``Is_even_K`` is): one, causal ⌈kBlockM / kBlockN⌉ + 1."""
-    return math.ceil(block_q / block_kv) + 1 if causal else 1
+def even_mn(problem, tile) -> bool:
+    """Whether flash-attn 2's forward runs its ``Is_even_MN`` instantiation for ``problem``
+    (flash_fwd_launch_template.h): both lengths whole tiles, d the kernel's head dim
+    (``Is_even_K``), and kHeadDim ≤ 128 (above it only the uneven one is compiled)."""
+    return (problem.seq_len_q % tile.block_q == 0 and problem.seq_len_kv % tile.block_kv == 0
+            and problem.head_dim == tile.kernel_head_dim and tile.kernel_head_dim <= 128)
+
+
+def masking_steps(block_q: int, block_kv: int, causal: bool, even: bool = False) -> int:
+    """flash_fwd_kernel's ``n_masking_steps``: one, causal ⌈kBlockM / kBlockN⌉, and one more in
+    the uneven instantiation (``even``: ``Is_even_MN``; false wherever ``Is_even_K`` is)."""
+    return math.ceil(block_q / block_kv) + (0 if even else 1) if causal else 1
 
 
 def spill_frames(tile, head_dim: int, causal: bool, compute_capability) -> tuple[SpillFrames | None, str | None]:
@@ -81,4 +89,4 @@ def spill_frames(tile, head_dim: int, causal: bool, compute_capability) -> tuple
     return SpillFrames(per_thread, 32 * tile.warps, masking_steps(tile.block_q, tile.block_kv, causal)), None
 
 
-__all__ = ["SpillFrames", "UNWRITTEN", "masking_steps", "spill_frames"]
+__all__ = ["SpillFrames", "UNWRITTEN", "even_mn", "masking_steps", "spill_frames"]

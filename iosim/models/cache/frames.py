@@ -12,33 +12,23 @@ stores, and in principle a slot could see only those.
 from __future__ import annotations
 
 import dataclasses
-import heapq
+
+import numpy as np
 
 from .rounds import WAVES
+from .stream import schedule
 
 
 def slots_reached(steps: list[int], reached: list[bool], heads: int, slots: int) -> int:
     """How many of the ``slots`` ever run a thread block that reaches the stores. ``steps`` and
     ``reached`` are given per block of one head, in launch order, and every head has the same
-    blocks. Placement is played for at most :data:`.rounds.WAVES` × slots blocks. Past those the
-    launch order repeats, so no new slot is reached."""
-    total = len(steps) * heads
-    if not any(reached) or total == 0:
+    blocks. Placement (:func:`.stream.schedule`) is played for the heads that fill the slots
+    :data:`.rounds.WAVES` times over. Past those the launch order repeats, so no new slot is reached."""
+    if not any(reached) or not steps or not heads:
         return 0
-    n = min(slots, total)
-    if all(reached):
-        return n
-    free = [(0, s) for s in range(n)]
-    seen: set[int] = set()
-    for g in range(min(total, WAVES * n)):
-        i = g % len(steps)
-        t, s = heapq.heappop(free)
-        if reached[i]:
-            seen.add(s)
-            if len(seen) == n:
-                break
-        heapq.heappush(free, (t + steps[i] + 1, s))
-    return len(seen)
+    played = min(heads, -(-WAVES * slots // len(steps)))
+    _, slot = schedule(np.tile(np.asarray(steps, np.int64) + 1, played), slots)
+    return len(np.unique(slot[np.tile(np.asarray(reached, bool), played)]))
 
 
 def with_frames(report, kernel: str, nbytes: int):
