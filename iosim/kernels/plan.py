@@ -35,6 +35,8 @@ from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout, unaligned_row_bytes
 from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
+from .flash_code import UNMEASURED_NOTE as CODE_NOTE
+from .flash_code import code_bytes
 from .spill_frames import SpillFrames, even_mn, spill_frames
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
@@ -70,6 +72,8 @@ class KernelLaunch:
     frames: SpillFrames | None = None
     #: where the kernel time model is known to part from what was measured in this launch
     time_note: str | None = None
+    #: kernel -> bytes of its code it reads from DRAM once (:mod:`iosim.kernels.flash_code`), or None
+    code: dict | None = None
 
     def describe(self) -> dict:
         note = {k: v for k, v in (("l2_note", self.l2_note), ("time_note", self.time_note)) if v is not None}
@@ -115,13 +119,23 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
         n_blocks = -(-run.seq_len_kv // split_tile.block_kv)
         num_splits = default_num_splits(run.batch, run.heads, run.seq_len_q, n_blocks, profile.sm_count,
                                         split_tile.block_q)
+    cc = gpu_info(profile).compute_capability
     if num_splits > 1:
-        return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits})
+        code = code_bytes(("splitkv", "combine"), run, split_tile, num_splits, cc)
+        return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits},
+                            l2_note=None if code else CODE_NOTE, code=code)
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
-    frames, note = spill_frames(tile, d, run.causal, gpu_info(profile).compute_capability)
+    frames, note = spill_frames(tile, d, run.causal, cc)
+    code = code_bytes(("main",), run, tile, 1, cc)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
-    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True, l2_note=note,
-                        frames=frames, time_note=_instruction_fetch(run, tile))
+    return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
+                        l2_note=_notes(note, None if code else CODE_NOTE), frames=frames,
+                        time_note=_instruction_fetch(run, tile), code=code)
+
+
+def _notes(*notes) -> str | None:
+    """The launch's L2 notes as one, or None."""
+    return "; ".join(n for n in notes if n) or None
 
 
 def _triton(problem: Problem, profile, passes: str, config) -> KernelLaunch:
@@ -147,9 +161,12 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                             field="kernel")
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
+    fa2 = kernel == "flash-attn-2"
+    code = code_bytes(("dot_do_o", "dq_dk_dv", "convert_dq"), problem, tile, 1,
+                      gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
-                        batch_fastest=kernel == "flash-attn-2",
-                        l2_note=_shared_sectors(problem) if kernel == "flash-attn-2" else None,
+                        batch_fastest=fa2, code=code,
+                        l2_note=_notes(_shared_sectors(problem), None if code else CODE_NOTE) if fa2 else None,
                         time_note=_one_query_block(problem, tile) if kernel == "flash-attn-2" else None,
                         interleaved=EXPANDED if kernel == "flash-attn-2" and problem.group_size > 1 else ())
 

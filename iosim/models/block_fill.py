@@ -7,10 +7,12 @@ launch overlap with nothing (flash_fwd_kernel.h, ``compute_attn_1rowblock``):
 * **fill**: the first wave's blocks start together and wait for their first tiles: Q_i and
   K_0 are copied before anything runs, and V_0's copy is issued only once K_0 has arrived
   (``cp_async_wait`` then ``copy(V)``), so the first step waits for a second dependent round
-  trip. The first wave's Q tiles are distinct, each head's K_0 and V_0 come from DRAM once
-  (the launch starts with a cold L2, as Nsight Compute runs it) and reach every block
-  through the L2 (split-KV's blocks: each split's own tiles, shared by the split's query
-  blocks where the mask is dense).
+  trip. The launch starts with a cold L2 (as Nsight Compute runs it): each distinct Q_i and
+  each distinct first (K, V) pair of the wave comes from DRAM once and reaches every block
+  that loads it through the L2 (:func:`first_wave`, from the kernels' grids: a head's blocks
+  start at its last key block, or at their diagonal one under a causal mask; split-KV's at
+  their split's, and its blocks of one query block load the same Q_i), each SM taking its
+  share of the L2's rate: the SM with the most blocks that load waits for all their tiles.
 * **drain**: the last wave's blocks end together and store their O_i (and LSE) tiles.
 * **one block an SM** (the backward kernels: 8 warps of 255 registers; the 8-warp d = 192
   forward): no co-resident block hides a block's first loads or last stores, so every
@@ -27,7 +29,8 @@ floor's 2.2 µs (docs/validation/2026-12-02-block-cost.md).
 
 from __future__ import annotations
 
-import math
+from dataclasses import dataclass
+from typing import Callable
 
 #: bytes of one LSE entry (fp32), and of one element of split-KV's partial outputs (Oaccum, fp32)
 LSE_BYTES = ACCUM_BYTES = 4
@@ -37,40 +40,85 @@ FILL = "fill and drain"
 BLOCK_WAIT = "block fill and drain"
 
 
+@dataclass(frozen=True)
+class ForwardGrid:
+    """A flash-attn 2 forward launch's thread blocks in launch order: ``grid(num_m_block, B, H)``
+    (``flash_fwd_kernel``) or ``grid(num_m_block, num_splits, B·H)`` (``flash_fwd_splitkv_kernel``),
+    the query block fastest. ``mask``: the launch's :class:`~iosim.engine.blocks.BlockMask`;
+    ``heads``: the launch-ordered heads; ``kv_of``: the K/V head the ℓ-th of them reads."""
+
+    mask: object
+    heads: int
+    kv_of: Callable[[int], int]
+    num_splits: int = 1
+
+
+@dataclass(frozen=True)
+class FirstWave:
+    """A forward launch's first wave: its ``blocks`` that load tiles (a split with no active key
+    block exits before loading), and the distinct ``q_tiles`` and first (K, V) ``kv_pairs`` among them."""
+
+    blocks: int
+    q_tiles: int
+    kv_pairs: int
+
+
+def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
+    """The first ``slots`` thread blocks that load tiles, in launch order. Each loads Q_i and its
+    first key block: the last active one of its split (flash-attn walks ``n_block`` from
+    ``n_block_max − 1`` down; split s covers ⌈T_c/S⌉ key blocks from s·⌈T_c/S⌉, flash-attn's
+    ``n_blocks_per_split``). Empty blocks free their slot at once and are not counted."""
+    mask, q, kv, blocks = grid.mask, set(), set(), 0
+    per_split = -(-mask.kv.num_blocks // grid.num_splits)
+    firsts = [max(mask.active_kv(i), default=None) for i in range(mask.q.num_blocks)]
+    for head in range(grid.heads):
+        for s in range(grid.num_splits):
+            lo, hi = s * per_split, (s + 1) * per_split
+            for i in range(mask.q.num_blocks):
+                last = _last_in(mask, i, firsts[i], lo, hi)
+                if last is None:
+                    continue
+                blocks += 1
+                q.add((head, i))
+                kv.add((grid.kv_of(head), last))
+                if blocks == slots:
+                    return FirstWave(blocks, len(q), len(kv))
+    return FirstWave(blocks, len(q), len(kv))
+
+
+def _last_in(mask, i: int, last: int | None, lo: int, hi: int) -> int | None:
+    """Query block i's last active key block in [lo, hi): its last active one, cut to the split
+    (active sets of the kernels' masks are contiguous from 0: dense and causal)."""
+    if last is None or last < lo:
+        return None
+    if mask.sparse is None:
+        return int(min(last, hi - 1))
+    return max((int(j) for j in mask.active_kv(i) if lo <= j < hi), default=None)
+
+
 def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool = False) -> float:
     """Seconds a forward launch spends filling its first wave and draining its last.
 
     ``works``: one head's (CtaWork, count) runs; ``layout``: the forward kernel's
-    :class:`~iosim.models.kernel_time.WarpLayout` (its tile, head dim and occupancy); ``split``:
-    the split-KV kernel, whose blocks start at different key blocks (each its own K, V tiles)
-    and store fp32 partial outputs. 0 where the profile's rates are not measured or the
-    layout is not a flash-attn 2 forward kernel's."""
+    :class:`~iosim.models.kernel_time.WarpLayout` (its tile, head dim, occupancy and
+    :class:`ForwardGrid`); ``split``: the split-KV kernel, whose blocks store fp32 partial
+    outputs. 0 where the profile's rates are not measured or the layout is not a flash-attn 2
+    forward kernel's."""
     if (not layout.fa2_waits or layout.atoms is not None or not layout.block_q or rates.source != "measured"
-            or not works or layout.blocks_per_sm == 1):      # one block an SM: every block pays it (lone_block_s)
-        return 0.0
+            or not works or layout.blocks_per_sm == 1 or layout.launch_order is None):
+        return 0.0       # one block an SM: every block pays it (lone_block_s)
     tiles = _first_tiles(works[0][0], layout)
     if tiles is None:
         return 0.0   # no score tiles: not a forward attention kernel (the split-KV combine)
     rows, cols = tiles
-    per_head = sum(n for _, n in works)
     slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
-    wave = min(per_head * heads, slots)
+    first = first_wave(layout.launch_order, slots)
     q, kv, out = _forward_bytes(rows, cols, layout.head_dim, width, ACCUM_BYTES if split else width)
-    dram = wave * q + _first_kv_tiles(wave, per_head, heads, layout, split) * kv
-    fill = max(dram / rates.dram_bytes, wave * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
-    return rates.round_trip_s + fill + wave * out / rates.dram_write_bytes
-
-
-def _first_kv_tiles(wave: int, per_head: int, heads: int, layout, split: bool) -> int:
-    """The distinct K_0, V_0 tile pairs the first wave reads from DRAM: one a head, where a head's
-    blocks all start at its last key block; split-KV, one a (head, split), where the query
-    blocks of a split (consecutive in launch order, ``grid(num_m_block, num_splits, b·h)``)
-    start at the split's last key block, as they do without a causal mask; else one a block."""
-    if not split:
-        return min(heads, math.ceil(wave / per_head))
-    if layout.query_blocks and not layout.causal:
-        return math.ceil(wave / layout.query_blocks)
-    return wave
+    dram = first.q_tiles * q + first.kv_pairs * kv
+    busiest = -(-first.blocks // rates.sm_count)         # the SM with the most loading blocks waits longest
+    fill = max(dram / rates.dram_bytes, busiest * rates.sm_count * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
+    last = min(sum(n for _, n in works) * heads, slots)      # every block of the last wave stores
+    return rates.round_trip_s + fill + last * out / rates.dram_write_bytes
 
 
 def lone_block_s(work, layout, rates, width: int) -> float:
@@ -116,4 +164,4 @@ def _first_tiles(work, layout) -> tuple[int, int] | None:
     return max(shapes) if shapes else None
 
 
-__all__ = ["BLOCK_WAIT", "FILL", "fill_drain_s", "lone_block_s"]
+__all__ = ["BLOCK_WAIT", "FILL", "FirstWave", "ForwardGrid", "fill_drain_s", "first_wave", "lone_block_s"]

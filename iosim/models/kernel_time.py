@@ -46,7 +46,7 @@ import math
 from dataclasses import dataclass
 
 from ..dtypes import width as dtype_width
-from .block_fill import BLOCK_WAIT, fill_drain_s, lone_block_s
+from .block_fill import BLOCK_WAIT, ForwardGrid, fill_drain_s, lone_block_s
 from .launch_time import COPY, FILL, combine, memory_seconds
 from .roofline import TimePrediction
 
@@ -136,11 +136,9 @@ class WarpLayout:
     blocks_per_sm: int = 0
     #: whether the kernel's fills and drains are modelled (flash-attn 2's kernels: :mod:`.block_fill`)
     fa2_waits: bool = False
-    #: a forward's query blocks per head; 0: not known (the split-KV forward's blocks of one split
-    #: start at the same key block when the mask is dense: :func:`.block_fill.fill_drain_s`)
-    query_blocks: int = 0
-    #: whether the forward's mask is causal (its blocks' first key blocks then differ)
-    causal: bool = False
+    #: a flash-attn 2 forward's thread blocks in launch order (:class:`.block_fill.ForwardGrid`):
+    #: which Q tiles and first key blocks its first wave loads; None: not such a forward
+    launch_order: ForwardGrid | None = None
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: its MMA tiles are static, so a side of d

@@ -118,6 +118,10 @@ def _l2_lines(cache, cache_notes: dict | None = None) -> list[str]:
     for kernel, fills in (cache.frames or {}).items():
         parts.append(f"L2 model, {kernel}: {fills:,} B of its DRAM reads fill spilled registers that some lanes "
                      "never wrote, once per thread-block slot (docs/validation/2026-12-04-frames.md)")
+    if cache.code:
+        parts.append("L2 model: the DRAM reads include each kernel's code, read once after the profiler's cache "
+                     "flush (" + ", ".join(f"{k} {b:,} B" for k, b in cache.code.items())
+                     + "; docs/validation/2026-12-04-code.md)")
     for kernel, got in (cache.sampled or {}).items():
         how = (f"sampling 1 in {round(1 / got.rate)} of its chunks" if got.model == "sampled" else
                f"playing {100 * got.rate:.2g}% of its requests, in windows of its rounds")

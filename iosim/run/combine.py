@@ -71,7 +71,7 @@ def _combined_caches(caches: list[CacheReport]) -> CacheReport:
 
     return CacheReport(merged("kernels"), merged("concurrency"), merged("outer"), merged("near") or {},
                        merged("sampled"), caches[0].partitions, tuple(k for c in caches for k in c.as_chunks),
-                       merged("frames"))
+                       merged("frames"), merged("code"))
 
 
 __all__ = ["combine_results"]

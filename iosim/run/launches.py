@@ -23,6 +23,7 @@ from ..models.cache import PlayLimit, occupancy, partitions, plan
 from ..models.cache.frames import slots_reached, with_frames
 from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
+from ..models.block_fill import ForwardGrid
 from ..models.kernel_time import KernelRates, WarpLayout
 from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
@@ -181,7 +182,7 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, 
 def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Result:
     """The models applied to one launch's counts (the L2 model's ``cache`` report, or None)."""
     profile, p = setup.profile, launch.problem
-    cache = _with_frames(cache, launch)
+    cache = _with_code(_with_frames(cache, launch), launch)
     link_bytes = dict(c.link_bytes)
     if cache is not None:  # with the L2 modelled, only what misses it crosses the DRAM's own link
         dram = cache.total
@@ -213,6 +214,15 @@ def _with_frames(cache, launch: Launch):
     steps = [len(mask.active_kv(i)) for i in range(mask.q.num_blocks)]
     slots = slots_reached(steps, [frames.reached(n) for n in steps], p.heads_total, cache.concurrency[kernel])
     return with_frames(cache, kernel, slots * frames.per_slot())
+
+
+def _with_code(cache, launch: Launch):
+    """The L2 model's report with each kernel's code in its DRAM reads (:mod:`iosim.kernels.flash_code`)."""
+    code = launch.kernel.code if launch.kernel is not None else None
+    for kernel, nbytes in (code or {}).items():
+        if cache is not None and kernel in cache.kernels:
+            cache = cache.with_reads("code", kernel, nbytes)
+    return cache
 
 
 def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:
@@ -306,7 +316,7 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
                             kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
                             step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2,
-                            query_blocks=-(-p.seq_len_q // tile.block_q), causal=p.causal)
+                            launch_order=_forward_grid(launch) if fa2 else None)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
                             tile.kernel_head_dim, coresident=getattr(tile, "coresident", None), blocks_per_sm=per_sm,
@@ -320,6 +330,14 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     if fa2 and "combine" in times:
         times["combine"] = _combine_chain(result, setup.profile, tile, times["combine"])
     return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
+
+
+def _forward_grid(launch: Launch) -> ForwardGrid:
+    """The forward kernel's thread blocks in launch order, for its first wave's tiles."""
+    p, tile, k = launch.problem, launch.tile, launch.kernel
+    kv_of, _, _ = _head_order(p, k is not None and k.batch_fastest)
+    return ForwardGrid(BlockMask(p, BlockSizes(tile.block_q, tile.block_kv)), p.heads_total, kv_of,
+                       launch.schedule_options.get("num_splits", 1))
 
 
 def _combine_chain(result: Result, profile, tile, base):

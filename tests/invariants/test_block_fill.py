@@ -116,15 +116,72 @@ def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
     assert d192[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)       # not scaled by the warps' overlap factor
 
 
-def test_split_kv_blocks_of_one_split_share_its_first_tiles_where_the_mask_is_dense():
+def test_split_kv_first_wave_loads_each_distinct_tile_from_dram_once():
     # N = 2,048, one head, d = 64: 32 query blocks of 64 rows × 8 splits of one 256-key block, 256
-    # blocks in one wave, split after split (grid(num_m_block, num_splits, b·h)). Dense: the
-    # 32 query blocks of a split start at its key block, so K_0, V_0 come from DRAM once a split;
-    # causal: counted once a block (their first key blocks differ along the diagonal)
+    # blocks in one wave, query block fastest (grid(num_m_block, num_splits, b·h)). The 8 splits
+    # of a query block load the same Q_i: 32 distinct. Dense: the 32 query blocks of a split
+    # start at its key block, 8 distinct (K_0, V_0) pairs, and all 256 blocks load. Causal: block
+    # (i, s) has a visible key iff 256·s ≤ 64·i + 63, i ≥ 4·s: Σ_s (32 − 4·s) = 144 blocks load
+    # (the others write zeros and exit); each split's one key block is its first: 8 pairs.
+    # Either way some SM runs two loading blocks (256 or 144 over 132 SMs), and each SM takes
+    # 1/132 of the L2's rate: its two blocks' tiles arrive as 264 blocks' would.
     rates = KernelRates.from_profile(load_profile("h200"), "fp16")
     q, kv, out = 2 * 64 * 64, 2 * 2 * 256 * 64, 64 * (4 * 64 + 4)     # Q_i; K_0, V_0; fp32 O_i and LSE
-    for causal, tiles in ((False, 8), (True, 256)):
+    for causal in (False, True):
         r = _run("h200", seq_len=2048, head_dim=64, heads=1, causal=causal)
-        fill = max((256 * q + tiles * kv) / rates.dram_bytes, 256 * (q + kv) / rates.l2_bytes)
+        fill = max((32 * q + 8 * kv) / rates.dram_bytes, 2 * 132 * (q + kv) / rates.l2_bytes)
         want = rates.read_write_s - rates.launch_s + fill + 256 * out / rates.dram_write_bytes
         assert r.kernel_times["splitkv"].per_resource_s[FILL] == pytest.approx(want, rel=1e-12), causal
+
+
+def test_a_causal_forwards_blocks_start_at_their_own_diagonal_key_block():
+    # d = 128: 128 × 64 tiles (checked), 64 query blocks a head; block i's first key block is its
+    # last active one, 2·i + 1: the 264 blocks of the first wave (heads 0–3 and 8 of head 4) load
+    # 264 distinct Q tiles and 264 distinct (K, V) pairs, where a dense mask has 5 pairs
+    r = _run("h200", seq_len=8192, head_dim=128, heads=16, causal=True)
+    (launch,) = r.options["launches"]
+    assert (launch["block_q"], launch["block_kv"]) == (128, 64)
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    q, kv = 2 * 128 * 128, 2 * 2 * 64 * 128
+    fill = max(264 * (q + kv) / rates.dram_bytes, 264 * (q + kv) / rates.l2_bytes)
+    drain = 264 * 128 * (2 * 128 + 4) / rates.dram_write_bytes
+    got = r.kernel_times["main"].per_resource_s[FILL]
+    assert got == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12)
+
+
+def test_first_wave_by_the_kernels_launch_rules():
+    from iosim import BlockSizes
+    from iosim.engine.blocks import BlockMask
+    from iosim.models.block_fill import FirstWave, ForwardGrid, first_wave
+
+    def mask(nq, nk, causal, bq=64, bk=64):
+        return BlockMask(Problem(seq_len=nk, seq_len_q=nq, seq_len_kv=nk, head_dim=64, causal=causal),
+                         BlockSizes(bq, bk))
+    dense = mask(512, 512, False)                                   # 8 × 8 blocks a head
+    # GQA, 4 query heads a K/V head, next to each other in launch order: one (K_0, V_0) per K/V head
+    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 20) == FirstWave(20, 20, 1)
+    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 1000) == FirstWave(64, 64, 2)
+    causal = mask(512, 512, True)                                   # block i starts at key block i
+    assert first_wave(ForwardGrid(causal, 2, lambda h: h), 1000) == FirstWave(16, 16, 16)
+    # bottom-right alignment, N_kv = 1,024: block i's last key block is i + 8
+    assert first_wave(ForwardGrid(mask(512, 1024, True), 1, lambda h: h), 1000) == FirstWave(8, 8, 8)
+    # 3 splits of ⌈8/3⌉ = 3 key blocks (the last has 2), causal: split s loads for i ≥ 3·s, and
+    # block i starts at min(i, its split's last block): split 0 at 0, 1, 2, 2, …; split 1 at
+    # 3, 4, 5, 5, 5; split 2 at 6, 7
+    split = first_wave(ForwardGrid(causal, 1, lambda h: h, num_splits=3), 1000)
+    assert split == FirstWave(8 + 5 + 2, 8, 3 + 3 + 2)
+    assert first_wave(ForwardGrid(causal, 1, lambda h: h, num_splits=3), 10) == FirstWave(10, 8, 5)
+
+
+def test_the_busiest_sm_waits_for_all_its_loading_blocks_tiles():
+    # 8 heads of 16 query blocks (N = 2,048, d = 128: 128 × 64 tiles), 128 blocks on 132 SMs: one
+    # each, so the L2 delivers 132 blocks' worth at the rate 128 would take; at 24 heads, 384
+    # blocks fill the 264 slots, two an SM (heads 0-15 and half of head 16: 17 K_0, V_0 pairs)
+    rates = KernelRates.from_profile(load_profile("h200"), "fp16")
+    q, kv = 2 * 128 * 128, 2 * 2 * 64 * 128
+    for heads, busiest, blocks, pairs in ((8, 1, 128, 8), (24, 2, 264, 17)):
+        r = _run("h200", seq_len=2048, head_dim=128, heads=heads)
+        fill = max((blocks * q + pairs * kv) / rates.dram_bytes, busiest * 132 * (q + kv) / rates.l2_bytes)
+        drain = blocks * 128 * (2 * 128 + 4) / rates.dram_write_bytes
+        got = r.kernel_times["main"].per_resource_s[FILL]
+        assert got == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12), heads

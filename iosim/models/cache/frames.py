@@ -11,7 +11,6 @@ stores, and in principle a slot could see only those.
 
 from __future__ import annotations
 
-import dataclasses
 
 import numpy as np
 
@@ -34,10 +33,7 @@ def slots_reached(steps: list[int], reached: list[bool], heads: int, slots: int)
 def with_frames(report, kernel: str, nbytes: int):
     """The L2 model's report with ``nbytes`` of spill-frame fills added to ``kernel``'s DRAM
     reads, which are listed apart (``CacheReport.frames``)."""
-    stats = dataclasses.replace(report.kernels[kernel])
-    stats.dram_read_bytes += nbytes
-    return dataclasses.replace(report, kernels={**report.kernels, kernel: stats},
-                               frames={**(report.frames or {}), kernel: nbytes})
+    return report.with_reads("frames", kernel, nbytes)
 
 
 __all__ = ["slots_reached", "with_frames"]

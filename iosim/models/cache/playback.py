@@ -78,6 +78,16 @@ class CacheReport:
     as_chunks: tuple = ()
     #: kernel -> DRAM bytes among its reads that fill spill frames (:mod:`.frames`); absent: none
     frames: dict = None
+    #: kernel -> DRAM bytes among its reads that are its code (:mod:`iosim.kernels.flash_code`); absent: none
+    code: dict = None
+
+    def with_reads(self, kind: str, kernel: str, nbytes: int) -> "CacheReport":
+        """This report with ``nbytes`` more DRAM reads in ``kernel``, listed apart as ``kind``
+        ("frames" or "code")."""
+        stats = dataclasses.replace(self.kernels[kernel])
+        stats.dram_read_bytes += nbytes
+        return dataclasses.replace(self, kernels={**self.kernels, kernel: stats},
+                                   **{kind: {**(getattr(self, kind) or {}), kernel: nbytes}})
 
     @property
     def total(self) -> CacheStats:
@@ -91,7 +101,8 @@ class CacheReport:
                           "concurrent_blocks": self.concurrency[k],
                           **({"heads_extended_within": self.near[k]} if k in (self.near or {}) else {}),
                           **(self.sampled[k].describe() if k in (self.sampled or {}) else {}),
-                          **({"frame_read_bytes": self.frames[k]} if k in (self.frames or {}) else {})}
+                          **({"frame_read_bytes": self.frames[k]} if k in (self.frames or {}) else {}),
+                          **({"code_read_bytes": self.code[k]} if k in (self.code or {}) else {})}
                       for k, v in self.kernels.items()}
         return {
             "l2": {**({"model": "windowed" if any(g.model == "windowed" for g in self.sampled.values()) else "sampled"}
@@ -102,7 +113,8 @@ class CacheReport:
             # dirty_bytes_left: written, still in the cache when they end (DRAM gets it later)
             "dram": {"read_bytes": s.dram_read_bytes, "write_bytes": s.dram_write_bytes,
                      "dirty_bytes_left": s.dirty_bytes_left,
-                     **({"frame_read_bytes": sum(self.frames.values())} if self.frames else {})},
+                     **({"frame_read_bytes": sum(self.frames.values())} if self.frames else {}),
+                     **({"code_read_bytes": sum(self.code.values())} if self.code else {})},
             # further cache levels between the L2 and DRAM (MI300X's Infinity Cache): what
             # reached each from the level in front, and what it served
             "outer_caches": {name: {"read_bytes": t.read_bytes, "write_bytes": t.write_bytes, "hit_rate": t.hit_rate}

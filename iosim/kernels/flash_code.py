@@ -1,0 +1,82 @@
+"""The code a flash-attn 2 launch reads from DRAM: its kernel's instructions.
+
+Nsight Compute flushes the caches before each kernel it measures, so a measured launch reads
+its kernel's instructions from DRAM once, through the L2, the first SM to run a block fetching
+each line and the rest finding it there. A launch therefore reads, beyond its tensors, about
+the ``.text`` of the instantiation it runs: measured on the H200 over the committed runs
+(docs/validation/2026-12-04-code.md), the DRAM reads beyond the model's are that size to a
+median 0 B on the split-KV forward and 2.2–2.4 KB more (about the parameter bank, which is
+read too) on the combine and the three backward kernels; on small launches it is most of the
+gap (7–10 KB of a 8–16 KB dot_do_o, 70 KB of a 0.26 MB split-KV forward).
+
+The sizes are PyTorch 2.11.0+cu130's ``libtorch_cuda.so`` for sm_90, read with
+``cuobjdump -elf`` (``flash_code_sm90.json``, made by ``benchmarks/flash_code.py``), for the
+traits each kernel and kHeadDim runs with on the H200. Which instantiation a launch runs is
+flash-attn's launch code (flash_fwd_launch_template.h, flash_bwd_launch_template.h): its
+template flags after the traits, e.g. ``flash_fwd_kernel<traits, Is_dropout, Is_causal,
+Is_local, Has_alibi, Is_even_MN, Is_even_K, Is_softcap, Return_softmax>``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+
+from .combine_kernel import block_rows
+from .spill_frames import MEASURED_ON, even_mn
+
+TABLE = os.path.join(os.path.dirname(__file__), "flash_code_sm90.json")
+UNMEASURED_NOTE = ("the L2 model adds no DRAM reads for the kernels' code, read once a launch after the "
+                   "profiler's cache flush: only PyTorch's sm_90 build was read (docs/validation/2026-12-04-code.md)")
+
+
+@functools.lru_cache(maxsize=1)
+def _table() -> dict:
+    with open(TABLE) as f:
+        return json.load(f)["bytes"]
+
+
+def _bits(*flags) -> str:
+    return ",".join(str(int(f)) for f in flags)
+
+
+def instantiation(kernel: str, problem, tile, num_splits: int = 1) -> str:
+    """The template flags after the traits of the flash-attn 2 kernel ``kernel`` (iosim's
+    name: main, splitkv, combine, dot_do_o, dq_dk_dv, convert_dq) for ``problem`` (the one the
+    kernel runs) with ``tile``; no dropout, local window, ALiBi or softcap (PyTorch's SDPA)."""
+    kd, c = tile.kernel_head_dim, problem.causal
+    even_k = problem.head_dim == kd
+    even = even_mn(problem, tile)         # Is_even_MN && Is_even_K && kHeadDim ≤ 128, as instantiated
+    if kernel == "main":
+        return _bits(0, c, 0, 0, even, even_k, 0, 0)
+    if kernel == "splitkv":
+        return _bits(c, 0, 0, even, even_k, 0, 1, 0)
+    if kernel == "combine":          # kBlockM, Log_max_splits (the smallest 2^k ≥ num_splits), Is_even_K
+        return _bits(block_rows(kd), max(1, (num_splits - 1).bit_length()), even_k)
+    if kernel == "dq_dk_dv":
+        return _bits(0, c, 0, 0, even, even_k, 0)
+    if kernel == "dot_do_o":         # Clear_dQaccum: dQaccum is zeroed here (not deterministic)
+        return _bits(1)
+    if kernel == "convert_dq":
+        return ""
+    raise KeyError(kernel)
+
+
+def code_bytes(kernels, problem, tile, num_splits: int, compute_capability) -> dict | None:
+    """kernel -> bytes of its code a launch reads from DRAM, for the flash-attn 2 ``kernels`` of
+    one pass; None where the build was not read (another architecture) or lacks one of them."""
+    if tuple(compute_capability or ()) != MEASURED_ON:
+        return None
+    sizes = _table()
+    out = {}
+    for kernel in kernels:
+        got = sizes.get(kernel, {}).get(problem.dtype, {}).get(str(tile.kernel_head_dim), {})
+        flags = instantiation(kernel, problem, tile, num_splits)
+        if flags not in got:
+            return None
+        out[kernel] = got[flags]
+    return out
+
+
+__all__ = ["UNMEASURED_NOTE", "code_bytes", "instantiation"]

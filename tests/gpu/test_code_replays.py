@@ -1,0 +1,78 @@
+"""Replays of session 25's reading of PyTorch's flash-attn 2 build (no GPU needed):
+docs/validation/2026-12-04-code.md. A launch measured after Nsight Compute's cache flush reads
+its kernel's code from DRAM once; iosim adds the ``.text`` bytes of the instantiation it runs."""
+
+import csv
+import json
+import pathlib
+
+import pytest
+
+from conftest import load_module
+from iosim import Options, Problem, load_profile, simulate
+from iosim.gpu.sdpa import raw_configs
+from iosim.kernels.flash_code import TABLE, instantiation
+from iosim.kernels.plan import plan
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CODE = ROOT / "docs" / "validation" / "2026-12-04-code"
+RUNS = [ROOT / r for r in (CODE / "runs.txt").read_text().split()]
+
+
+@pytest.fixture(scope="module")
+def bench():
+    return load_module("flash_code", ROOT / "benchmarks" / "flash_code.py")
+
+
+def _kernels(launch):
+    if launch.schedule == "fa2-splitkv":
+        return ("splitkv", "combine")
+    return ("main",) if launch.passes == "forward" else ("dot_do_o", "dq_dk_dv", "convert_dq")
+
+
+def test_every_measured_launch_runs_the_instantiation_iosim_names(bench):
+    """The kernel names ncu recorded for all 1,934 committed launches (23 runs) carry the
+    template flags, dtype and kHeadDim that iosim derives from flash-attn's launch code."""
+    h200, n = load_profile("h200"), 0
+    for run in RUNS:
+        for _, problem, launches in raw_configs(str(run)):
+            by = {k: kl for kl in plan("flash-attn-2", "fa2", problem, h200, "forward+backward") for k in _kernels(kl)}
+            for launch in launches:
+                kernel, dtype, traits, flags = bench.parse(launch["name"])
+                kl = by[kernel]
+                assert (dtype, int(traits.split(",")[0])) == (kl.problem.dtype, kl.tile.kernel_head_dim)
+                assert instantiation(kernel, kl.problem, kl.tile, kl.schedule_options.get("num_splits", 1)) == flags
+                n += 1
+    assert n == 1934
+
+
+def test_the_table_is_the_listings_sizes_of_the_instantiations_the_h200_runs(bench):
+    """iosim's table is the committed cuobjdump listing's, for the traits the runs carry."""
+    with open(TABLE) as f:
+        assert json.load(f) == bench.build(str(CODE / "flash_text_sm90.csv"), [str(r) for r in RUNS])
+    with open(CODE / "flash_text_sm90.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 1170 and {r["kernel"] for r in rows} == {"main", "splitkv", "combine", "dot_do_o", "dq_dk_dv",
+                                                                 "convert_dq"}
+
+
+def test_the_dram_reads_include_each_kernels_code_once():
+    """A decode's split-KV forward and backward on the H200: each kernel's DRAM reads hold its
+    code's bytes, listed apart; on the A100 (another build, not read) none, and the launch says so."""
+    problem = Problem(seq_len=4096, seq_len_q=1, seq_len_kv=4096, head_dim=64, heads=8)
+    with open(TABLE) as f:
+        sizes = json.load(f)["bytes"]
+    h200 = simulate(load_profile("h200"), "fa2", problem, passes="forward+backward",
+                    options=Options(kernel="flash-attn-2", cache=True))
+    want = {"splitkv": sizes["splitkv"]["fp16"]["64"]["0,0,0,0,1,0,1,0"],     # N_q = 1: Is_even_MN false
+            "combine": sizes["combine"]["fp16"]["64"]["8,%d,1" % (h200.options["num_splits"] - 1).bit_length()],
+            "dot_do_o": sizes["dot_do_o"]["fp16"]["64"]["1"], "convert_dq": sizes["convert_dq"]["fp16"]["64"][""],
+            "dq_dk_dv": sizes["dq_dk_dv"]["fp16"]["64"]["0,0,0,0,0,1,0"]}
+    assert h200.cache.code == want
+    out = h200.to_dict()
+    assert out["dram"]["code_read_bytes"] == sum(want.values())
+    assert out["l2"]["per_kernel"]["splitkv"]["code_read_bytes"] == want["splitkv"]
+    a100 = simulate(load_profile("a100-80gb"), "fa2", problem, passes="forward+backward",
+                    options=Options(kernel="flash-attn-2", cache=True))
+    assert not a100.cache.code
+    assert all("code" in launch["l2_note"] for launch in a100.options["launches"])
