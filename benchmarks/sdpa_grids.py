@@ -252,6 +252,16 @@ GRIDS = {
               (1, 6000, 16, 8, 8, False, "fp16")),
         256: ((1, 16000, 8, 8, 8, False, "bf16"), (3000, 3000, 1, 2, 2, False, "fp16"),
               (1, 50000, 1, 32, 8, False, "fp16"))}),
+    # session 25, prospective: small launches, whose DRAM reads are much their kernels' code
+    # (iosim/kernels/flash_code.py): decodes with splits, GQA, tiny and ragged N, causal, bf16,
+    # head dims off the kernel sizes (16, 48, 100, 200) and on them (128, 256)
+    "code": dict(head_dims=(16, 48, 100, 128, 200, 256), configs={
+        16: ((1, 3000, 2, 4, 4, False, "bf16"), (500, 500, 1, 2, 2, True, "fp16")),
+        48: ((1, 7000, 4, 8, 2, False, "fp16"), (300, 300, 2, 4, 4, False, "bf16")),
+        100: ((1, 5000, 2, 8, 8, False, "bf16"), (700, 700, 1, 4, 4, True, "fp16")),
+        128: ((64, 64, 4, 8, 8, False, "fp16"), (1, 1500, 1, 16, 16, False, "fp16")),
+        200: ((1, 4000, 2, 4, 4, False, "fp16"), (256, 256, 2, 4, 4, True, "bf16")),
+        256: ((128, 128, 2, 2, 2, False, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
