@@ -61,6 +61,7 @@ class FirstWave:
     blocks: int
     q_tiles: int
     kv_pairs: int
+    heads: int = 0     # distinct heads among them
 
 
 def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
@@ -82,8 +83,8 @@ def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
                 q.add((head, i))
                 kv.add((grid.kv_of(head), last))
                 if blocks == slots:
-                    return FirstWave(blocks, len(q), len(kv))
-    return FirstWave(blocks, len(q), len(kv))
+                    return FirstWave(blocks, len(q), len(kv), len({h for h, _ in q}))
+    return FirstWave(blocks, len(q), len(kv), len({h for h, _ in q}))
 
 
 def _last_in(mask, i: int, last: int | None, lo: int, hi: int) -> int | None:
@@ -114,7 +115,13 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool
     slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
     first = first_wave(layout.launch_order, slots)
     q, kv, out = _forward_bytes(rows, cols, layout.head_dim, width, ACCUM_BYTES if split else width)
-    dram = first.q_tiles * q + first.kv_pairs * kv
+    # The forward kernel counts one (K_0, V_0) pair a head, its blocks' first key block under a dense
+    # mask. Under a causal one they start at their own diagonal key block (first.kv_pairs distinct
+    # pairs); counting those was tried in session 25 and not adopted: no change over the committed
+    # grids, and the prospective final-check's causal forwards 2.0 → 2.6 % median error
+    # (docs/validation/2026-12-04-code.md)
+    pairs = first.kv_pairs if layout.launch_order.num_splits > 1 else first.heads
+    dram = first.q_tiles * q + pairs * kv
     busiest = -(-first.blocks // rates.sm_count)         # the SM with the most loading blocks waits longest
     fill = max(dram / rates.dram_bytes, busiest * rates.sm_count * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)
     last = min(sum(n for _, n in works) * heads, slots)      # every block of the last wave stores

@@ -2,7 +2,7 @@
 
 import pytest
 
-from iosim import Options, Problem, load_profile, simulate
+from iosim import BlockSizes, Options, Problem, load_profile, simulate
 from iosim.models.kernel_time import FILL, KernelRates
 
 
@@ -134,23 +134,28 @@ def test_split_kv_first_wave_loads_each_distinct_tile_from_dram_once():
         assert r.kernel_times["splitkv"].per_resource_s[FILL] == pytest.approx(want, rel=1e-12), causal
 
 
-def test_a_causal_forwards_blocks_start_at_their_own_diagonal_key_block():
+def test_a_causal_forwards_fill_counts_a_pair_a_head_though_its_blocks_start_at_their_diagonal():
     # d = 128: 128 × 64 tiles (checked), 64 query blocks a head; block i's first key block is its
     # last active one, 2·i + 1: the 264 blocks of the first wave (heads 0–3 and 8 of head 4) load
-    # 264 distinct Q tiles and 264 distinct (K, V) pairs, where a dense mask has 5 pairs
+    # 264 distinct (K, V) pairs. The fill counts 5, one a head, as for a dense mask (counting the
+    # 264 was tried and not adopted: docs/validation/2026-12-04-code.md)
+    from iosim.engine.blocks import BlockMask
+    from iosim.models.block_fill import FirstWave, ForwardGrid, first_wave
+
     r = _run("h200", seq_len=8192, head_dim=128, heads=16, causal=True)
     (launch,) = r.options["launches"]
     assert (launch["block_q"], launch["block_kv"]) == (128, 64)
+    mask = BlockMask(Problem(seq_len=8192, head_dim=128, causal=True), BlockSizes(128, 64))
+    assert first_wave(ForwardGrid(mask, 16, lambda h: h), 264) == FirstWave(264, 264, 264, 5)
     rates = KernelRates.from_profile(load_profile("h200"), "fp16")
     q, kv = 2 * 128 * 128, 2 * 2 * 64 * 128
-    fill = max(264 * (q + kv) / rates.dram_bytes, 264 * (q + kv) / rates.l2_bytes)
+    fill = max((264 * q + 5 * kv) / rates.dram_bytes, 264 * (q + kv) / rates.l2_bytes)
     drain = 264 * 128 * (2 * 128 + 4) / rates.dram_write_bytes
     got = r.kernel_times["main"].per_resource_s[FILL]
     assert got == pytest.approx(rates.read_write_s - rates.launch_s + fill + drain, rel=1e-12)
 
 
 def test_first_wave_by_the_kernels_launch_rules():
-    from iosim import BlockSizes
     from iosim.engine.blocks import BlockMask
     from iosim.models.block_fill import FirstWave, ForwardGrid, first_wave
 
@@ -159,18 +164,18 @@ def test_first_wave_by_the_kernels_launch_rules():
                          BlockSizes(bq, bk))
     dense = mask(512, 512, False)                                   # 8 × 8 blocks a head
     # GQA, 4 query heads a K/V head, next to each other in launch order: one (K_0, V_0) per K/V head
-    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 20) == FirstWave(20, 20, 1)
-    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 1000) == FirstWave(64, 64, 2)
+    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 20) == FirstWave(20, 20, 1, 3)
+    assert first_wave(ForwardGrid(dense, 8, lambda h: h // 4), 1000) == FirstWave(64, 64, 2, 8)
     causal = mask(512, 512, True)                                   # block i starts at key block i
-    assert first_wave(ForwardGrid(causal, 2, lambda h: h), 1000) == FirstWave(16, 16, 16)
+    assert first_wave(ForwardGrid(causal, 2, lambda h: h), 1000) == FirstWave(16, 16, 16, 2)
     # bottom-right alignment, N_kv = 1,024: block i's last key block is i + 8
-    assert first_wave(ForwardGrid(mask(512, 1024, True), 1, lambda h: h), 1000) == FirstWave(8, 8, 8)
+    assert first_wave(ForwardGrid(mask(512, 1024, True), 1, lambda h: h), 1000) == FirstWave(8, 8, 8, 1)
     # 3 splits of ⌈8/3⌉ = 3 key blocks (the last has 2), causal: split s loads for i ≥ 3·s, and
     # block i starts at min(i, its split's last block): split 0 at 0, 1, 2, 2, …; split 1 at
     # 3, 4, 5, 5, 5; split 2 at 6, 7
     split = first_wave(ForwardGrid(causal, 1, lambda h: h, num_splits=3), 1000)
-    assert split == FirstWave(8 + 5 + 2, 8, 3 + 3 + 2)
-    assert first_wave(ForwardGrid(causal, 1, lambda h: h, num_splits=3), 10) == FirstWave(10, 8, 5)
+    assert split == FirstWave(8 + 5 + 2, 8, 3 + 3 + 2, 1)
+    assert first_wave(ForwardGrid(causal, 1, lambda h: h, num_splits=3), 10) == FirstWave(10, 8, 5, 1)
 
 
 def test_the_busiest_sm_waits_for_all_its_loading_blocks_tiles():
