@@ -41,10 +41,12 @@ def test_every_committed_grid_that_measures_loads_is_exact():
         rows = module.compare(str(grid))
         if all(r["measured"]["loads"] == 0 and r["measured"]["l1tex_ld"] == 0 for r in rows):
             continue                                            # a run of other metrics (launch, pipes, L2)
+        if grid.name == "2026-12-04-code-check":   # d = 100 runs padded to 104 (not modelled): test_code_replays.py
+            rows = [r for r in rows if r["head_dim"] != 100]
         bad = [(r["head_dim"], r["seq_len"], r["kernel"]) for r in rows if not _exact(module, r)]
         assert not bad, (grid.name, bad)
         checked, launches = checked + 1, launches + len(rows)
-    assert (checked, launches) == (18, 1631)
+    assert (checked, launches) == (19, 1675)
 
 
 def test_the_session_22_prospective_grid():

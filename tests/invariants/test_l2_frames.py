@@ -64,7 +64,8 @@ def test_the_fills_are_in_the_forwards_dram_reads_and_the_json():
         assert d["dram"]["frame_read_bytes"] == fills == d["l2"]["per_kernel"]["main"]["frame_read_bytes"]
         assert "frame_read_bytes" not in d["l2"]["per_kernel"]["dq_dk_dv"]
         inputs = 3 * 2 * 8 * 1000 * 40 * 2          # Q, K, V fit the L2: read once
-        assert d["l2"]["per_kernel"]["main"]["dram_read_bytes"] == inputs + fills
+        code = d["l2"]["per_kernel"]["main"]["code_read_bytes"]     # its instructions, once (iosim.kernels.flash_code)
+        assert d["l2"]["per_kernel"]["main"]["dram_read_bytes"] == inputs + fills + code
     even = simulate(profile, "fa2", Problem(seq_len=1000, head_dim=64, batch=2, heads=8), passes="forward",
                     options=Options(kernel="flash-attn-2", cache=True)).to_dict()
     assert "frame_read_bytes" not in even["dram"]
