@@ -167,8 +167,8 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=fa2, code=code,
                         l2_note=_notes(_shared_sectors(problem), None if code else CODE_NOTE) if fa2 else None,
-                        time_note=_one_query_block(problem, tile) if kernel == "flash-attn-2" else None,
-                        interleaved=EXPANDED if kernel == "flash-attn-2" and problem.group_size > 1 else ())
+                        time_note=_one_query_block(problem, tile) if fa2 else None,
+                        interleaved=EXPANDED if fa2 and problem.group_size > 1 else ())
 
 
 #: causal forwards of at most this many key blocks a query block wait measurably for instruction

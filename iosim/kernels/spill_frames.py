@@ -62,9 +62,11 @@ class SpillFrames:
 
 
 def even_mn(problem, tile) -> bool:
-    """Whether flash-attn 2's forward runs its ``Is_even_MN`` instantiation for ``problem``
-    (flash_fwd_launch_template.h): both lengths whole tiles, d the kernel's head dim
-    (``Is_even_K``), and kHeadDim ≤ 128 (above it only the uneven one is compiled)."""
+    """Whether flash-attn 2 runs its ``Is_even_MN`` instantiation for ``problem`` with ``tile``
+    (flash_fwd_launch_template.h, flash_bwd_launch_template.h: the forward, split-KV and main
+    backward kernels alike): both lengths whole tiles, d the kernel's head dim (``Is_even_K``),
+    and kHeadDim ≤ 128 (above it only the uneven one is compiled). The kernel names of all
+    committed launches agree (tests/gpu/test_code_replays.py)."""
     return (problem.seq_len_q % tile.block_q == 0 and problem.seq_len_kv % tile.block_kv == 0
             and problem.head_dim == tile.kernel_head_dim and tile.kernel_head_dim <= 128)
 

@@ -71,12 +71,11 @@ def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
     ``n_blocks_per_split``). Empty blocks free their slot at once and are not counted."""
     mask, q, kv, blocks = grid.mask, set(), set(), 0
     per_split = -(-mask.kv.num_blocks // grid.num_splits)
-    firsts = [max(mask.active_kv(i), default=None) for i in range(mask.q.num_blocks)]
     for head in range(grid.heads):
         for s in range(grid.num_splits):
             lo, hi = s * per_split, (s + 1) * per_split
             for i in range(mask.q.num_blocks):
-                last = _last_in(mask, i, firsts[i], lo, hi)
+                last = _last_in(mask.active_kv(i), lo, hi)
                 if last is None:
                     continue
                 blocks += 1
@@ -87,24 +86,22 @@ def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
     return FirstWave(blocks, len(q), len(kv), len({h for h, _ in q}))
 
 
-def _last_in(mask, i: int, last: int | None, lo: int, hi: int) -> int | None:
-    """Query block i's last active key block in [lo, hi): its last active one, cut to the split
-    (active sets of the kernels' masks are contiguous from 0: dense and causal)."""
-    if last is None or last < lo:
-        return None
-    if mask.sparse is None:
-        return int(min(last, hi - 1))
-    return max((int(j) for j in mask.active_kv(i) if lo <= j < hi), default=None)
+def _last_in(active, lo: int, hi: int) -> int | None:
+    """The last of the ``active`` key blocks (a range, or an index array with a block mask) in [lo, hi)."""
+    if isinstance(active, range):
+        cut = active[lo:hi]        # a range's slice: no walk over its members
+        return cut[-1] if cut else None
+    inside = active[(active >= lo) & (active < hi)]
+    return int(inside[-1]) if len(inside) else None
 
 
-def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool = False) -> float:
+def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
     """Seconds a forward launch spends filling its first wave and draining its last.
 
     ``works``: one head's (CtaWork, count) runs; ``layout``: the forward kernel's
     :class:`~iosim.models.kernel_time.WarpLayout` (its tile, head dim, occupancy and
-    :class:`ForwardGrid`); ``split``: the split-KV kernel, whose blocks store fp32 partial
-    outputs. 0 where the profile's rates are not measured or the layout is not a flash-attn 2
-    forward kernel's."""
+    :class:`ForwardGrid`; a split-KV kernel's blocks store fp32 partial outputs). 0 where the
+    profile's rates are not measured or the layout is not a flash-attn 2 forward kernel's."""
     if (not layout.fa2_waits or layout.atoms is not None or not layout.block_q or rates.source != "measured"
             or not works or layout.blocks_per_sm == 1 or layout.launch_order is None):
         return 0.0       # one block an SM: every block pays it (lone_block_s)
@@ -113,14 +110,14 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int, split: bool
         return 0.0   # no score tiles: not a forward attention kernel (the split-KV combine)
     rows, cols = tiles
     slots = rates.sm_count * (layout.blocks_per_sm or (layout.coresident[0] if layout.coresident else 1))
-    first = first_wave(layout.launch_order, slots)
+    first, split = first_wave(layout.launch_order, slots), layout.launch_order.num_splits > 1
     q, kv, out = _forward_bytes(rows, cols, layout.head_dim, width, ACCUM_BYTES if split else width)
     # The forward kernel counts one (K_0, V_0) pair a head, its blocks' first key block under a dense
     # mask. Under a causal one they start at their own diagonal key block (first.kv_pairs distinct
     # pairs); counting those was tried in session 25 and not adopted: no change over the committed
     # grids, and the prospective final-check's causal forwards 2.0 → 2.6 % median error
     # (docs/validation/2026-12-04-code.md)
-    pairs = first.kv_pairs if layout.launch_order.num_splits > 1 else first.heads
+    pairs = first.kv_pairs if split else first.heads
     dram = first.q_tiles * q + pairs * kv
     busiest = -(-first.blocks // rates.sm_count)         # the SM with the most loading blocks waits longest
     fill = max(dram / rates.dram_bytes, busiest * rates.sm_count * (q + kv) / rates.l2_bytes if rates.l2_bytes else 0.0)

@@ -354,7 +354,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             whole = sum(totals.values()) or 1.0
             for k, v in totals.items():  # the busiest SM's time, split as the work is
                 per[k] = compute * v / whole
-            fill = fill_drain_s(works, heads, layout, rates, width, split=kernel == "splitkv")
+            fill = fill_drain_s(works, heads, layout, rates, width)
             if fill:
                 per[FILL] = fill
         out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)

@@ -20,7 +20,7 @@ from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
-from ..models.cache.frames import slots_reached, with_frames
+from ..models.cache.frames import slots_reached
 from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
 from ..models.block_fill import ForwardGrid
@@ -209,20 +209,26 @@ def _with_frames(cache, launch: Launch):
     if cache is None or frames is None:
         return cache
     (kernel,) = cache.kernels
-    p, tile = launch.problem, launch.kernel.tile
-    mask = BlockMask(p, BlockSizes(tile.block_q, tile.block_kv))
+    mask = _tile_mask(launch)
     steps = [len(mask.active_kv(i)) for i in range(mask.q.num_blocks)]
-    slots = slots_reached(steps, [frames.reached(n) for n in steps], p.heads_total, cache.concurrency[kernel])
-    return with_frames(cache, kernel, slots * frames.per_slot())
+    slots = slots_reached(steps, [frames.reached(n) for n in steps], launch.problem.heads_total,
+                          cache.concurrency[kernel])
+    return cache.with_reads("frames", kernel, slots * frames.per_slot())
 
 
 def _with_code(cache, launch: Launch):
     """The L2 model's report with each kernel's code in its DRAM reads (:mod:`iosim.kernels.flash_code`)."""
     code = launch.kernel.code if launch.kernel is not None else None
-    for kernel, nbytes in (code or {}).items():
-        if cache is not None and kernel in cache.kernels:
-            cache = cache.with_reads("code", kernel, nbytes)
+    if cache is None or not code:
+        return cache
+    for kernel, nbytes in code.items():
+        cache = cache.with_reads("code", kernel, nbytes)
     return cache
+
+
+def _tile_mask(launch: Launch) -> BlockMask:
+    """The (query block, key block) pairs a real kernel's launch visits, at its tile."""
+    return BlockMask(launch.problem, BlockSizes(launch.tile.block_q, launch.tile.block_kv))
 
 
 def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:
@@ -334,10 +340,9 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
 
 def _forward_grid(launch: Launch) -> ForwardGrid:
     """The forward kernel's thread blocks in launch order, for its first wave's tiles."""
-    p, tile, k = launch.problem, launch.tile, launch.kernel
+    p, k = launch.problem, launch.kernel
     kv_of, _, _ = _head_order(p, k is not None and k.batch_fastest)
-    return ForwardGrid(BlockMask(p, BlockSizes(tile.block_q, tile.block_kv)), p.heads_total, kv_of,
-                       launch.schedule_options.get("num_splits", 1))
+    return ForwardGrid(_tile_mask(launch), p.heads_total, kv_of, launch.schedule_options.get("num_splits", 1))
 
 
 def _combine_chain(result: Result, profile, tile, base):

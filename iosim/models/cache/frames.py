@@ -11,7 +11,6 @@ stores, and in principle a slot could see only those.
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from .rounds import WAVES
@@ -30,10 +29,4 @@ def slots_reached(steps: list[int], reached: list[bool], heads: int, slots: int)
     return len(np.unique(slot[np.tile(np.asarray(reached, bool), played)]))
 
 
-def with_frames(report, kernel: str, nbytes: int):
-    """The L2 model's report with ``nbytes`` of spill-frame fills added to ``kernel``'s DRAM
-    reads, which are listed apart (``CacheReport.frames``)."""
-    return report.with_reads("frames", kernel, nbytes)
-
-
-__all__ = ["slots_reached", "with_frames"]
+__all__ = ["slots_reached"]
