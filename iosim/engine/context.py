@@ -43,7 +43,7 @@ class Context(BlockLoops, TileHooks):
     """One run of one schedule on one problem; what a schedule sees as ``ctx``.
 
     Attributes a schedule may read: ``problem`` (N, d, dtype, causal...), ``blocks``
-    (B_r, B_c), ``softmax_scale`` (τ = 1/√d) and ``mode``.
+    (B_r, B_c), ``softmax_scale`` (τ = 1/√d of the user's d, also where a kernel runs it padded) and ``mode``.
     """
 
     def __init__(
@@ -61,11 +61,12 @@ class Context(BlockLoops, TileHooks):
         block_mask: np.ndarray | None = None,
         affine: bool = True,
         cta_work: bool = True,
+        softmax_scale: float | None = None,
     ):
         require_choice("mode", mode, MODES, ScheduleError)
         require_choice("tiles", tiles, ("exact", "padded"), ScheduleError)
         self.problem, self.blocks, self.mode = problem, blocks, mode
-        self.softmax_scale = 1.0 / np.sqrt(problem.head_dim)
+        self.softmax_scale = 1.0 / np.sqrt(problem.head_dim) if softmax_scale is None else softmax_scale
         self.mask_info = BlockMask(problem, blocks, block_mask)
         self.tensors = TensorTable()
         self.ledger = Ledger()

@@ -21,6 +21,7 @@ import os
 from ..errors import DependencyError, IosimError
 from ..run import Options, simulate
 from ..kernels.tile_tables import kernel_tile
+from ..workload.layouts import sdpa_padded
 from ..workload.problem import Problem
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
@@ -227,6 +228,7 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
     result = simulate(profile, "fa2", problem, passes="forward+backward",
                       options=Options(kernel="flash-attn-2", cache=cache))
     forward = {"main", "splitkv", "combine"}
+    runs = sdpa_padded(problem)     # the rows the kernels read: d padded to a multiple of 8 (kernels.md §1.1)
     rows = []
     for launch in launches:
         kernel = label(launch["name"])
@@ -234,7 +236,7 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
             raise IosimError(f"PyTorch launched {launch['name']!r}, which the flash-attn-2 preset does not predict "
                              f"(preset launches: {', '.join(result.kernels)})")
         pred, meas = predicted(result, kernel), measured_classes(launch["metrics"])
-        pred["l1tex_loads"] = pred["loads"] + l1tex_excess(problem, profile, kernel, result)
+        pred["l1tex_loads"] = pred["loads"] + l1tex_excess(runs, profile, kernel, result)
         if kernel == "combine":
             pred["stores"] += combine_lse_tail(problem, profile)
         passes = "forward" if kernel in forward else "backward"

@@ -7,6 +7,8 @@ request such as "FlashAttention-2's forward and backward on an H100" into the ke
 launches flash-attn would make, each run through the simulator:
 
 ``flash-attn-2``
+  * as PyTorch's SDPA calls it: a head dim that is no multiple of 8 runs padded to one, with
+    the user's softmax scale (:func:`iosim.workload.layouts.sdpa_padded`, docs/spec/kernels.md §1.1);
   * forward: flash-attn's ``mha_fwd`` first applies the decode layout (one query row with
     grouped heads: :func:`iosim.workload.layouts.decode_layout`), then asks its split heuristic
     (docs/spec/kernels.md §3) with the split kernel's tiles; more than one split runs ``fa2-splitkv``
@@ -32,7 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProblemError, ScheduleError, require_choice
-from ..workload.layouts import decode_layout, unaligned_row_bytes
+from ..workload.layouts import decode_layout, sdpa_padded, unaligned_row_bytes
 from ..workload.problem import Problem
 from .cudnn_preset import plan_cudnn
 from .flash_code import UNMEASURED_NOTE as CODE_NOTE
@@ -99,6 +101,8 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
         if kernel == "cudnn":
             return plan_cudnn(problem, profile, passes, KernelLaunch)
         launches = []
+        if kernel == "flash-attn-2":    # PyTorch's SDPA pads d to a multiple of 8 (kernels.md §1.1)
+            problem = sdpa_padded(problem)
         if "forward" in passes:
             launches.append(_forward(kernel, problem, profile, num_splits))
         if "backward" in passes:

@@ -79,7 +79,7 @@ def _run(profile: HardwareProfile, launch: Launch, options: Options, sram_bytes:
         level_names=names,
         path_links=lambda a, b: profile.path(a, b) if a in profile.levels and b in profile.levels else [],
         inputs=inputs if mode == "numeric" else None, tiles=options.tiles, count_init=options.count_init,
-        block_mask=launch.mask, affine=affine, cta_work=cta_work,
+        block_mask=launch.mask, affine=affine, cta_work=cta_work, softmax_scale=launch.softmax_scale,
     )
     if record:
         ctx.record_requests()

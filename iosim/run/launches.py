@@ -29,7 +29,7 @@ from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
 from ..schedules import get_schedule, options_for
 from ..workload.inputs import random_inputs
-from ..workload.layouts import row_bytes
+from ..workload.layouts import kernel_inputs, row_bytes, user_outputs
 from ..workload.masks import density
 from ..workload.problem import BlockSizes
 from .combine import combine_results
@@ -164,19 +164,15 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, 
     user's problem."""
     user, runs = setup.problem, launch.problem
     if mode == "numeric" and runs != user:
-        inputs = {k: (v.reshape((runs.batch, runs.heads, runs.seq_len_q) + v.shape[3:]) if k in ("Q", "dO") else v)
-                  for k, v in inputs.items()}
+        inputs = kernel_inputs(inputs, user, runs)
     counted = l2[1] if l2 is not None and mode == "count" else \
         count_launch(setup.profile, launch, setup.options, setup.sram_bytes, mode, inputs, cta_work=cta_work)
     result = _result(setup, launch, mode, counted, l2[0] if l2 is not None else None)
     if runs == user:
         return result
-    outputs = {k: v.reshape((user.batch, -1, user.seq_len_q) + v.shape[3:])
-               if v.shape[1] * v.shape[2] == user.heads * user.seq_len_q else v
-               for k, v in result.outputs.items()}
     options = {**result.options, "kernel_problem": {"heads": runs.heads, "seq_len_q": runs.seq_len_q,
-                                                    "causal": runs.causal}}
-    return dataclasses.replace(result, problem=user, outputs=outputs, options=options)
+                                                    "head_dim": runs.head_dim, "causal": runs.causal}}
+    return dataclasses.replace(result, problem=user, outputs=user_outputs(result.outputs, user, runs), options=options)
 
 
 def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Result:

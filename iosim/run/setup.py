@@ -13,6 +13,7 @@ frozen :class:`Setup` that the CLI, explore, bounds, the grader and validate all
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -53,6 +54,8 @@ class Launch:
     registers_per_thread: int | None
     #: the real kernel's launch (its tile, for the kernel time model), for the presets
     kernel: KernelLaunch | None = None
+    #: τ where it is not 1/√d of ``problem`` (a head dim the kernel runs padded), else None
+    softmax_scale: float | None = None
 
     @property
     def tile(self) -> KernelTile | None:
@@ -179,8 +182,9 @@ def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tu
         tile = k.tile
         chosen = BlockSizes(tile.block_q, tile.block_kv)
         chosen.check(k.problem)
+        scale = None if k.problem.head_dim == problem.head_dim else 1.0 / math.sqrt(problem.head_dim)
         out.append(Launch(k.schedule, k.passes, get_schedule(k.schedule, k.passes), k.problem, chosen, "user", None,
-                          dict(k.schedule_options), 32 * tile.warps, tile.registers, k))
+                          dict(k.schedule_options), 32 * tile.warps, tile.registers, k, scale))
     return tuple(out)
 
 

@@ -294,3 +294,16 @@ def test_shell_completion(tmp_path, line, expected):
            "_ARGCOMPLETE_IFS": "\v", "_ARGCOMPLETE_STDOUT_FILENAME": str(out), "PYTHONPATH": str(ROOT)}
     subprocess.run([sys.executable, "-m", "iosim"], env=env, cwd=tmp_path, timeout=60, capture_output=True)
     assert {word.strip() for word in out.read_text().split("\v")} >= expected
+
+
+def test_simulate_says_when_the_kernels_run_a_padded_head_dim(capsys):
+    """d = 100 runs as 104 under PyTorch's SDPA: the table says so, the JSON names it."""
+    def argv(d):
+        return ("simulate", "--hw", "h200", "--algo", "fa2", "--seq-len", "512", "--head-dim", str(d),
+                "--kernel", "flash-attn-2", "--no-cache")
+    code, out, _ = run(capsys, *argv(100))
+    assert code == 0 and "the kernels run d=104" in out and "sqrt(100)" in out
+    code, out, _ = run(capsys, *argv(100), "--format", "json")
+    assert code == 0 and json.loads(out)["options"]["kernel_problem"]["head_dim"] == 104
+    code, out, _ = run(capsys, *argv(104))
+    assert code == 0 and "the kernels run" not in out

@@ -48,3 +48,17 @@ def test_bad_requests(h100, paper_a100):
         plan("flash-attn-9", "fa2", Problem(seq_len=64, head_dim=64), h100, "forward")
 
 
+
+
+@pytest.mark.parametrize("d", [20, 44, 100, 250])
+def test_flash_attn_2_runs_a_head_dim_padded_to_a_multiple_of_8(h100, d):
+    """PyTorch's SDPA pads Q, K, V to a multiple of 8 before flash-attn 2 (docs/spec/kernels.md §1.1):
+    every launch moves the padded problem's bytes, exactly."""
+    padded = -(-d // 8) * 8
+    user, runs = (Problem(seq_len=1000, head_dim=x, heads=2, dtype="bf16") for x in (d, padded))
+    opts = Options(kernel="flash-attn-2")
+    got = simulate(h100, "fa2", user, passes="forward+backward", options=opts)
+    want = simulate(h100, "fa2", runs, passes="forward+backward", options=opts)
+    assert got.hbm == want.hbm and got.options["launches"] == want.options["launches"]
+    assert got.options["kernel_problem"]["head_dim"] == padded and got.problem == user
+    assert [k.problem.head_dim for k in plan("flash-attn-2", "fa2", user, h100, "forward+backward")] == [padded] * 2

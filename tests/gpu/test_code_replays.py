@@ -80,17 +80,16 @@ def test_the_dram_reads_include_each_kernels_code_once():
 
 def test_prospective_code_grid():
     """Grid ``code`` (predictions committed first): every launch's loads, stores and atomics
-    exact but 8 of d = 100's 10 (not dot_do_o's), which run at d = 104 (PyTorch pads a head dim to a multiple of 8
-    before flash-attn; not modelled); the main kernels' DRAM reads within 10 % but the 0.17 MB
-    causal split-KV forward at d = 16 (1.20 ×)."""
+    exact (d = 100 since PyTorch's padding to d = 104 is modelled: docs/spec/kernels.md §1.1; the
+    predictions missed 8 of its 10 launches by 104/100); the main kernels' DRAM reads within 10 %
+    but the 0.17 MB causal split-KV forward at d = 16 (1.20 ×)."""
     compare = load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
     rows = compare.compare(str(ROOT / "docs" / "validation" / "2026-12-04-code-check"), cache=True)
     assert len(rows) == 54
     def exact(r):       # loads by the comparison's own check (SASS or L1 tag sectors: iosim.gpu.sectors)
         ok = compare.agreement(r)
         return r["within_target"]["loads"] and ok["stores"] and ok["atomics"]
-    off = [(r["head_dim"], r["kernel"]) for r in rows if not exact(r)]
-    assert sorted(off) == sorted((100, k) for k in ("splitkv", "combine", "dq_dk_dv", "convert_dq") * 2)
+    assert all(exact(r) for r in rows)
     main = [r for r in rows if r["kernel"] in ("main", "splitkv", "dq_dk_dv")]
     out = [(r["head_dim"], r["seq_len"], r["kernel"]) for r in main
            if abs(r["predicted"]["dram_read"] / r["measured"]["dram_read"] - 1) > 0.10]

@@ -69,3 +69,28 @@ def test_numeric_kernel_preset_forward_and_backward(h100, heads, batch):
     grads = reference_gradients(x["Q"], x["K"], x["V"], x["dO"], causal=True)
     for name in ("dQ", "dK", "dV"):
         assert np.max(np.abs(r.outputs[name] - grads[name])) <= 1e-10
+
+
+@pytest.mark.parametrize("kw", [dict(seq_len=300, head_dim=100, heads=2, causal=True),
+                                dict(seq_len_q=1, seq_len_kv=700, head_dim=44, heads=8, kv_heads=2),
+                                dict(seq_len=130, head_dim=20, batch=2)])
+@pytest.mark.parametrize("passes", ["forward+backward", "backward"])
+def test_numeric_kernel_preset_pads_head_dim(h100, kw, passes):
+    """A head dim that is no multiple of 8 runs padded with zero columns (PyTorch's SDPA) under the
+    user's softmax scale 1/√d: the outputs, trimmed back to d, equal the reference's."""
+    problem = Problem(**kw)
+    x = random_inputs(problem, seed=3, gradient=True)
+    r = simulate(h100, "fa2", problem, passes=passes, mode="numeric", inputs=x, options=Options(kernel="flash-attn-2"))
+    assert r.options["kernel_problem"]["head_dim"] == -(-problem.head_dim // 8) * 8
+    group = problem.group_size
+    K, V = np.repeat(x["K"], group, axis=1), np.repeat(x["V"], group, axis=1)
+    if "forward" in passes:
+        assert r.outputs["O"].shape == x["Q"].shape
+        assert np.max(np.abs(r.outputs["O"] - reference_attention(x["Q"], K, V, problem.causal))) <= 1e-12
+    grads = reference_gradients(x["Q"], K, V, x["dO"], causal=problem.causal)
+    assert np.max(np.abs(r.outputs["dQ"] - grads["dQ"])) <= 1e-10
+    for name in ("dK", "dV"):
+        kv = problem.kv_heads
+        summed = grads[name].reshape(problem.batch, kv, group, problem.seq_len_kv, problem.head_dim).sum(axis=2)
+        assert r.outputs[name].shape == x["K"].shape
+        assert np.max(np.abs(r.outputs[name] - summed)) <= 1e-10
