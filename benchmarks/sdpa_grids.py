@@ -262,6 +262,18 @@ GRIDS = {
         128: ((64, 64, 4, 8, 8, False, "fp16"), (1, 1500, 1, 16, 16, False, "fp16")),
         200: ((1, 4000, 2, 4, 4, False, "fp16"), (256, 256, 2, 4, 4, True, "bf16")),
         256: ((128, 128, 2, 2, 2, False, "fp16"),)}),
+    # session 26, prospective: head dims that are no multiple of 8, which PyTorch pads before
+    # flash-attn (docs/spec/kernels.md §1.1), on every kernel size, some padded onto it (90 -> 96,
+    # 124 -> 128, 250 -> 256: Is_even_K true after padding); decodes (MQA, GQA), unequal
+    # lengths, causal, bf16, and N >= 2,048 for the time target
+    "pad": dict(head_dims=(12, 36, 70, 90, 124, 130, 250), configs={
+        12: ((2048, 2048, 2, 8, 8, True, "fp16"), (1, 9000, 4, 8, 2, False, "bf16")),
+        36: ((3000, 3000, 1, 16, 16, False, "bf16"), (600, 1800, 2, 4, 4, False, "fp16")),
+        70: ((4096, 4096, 1, 8, 8, True, "fp16"), (1, 12000, 2, 16, 16, False, "fp16")),
+        90: ((2500, 2500, 2, 4, 2, True, "bf16"), (2048, 2048, 4, 8, 8, False, "fp16")),
+        124: ((4096, 4096, 2, 4, 4, False, "bf16"), (333, 333, 3, 8, 8, True, "fp16")),
+        130: ((2048, 2048, 2, 8, 8, True, "fp16"), (1, 5000, 8, 8, 1, False, "bf16")),
+        250: ((2048, 2048, 1, 4, 4, False, "fp16"), (1000, 1000, 2, 2, 2, True, "bf16"))}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
