@@ -42,6 +42,7 @@ def _report(committed, index, launches=None):
     (("--dtype", "fp32"), "--vendor cudnn runs fp16 or bf16"),
     (("--dtype", "fp8"), "--vendor cudnn runs fp16 or bf16"),
     (("-d", "256"), "head dim 256 is not modelled"),
+    (("-d", "100"), "head dim 100 is no multiple of 8, which PyTorch's cuDNN backend refuses"),
     (("--hw", "a100-80gb"), "is not a Hopper GPU"),
     (("--seq-len-q", "128", "--seq-len-kv", "256", "--causal"), "causal attention with N_q ≠ N_kv"),
 ])
