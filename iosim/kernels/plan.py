@@ -95,21 +95,22 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     if config is not None and kernel != "triton-fa2":
         raise ProblemError(f"kernel={kernel!r} picks its own tiles; a kernel config is for triton-fa2",
                            field="kernel_config")
+    runs = sdpa_padded(problem) if kernel == "flash-attn-2" else problem   # PyTorch pads d (kernels.md §1.1)
     try:
         if kernel == "triton-fa2":
             return [_triton(problem, profile, passes, config)]
         if kernel == "cudnn":
             return plan_cudnn(problem, profile, passes, KernelLaunch)
         launches = []
-        if kernel == "flash-attn-2":    # PyTorch's SDPA pads d to a multiple of 8 (kernels.md §1.1)
-            problem = sdpa_padded(problem)
         if "forward" in passes:
-            launches.append(_forward(kernel, problem, profile, num_splits))
+            launches.append(_forward(kernel, runs, profile, num_splits))
         if "backward" in passes:
-            launches.append(_backward(kernel, problem, profile))
+            launches.append(_backward(kernel, runs, profile))
         return launches
     except NoKernelTile as exc:
-        raise ProblemError(f"kernel={kernel!r}: {exc}", field="kernel") from None
+        padded = f" (head dim {problem.head_dim}, padded by PyTorch to a multiple of 8)" \
+            if runs.head_dim != problem.head_dim else ""
+        raise ProblemError(f"kernel={kernel!r}: {exc}{padded}", field="kernel") from None
 
 
 def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> KernelLaunch:

@@ -62,3 +62,9 @@ def test_flash_attn_2_runs_a_head_dim_padded_to_a_multiple_of_8(h100, d):
     assert got.hbm == want.hbm and got.options["launches"] == want.options["launches"]
     assert got.options["kernel_problem"]["head_dim"] == padded and got.problem == user
     assert [k.problem.head_dim for k in plan("flash-attn-2", "fa2", user, h100, "forward+backward")] == [padded] * 2
+
+
+def test_a_head_dim_past_the_kernels_names_the_padding(h100):
+    """d = 257 pads to 264, past flash-attn 2's 256: the error gives both."""
+    with pytest.raises(ProblemError, match=r"got 264 \(head dim 257, padded by PyTorch to a multiple of 8\)"):
+        simulate(h100, "fa2", Problem(seq_len=512, head_dim=257), options=Options(kernel="flash-attn-2"))
