@@ -54,6 +54,11 @@ from .roofline import TimePrediction
 COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT)
 #: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
 MAX_SCHEDULED_BLOCKS = 2_000_000
+#: what a thread block with no work (a split-KV block whose keys the mask hides) holds its slot
+#: for: it still takes its turn in the dispatch, so the blocks after it pair up on the SMs as
+#: their launch order places them (measured: a causal split-KV launch of one wave takes its
+#: dense twin's time, docs/validation/2026-12-04-empty-blocks.md); it leaves at once after
+EMPTY_BLOCK_S = 1e-12
 
 
 @dataclass(frozen=True)
@@ -289,7 +294,7 @@ def busiest_sm_shared(durations, sm_count: int, heads: int, coresident: tuple[in
         for t, c in durations:
             for _ in range(c):
                 load, i = slots[0]
-                heapq.heapreplace(slots, (load + 2 * r * t, i))
+                heapq.heapreplace(slots, (load + (2 * r * t or EMPTY_BLOCK_S), i))
     ends = [0.0] * (2 * sm_count)
     for load, i in slots:
         ends[i] = load

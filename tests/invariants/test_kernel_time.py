@@ -186,6 +186,20 @@ def test_two_blocks_an_sm_unequal_blocks_heap():
     assert busiest_sm_shared(runs, 3, 2, (1, 0.9)) == pytest.approx(0.9 * busiest_sm(runs, 3, 2))
 
 
+def test_an_empty_block_takes_its_turn_in_the_dispatch():
+    """A block with no work (a causal split-KV block whose keys are all masked) still takes a
+    slot in launch order, so the blocks after it pair up on the SMs where their launch order
+    puts them: here the two working blocks both land on SM 1 (slots 1 and 3), as in the event
+    simulation with the empty blocks given a moment's work, not one each on SMs 0 and 1."""
+    from iosim.models.kernel_time import busiest_sm_shared
+
+    runs = [(0.0, 1), (1.0, 1), (0.0, 1), (1.0, 1)]
+    assert busiest_sm_shared(runs, 2, 1, (2, 0.8)) == pytest.approx(1.6)
+    assert busiest_sm_shared(runs, 2, 1, (2, 0.8)) == pytest.approx(
+        _sm_times([(1e-9, 1), (1.0, 1), (1e-9, 1), (1.0, 1)], 2, 0.8), abs=1e-6)
+    assert busiest_sm_shared([(1.0, 2)], 2, 1, (2, 0.8)) == 1.0     # without them: one block an SM
+
+
 def test_every_h200_forward_tile_has_its_measured_factor():
     from iosim.kernels.coresidency import FACTORS, KERNEL
     from iosim.kernels.tile_tables import kernel_tile
