@@ -6,6 +6,11 @@ serial sum of a block's steps), their ratio, and the factor the table holds.
 
     python benchmarks/step_factors.py docs/validation/2026-12-02-uneven-k/first/uneven_cost.json \\
         docs/validation/2026-12-02-uneven-k/wide/uneven_cost.json docs/validation/2026-12-02-bwd-step/bwd_cost.json
+    python benchmarks/step_factors.py --splitkv docs/validation/2026-12-04-splitkv-step/splitkv_cost.json
+
+``--splitkv``: the split-KV kernel's pair factor, two blocks an SM (benchmarks/sdpa_splitkv_cost.py):
+the measured slope against k key blocks a block over the model's serial slope, per head dim, with
+one K/V head (the keys in the L2: the step itself) and, for comparison, one a query head.
 """
 
 from __future__ import annotations
@@ -52,13 +57,37 @@ def serial_slope(points, backward: bool) -> float:
     return slope([x for x, _, _ in points], ys)
 
 
+def splitkv(path: str) -> None:
+    """The split-KV pair factors (``SPLITKV_FACTORS``, ``UNEVEN_SPLITKV_FACTORS``) from a run of
+    benchmarks/sdpa_splitkv_cost.py: slopes in µs per key block a block (two blocks an SM)."""
+    profile = load_profile("h200")
+    runs = defaultdict(list)
+    for r in json.load(open(path))["rows"]:
+        runs[(r["d"], r["kv_heads"])].append(r)
+    print(f"{'d':>4} {'K/V heads':>9}  measured  serial  measured/serial")
+    for (d, kv), rows in sorted(runs.items()):
+        xs = [r["steps"] for r in rows]
+        ys = []
+        for r in rows:
+            p = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=d, heads=r["heads"], kv_heads=kv)
+            got = simulate(profile, "fa2", p, options=Options(kernel="flash-attn-2", cache=True))
+            ys.append(got.kernel_times["splitkv"].predicted_s * 1e6)
+        measured, serial = slope(xs, [r["median_s"] * 1e6 for r in rows]), slope(xs, ys)
+        print(f"{d:>4} {kv:>9}  {measured:8.2f}  {serial:6.2f}  {measured / serial:.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+")
+    ap.add_argument("--splitkv", action="store_true", help="the runs are sdpa_splitkv_cost.py's")
     args = ap.parse_args()
     for name in ("FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS", "UNEVEN_BACKWARD_FACTORS",
-                 "UNEVEN_STEP_FACTORS"):
+                 "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS"):
         getattr(coresidency, name).clear()   # the model's serial sum
+    if args.splitkv:
+        for path in args.runs:
+            splitkv(path)
+        return
     print(f"{'pass':9} {'d':>4} {'blocks':>6}  measured  serial  measured/serial  (two an SM: r = this ÷ lone)")
     for path in args.runs:
         lone = {}

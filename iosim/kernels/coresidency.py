@@ -4,7 +4,8 @@ same for head dims that run a kernel's uneven (``Is_even_K = false``) instantiat
 
 Tables, each keyed by the kernel's tile (B_r, B_c, warps, kHeadDim): ``FACTORS`` (forward,
 below), ``BACKWARD_FACTORS`` and ``STEP_FACTORS`` (docs/validation/2026-12-02-bwd-step.md),
-their ``UNEVEN_`` forms (docs/validation/2026-12-02-uneven-k.md) and ``SPLITKV_FACTORS``.
+their ``UNEVEN_`` forms (docs/validation/2026-12-02-uneven-k.md) and ``SPLITKV_FACTORS``
+(docs/validation/2026-12-04-splitkv-step.md).
 ``benchmarks/step_factors.py`` re-derives each from the committed measurements. These are
 calibrations of each compiled kernel on controlled launches; the committed SDPA grids and
 the prospective checks (docs/validation/2026-12-02-step-check.md) test them.
@@ -31,8 +32,8 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
   takes ``r`` × the model's serial sum of its step (the factor that makes that sum the
   measured step; its wait for its own first and last tiles is not scaled).
 
-Tiles in no table (other kernels; the split-KV forward's uneven instantiations) keep the serial
-sum; the split-KV forward's tiles take the forward's factor (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
+Tiles in no table (other kernels; the split-KV forward's uneven instantiation at kHeadDim 32) keep
+the serial sum; the split-KV forward's tiles have their own measured pair factors (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
 (``KernelTile.coresident``): ``iosim explore --kernel flash-attn-2`` keeps the kernel's own
 tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
 ranking and ``simulate`` agree on the kernel's tile.
@@ -123,25 +124,28 @@ UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
 
 #: The split-KV forward's tiles hold two blocks an SM too (244-255 registers a thread: ncu's
-#: launch statistics, docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv), and their
-#: blocks run the forward kernel's inner loop (``compute_attn_1rowblock_splitkv``: the same
-#: steps on a 64-row tile). No launch of them isolates the overlap: PyTorch's heuristic fills
-#: the GPU with splits, and its decodes of 64 heads in 4 splits (256 blocks) run near the DRAM
-#: rate (4.00 and 7.42 µs per 1,024 keys at d = 64 and 128, against 3.8 and 7.6 for their K, V
-#: at 4.41 TB/s), which bounds r at 0.75 and 0.79 (measured ÷ the serial slope) without
-#: fixing it. So they take the forward kernel's measured pair factor at the same kHeadDim. At
-#: kHeadDim 192 and 256 the split tile is the forward's 64 × 64 four-warp tile itself, whose
-#: factor was emulated (FACTORS). Session 24: with the serial sum, the 14 split-KV launches of
-#: the committed grids at d = 192 and 256 took 0.92-1.39 x the measured time (median error
-#: 26 %), with the factor 0.92-1.27 x (14 %): docs/validation/2026-12-04-status.md; predicted
-#: before the run on six new shapes, 0.98-1.22 x: docs/validation/2026-12-04-split2.md.
+#: launch statistics, docs/validation/2026-12-02-combine-cost/occupancy_ncu.csv), and PyTorch's
+#: split heuristic aims at two on every SM (it counts 2 × 132 slots), so that pair is what nearly
+#: every split-KV launch runs. Measured on the compiled kernel (``benchmarks/sdpa_splitkv_cost.py``,
+#: docs/validation/2026-12-04-splitkv-step.md): one query block a head, 66 heads in 4 splits (264
+#: blocks), 2-32 key blocks a block, one K/V head so the keys stay in the L2 and the slope is the
+#: step itself; r = the measured slope ÷ the model's serial slope of two blocks (µs per key block).
+#: Until then they borrowed the forward's factors (0.67-0.88), off by up to 0.17.
 SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
-    (64, 256, 4, 32): FACTORS[(128, 128, 4, 32)],
-    (64, 256, 4, 64): FACTORS[(128, 128, 4, 64)],
-    (64, 128, 4, 96): FACTORS[(128, 64, 4, 96)],
-    (64, 128, 4, 128): FACTORS[(128, 64, 4, 128)],
-    (64, 64, 4, 192): FACTORS[(64, 64, 4, 192)],
-    (64, 64, 4, 256): FACTORS[(64, 64, 4, 256)],
+    (64, 256, 4, 32): (2, 0.776),      # 2.61 / 3.36
+    (64, 256, 4, 64): (2, 0.720),      # 3.83 / 5.32
+    (64, 128, 4, 96): (2, 0.827),      # 3.07 / 3.72
+    (64, 128, 4, 128): (2, 0.706),     # 3.33 / 4.72
+    (64, 64, 4, 192): (2, 0.711),      # 2.50 / 3.52
+    (64, 64, 4, 256): (2, 0.722),      # 3.30 / 4.58
+}
+#: the same for the uneven instantiations (d = 40, 72, 112, 160, 224 on the 64 … 256 kernels)
+UNEVEN_SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (64, 256, 4, 64): (2, 0.885),      # d = 40: 4.70 / 5.30
+    (64, 128, 4, 96): (2, 0.937),      # d = 72: 3.47 / 3.70
+    (64, 128, 4, 128): (2, 0.850),     # d = 112: 4.00 / 4.71
+    (64, 64, 4, 192): (2, 0.838),      # d = 160: 2.93 / 3.50
+    (64, 64, 4, 256): (2, 0.862),      # d = 224: 3.93 / 4.56
 }
 
 
@@ -149,7 +153,7 @@ SPLITKV_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 #: that has the tile gives its factor); by name, looked up when asked
 _PAIR_TABLES = {KERNEL: (("FACTORS",), ("UNEVEN_FACTORS", "FACTORS")),
                 BACKWARD: (("BACKWARD_FACTORS",), ("UNEVEN_BACKWARD_FACTORS", "BACKWARD_FACTORS")),
-                SPLITKV: (("SPLITKV_FACTORS",), ())}   # borrowed factors: none for its uneven form
+                SPLITKV: (("SPLITKV_FACTORS",), ("UNEVEN_SPLITKV_FACTORS",))}
 _STEP_TABLES = {KERNEL: (("STEP_FACTORS",), ("UNEVEN_STEP_FACTORS", "STEP_FACTORS"))}
 
 
@@ -173,5 +177,5 @@ def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_hea
 
 
 __all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
-           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "KERNEL", "BACKWARD",
+           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL", "BACKWARD",
            "SPLITKV"]

@@ -132,17 +132,43 @@ def test_an_uneven_forward_is_slower_than_the_even_kernels():
     assert "two blocks an SM at 0.70 a step" in t40.bound
 
 
-def test_split_kv_tiles_hold_two_blocks_an_sm_at_the_forwards_overlap():
-    """ncu's launch statistics: 244-255 registers a thread, two blocks an SM; the split-KV tiles
-    take the forward kernel's measured pair factor at their kHeadDim (the same inner loop);
-    the 192 and 256 tiles are the forward's 64 × 64 four-warp tile, and take its emulated factor
-    (docs/validation/2026-12-04-status.md, after the table)."""
+def test_split_kv_tiles_hold_two_blocks_an_sm_at_their_measured_overlap():
+    """ncu's launch statistics: 244-255 registers a thread, two blocks an SM; each split-KV tile
+    steps at its own pair factor, measured on the compiled kernel (docs/validation/2026-12-04-splitkv-step.md),
+    its uneven instantiation at its own but at kHeadDim 32 (unmeasured: the serial sum)."""
     p = load_profile("h200")
-    for d, forward_d in ((32, 32), (64, 64), (96, 96), (128, 128)):
-        t, f = kernel_tile("fa2-splitkv", d, p), kernel_tile("fa2", forward_d, p)
-        assert t.kernel == coresidency.SPLITKV and t.registers == 255 and t.coresident == f.coresident, d
-    assert kernel_tile("fa2-splitkv", 40, p).coresident is None          # uneven: unmeasured
-    for d in (192, 256):
-        assert kernel_tile("fa2-splitkv", d, p).coresident == coresidency.FACTORS[(64, 64, 4, d)], d
+    for d in (32, 64, 96, 128, 192, 256):
+        t = kernel_tile("fa2-splitkv", d, p)
+        assert t.kernel == coresidency.SPLITKV and t.registers == 255, d
+        assert t.coresident == coresidency.SPLITKV_FACTORS[(t.block_q, t.block_kv, t.warps, d)], d
+    for d, kd in ((40, 64), (72, 96), (112, 128), (160, 192), (224, 256)):
+        t = kernel_tile("fa2-splitkv", d, p)
+        assert t.coresident == coresidency.UNEVEN_SPLITKV_FACTORS[(t.block_q, t.block_kv, t.warps, kd)], d
+    assert kernel_tile("fa2-splitkv", 24, p).coresident is None
     r = _run(seq_len_q=1, seq_len_kv=32768, seq_len=32768, head_dim=64, heads=64)
-    assert r.options["num_splits"] == 4 and "two blocks an SM at 0.80 a step" in r.kernel_times["splitkv"].bound
+    assert r.options["num_splits"] == 4 and "two blocks an SM at 0.72 a step" in r.kernel_times["splitkv"].bound
+
+
+def test_the_split_kv_factors_are_the_committed_runs_slopes(monkeypatch):
+    """Each split-KV pair factor is the committed run's measured slope (one K/V head, 264 blocks,
+    2-32 key blocks a block) over the model's serial slope, to the table's three decimals."""
+    import json
+    import pathlib
+
+    import numpy as np
+
+    run = pathlib.Path(__file__).resolve().parents[2] / "docs/validation/2026-12-04-splitkv-step/splitkv_cost.json"
+    rows = [r for r in json.loads(run.read_text())["rows"] if r["kv_heads"] == 1]
+    tables = {True: dict(coresidency.SPLITKV_FACTORS), False: dict(coresidency.UNEVEN_SPLITKV_FACTORS)}
+    monkeypatch.setattr(coresidency, "SPLITKV_FACTORS", {})
+    monkeypatch.setattr(coresidency, "UNEVEN_SPLITKV_FACTORS", {})
+    p = load_profile("h200")
+    for d in sorted({r["d"] for r in rows}):
+        mine = [r for r in rows if r["d"] == d]
+        serial = [_run(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=d, heads=r["heads"],
+                       kv_heads=1).kernel_times["splitkv"].predicted_s for r in mine]
+        steps = [r["steps"] for r in mine]
+        ratio = np.polyfit(steps, [r["median_s"] for r in mine], 1)[0] / np.polyfit(steps, serial, 1)[0]
+        t = kernel_tile("fa2-splitkv", d, p)
+        key = (t.block_q, t.block_kv, t.warps, t.kernel_head_dim)
+        assert tables[d == t.kernel_head_dim][key] == (2, round(ratio, 3)), d
