@@ -323,7 +323,8 @@ def _unit_totals(steps: list[dict], counts: list[int]) -> dict:
     for step, n in zip(steps, counts):
         key = tuple(sorted(step.items()))
         blocks[key] = blocks.get(key, 0) + n
-    return {k: sum(dict(key)[k] * n for key, n in sorted(blocks.items())) for k in steps[0]}
+    units = dict.fromkeys(k for step in steps for k in step)   # a block without work has no wait
+    return {k: sum(dict(key).get(k, 0.0) * n for key, n in sorted(blocks.items())) for k in units}
 
 
 def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layouts: dict) -> dict:

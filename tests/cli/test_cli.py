@@ -307,3 +307,12 @@ def test_simulate_says_when_the_kernels_run_a_padded_head_dim(capsys):
     assert code == 0 and json.loads(out)["options"]["kernel_problem"]["head_dim"] == 104
     code, out, _ = run(capsys, *argv(104))
     assert code == 0 and "the kernels run" not in out
+
+
+def test_explore_with_the_flash_preset_on_a_split_kv_launch(capsys):
+    """One head at N = 2,048 runs split-KV, whose masked and unmasked blocks differ in which
+    time units they have (a block that holds its SM alone waits for its tiles; an empty one
+    does not): the tiles explore tries must all be timed, not end in a traceback."""
+    code, out, err = run(capsys, "explore", "--hw", "h200", "--algo", "fa2", "-N", "2048", "--head-dim", "64",
+                         "--kernel", "flash-attn-2", "--causal")
+    assert code == 0 and "real kernel" in out and not err
