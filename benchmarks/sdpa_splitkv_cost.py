@@ -1,4 +1,4 @@
-"""The split-KV forward kernel's step, alone and two blocks an SM (device machine).
+"""The split-KV forward kernel's step, two blocks an SM (device machine).
 
 ``iosim.kernels.coresidency`` measured the forward kernel's steps (``sdpa_block_cost.py``,
 ``sdpa_uneven_cost.py``); the split-KV kernel (``flash_fwd_splitkv_kernel``, tile 64 × kBlockN)
@@ -9,9 +9,9 @@ query block a head (N_q = 64, the split tile's B_r), fp16, B = 1: 66 heads → 4
 blocks, two an SM, with N_kv = kBlockN · 4 · k for k = 2 … 32, so every block walks k key
 blocks. Each with 66 K/V heads (every block reads its own keys from DRAM) and with one (MQA:
 the keys stay in the L2), since a 64-row tile's step is near the memory rates. The slope of
-time against k is the step of two blocks sharing an SM, free of the launch's fixed costs; ``benchmarks/step_factors.py --splitkv`` divides it by twice the model's
-serial step. Head dims: the kernel sizes 32 … 256 and the uneven d = 40, 72, 112, 160, 224
-(``Is_even_K = false``). ncu's ``gpu__time_duration``, the split kernel only (not the combine).
+time against k is the step of two blocks sharing an SM, free of the launch's fixed costs;
+``benchmarks/step_factors.py --splitkv`` divides it by the model's serial slope of two blocks.
+Head dims: the kernel sizes 32 … 256 and the uneven d = 40, 72, 112, 160, 224 (``Is_even_K = false``). ncu's ``gpu__time_duration``, the split kernel only (not the combine).
 
 Run (device):  python3 benchmarks/sdpa_splitkv_cost.py --out DIR      (ncu; writes DIR/splitkv_cost.json)
 """

@@ -33,9 +33,9 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
   measured step; its wait for its own first and last tiles is not scaled).
 
 Tiles in no table (other kernels; the split-KV forward's uneven instantiation at kHeadDim 32) keep
-the serial sum; the split-KV forward's tiles have their own measured pair factors (``SPLITKV_FACTORS``). The factor travels with the kernel's tile
-(``KernelTile.coresident``): ``iosim explore --kernel flash-attn-2`` keeps the kernel's own
-tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
+the serial sum; the split-KV forward's tiles have their own measured pair factors
+(``SPLITKV_FACTORS``). The factor travels with the kernel's tile (``KernelTile.coresident``):
+``iosim explore --kernel flash-attn-2`` keeps the kernel's own tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
 ranking and ``simulate`` agree on the kernel's tile.
 """
 
@@ -177,5 +177,5 @@ def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_hea
 
 
 __all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
-           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL", "BACKWARD",
-           "SPLITKV"]
+           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL",
+           "BACKWARD", "SPLITKV"]

@@ -69,7 +69,8 @@ def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
         raise ProblemError("kernel='cudnn' runs fp16 or bf16 (the measured kernels)", field="dtype")
     if problem.head_dim % 8:
         raise ProblemError(f"kernel='cudnn': head dim {problem.head_dim} is no multiple of 8, which PyTorch's cuDNN "
-                           "backend refuses (PyTorch pads a head dim only for flash-attn: use kernel='flash-attn-2')", field="kernel")
+                           "backend refuses (PyTorch pads a head dim only for flash-attn: use kernel='flash-attn-2')",
+                           field="kernel")
     kd = kernel_head_dim(problem.head_dim)
     gpu = f"{profile.name} (sm90)"
     fwd = CudnnTile(128, 128, 12, f"sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{kd}", kd,

@@ -57,7 +57,7 @@ MAX_SCHEDULED_BLOCKS = 2_000_000
 #: what a thread block with no work (a split-KV block whose keys the mask hides) holds its slot
 #: for: it still takes its turn in the dispatch, so the blocks after it pair up on the SMs as
 #: their launch order places them (measured: a causal split-KV launch of one wave takes its
-#: dense twin's time, docs/validation/2026-12-04-empty-blocks.md); it leaves at once after
+#: dense twin's time, docs/validation/2026-12-04-empty-blocks.md); then it leaves at once
 EMPTY_BLOCK_S = 1e-12
 
 
