@@ -11,7 +11,8 @@ blocks. Each with 66 K/V heads (every block reads its own keys from DRAM) and wi
 the keys stay in the L2), since a 64-row tile's step is near the memory rates. The slope of
 time against k is the step of two blocks sharing an SM, free of the launch's fixed costs;
 ``benchmarks/step_factors.py --splitkv`` divides it by the model's serial slope of two blocks.
-Head dims: the kernel sizes 32 … 256 and the uneven d = 40, 72, 112, 160, 224 (``Is_even_K = false``). ncu's ``gpu__time_duration``, the split kernel only (not the combine).
+Head dims: the kernel sizes 32 … 256 and the uneven d = 40, 72, 112, 160, 224 (``Is_even_K = false``).
+ncu's ``gpu__time_duration``, the split kernel only (not the combine).
 
 Run (device):  python3 benchmarks/sdpa_splitkv_cost.py --out DIR      (ncu; writes DIR/splitkv_cost.json)
 """

@@ -35,8 +35,8 @@ template compiles it: (B_r, B_c, warps, kHeadDim) ->
 Tiles in no table (other kernels; the split-KV forward's uneven instantiation at kHeadDim 32) keep
 the serial sum; the split-KV forward's tiles have their own measured pair factors
 (``SPLITKV_FACTORS``). The factor travels with the kernel's tile (``KernelTile.coresident``):
-``iosim explore --kernel flash-attn-2`` keeps the kernel's own tile's factor for every tile it tries (measured across kernels it is 0.67-0.89), so its
-ranking and ``simulate`` agree on the kernel's tile.
+``iosim explore --kernel flash-attn-2`` keeps the kernel's own tile's factor for every tile it tries
+(measured across kernels it is 0.67-0.89), so its ranking and ``simulate`` agree on the kernel's tile.
 """
 
 from __future__ import annotations
