@@ -11,6 +11,7 @@ query block a head, 132 and 264 blocks, 512 … 8,192 keys; slope per 1,024 keys
 
 Run (device):  python3 benchmarks/sdpa_uneven_cost.py --out DIR     (ncu; writes DIR/uneven_cost.json)
                UNEVEN_SET=wide python3 benchmarks/sdpa_uneven_cost.py --out DIR2   (the second run)
+               UNEVEN_SET=small python3 benchmarks/sdpa_uneven_cost.py --out DIR3  (the 32 kernel's, session 26)
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ SET = os.environ.get("UNEVEN_SET", "first")
 #: the first run's head dims; the second's (``--set wide``) adds the 192 and 256 kernels' and a
 #: second uneven d of the 64 kernel (the forward only up to 192: with 132 or 264 blocks of
 #: d > 192 PyTorch runs the split-KV kernel)
-HEAD_DIMS = {"first": (40, 64, 72, 96, 112, 128), "wide": (48, 160, 192, 224, 256)}
+HEAD_DIMS = {"first": (40, 64, 72, 96, 112, 128), "wide": (48, 160, 192, 224, 256),
+             # session 26: the 32 kernel's uneven instantiation (d = 8 … 24; PyTorch pads d = 12 to 16)
+             "small": (16, 24, 32)}
 
 
 def _bwd_block_kv(d: int) -> int:

@@ -93,25 +93,29 @@ STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
 }
 
 
-#: Head dims that are no kernel size (d = 40, 48 on the 64 kernel; 72 on 96; 112 on 128; 160 on
-#: 192; 224 on 256) run the kernel's ``Is_even_K = false`` instantiation: every head-dim-wide
-#: load and store is predicated column by column and the columns past d are cleared. Measured
-#: beside the kernel sizes in one run (``benchmarks/sdpa_uneven_cost.py``,
-#: docs/validation/2026-12-02-uneven-k.md), its steps are 8–37 % slower than the even kernel's
-#: at the same (padded) work, the same at d = 40 and 48 (within 1 %). Slopes in µs per 1,024
-#: keys (forward) or query rows (backward), measured / the model's serial sum:
+#: Head dims that are no kernel size (d = 8 … 24 on the 32 kernel; 40, 48 on 64; 72 on 96; 112 on
+#: 128; 160 on 192; 224 on 256) run the kernel's ``Is_even_K = false`` instantiation: every
+#: head-dim-wide load and store is predicated column by column and the columns past d are cleared.
+#: Measured beside the kernel sizes (``benchmarks/sdpa_uneven_cost.py``,
+#: docs/validation/2026-12-02-uneven-k.md; the 32 kernel's in session 26), its steps are 8–37 %
+#: slower than the even kernel's at the same (padded) work (the 32 kernel's: 12 % lone, 17 %
+#: backward), the same at d = 40 and 48 (within 1 %), 5 % apart at d = 16 and 24. Slopes in µs
+#: per 1,024 keys (forward) or query rows (backward), measured / the model's serial sum:
 UNEVEN_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 4, 32): (2, 0.673),     # d = 16: 23.46 / (2 × 17.44)   (d = 24: 0.660)
     (128, 128, 4, 64): (2, 0.699),     # d = 40: 33.46 / (2 × 23.95)   (d = 48: 0.703)
     (128, 64, 4, 96): (2, 0.721),      # d = 72: 42.78 / (2 × 29.68)
     (128, 64, 4, 128): (2, 0.817),     # d = 112: 55.08 / (2 × 33.71)
     (128, 64, 8, 192): (1, 0.800),     # d = 160: 44.82 / 56.02 (one block an SM)
 }
 UNEVEN_STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
+    (128, 128, 4, 32): 17.44 / 11.53,  # d = 16 lone (d = 24: 18.30 / 11.57)
     (128, 128, 4, 64): 23.95 / 17.43,  # d = 40 lone (d = 48: 23.86 / 17.47)
     (128, 64, 4, 96): 29.68 / 24.55,   # d = 72
     (128, 64, 4, 128): 33.71 / 30.99,  # d = 112
 }
 UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 8, 32): (1, 1.071),     # d = 16: 28.83 / 26.91   (d = 24: 28.99 / 27.01 = 1.073)
     (128, 128, 8, 64): (1, 1.002),     # d = 40: 42.13 / 42.05   (d = 48: 41.72 / 42.15 = 0.990)
     (64, 128, 8, 96): (1, 0.963),      # d = 72: 61.69 / 64.06
     (64, 128, 8, 128): (1, 0.940),     # d = 112: 74.90 / 79.69

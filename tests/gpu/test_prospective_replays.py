@@ -109,9 +109,10 @@ def test_the_session_26_padded_head_dim_grid():
     """docs/validation/2026-12-04-pad.md: 14 configurations at head dims that are no multiple of 8
     (12, 36, 70, 90, 124, 130, 250), predicted before the run: all 63 launches exact, on the padded
     head dim (docs/spec/kernels.md §1.1); every main kernel's DRAM reads within 3 %; the main kernels
-    at N >= 2,048 within 10 % of the measured time but causal d = 12's: its backward 0.86 x, its
-    forward 0.77 x, which the launch marks (the uneven instantiation's instruction fetch:
-    iosim/kernels/plan.py, FETCH_NOTE)."""
+    at N >= 2,048 within 10 % of the measured time but causal d = 12's forward, 0.86 x, which the
+    launch marks (the uneven instantiation's instruction fetch: iosim/kernels/plan.py, FETCH_NOTE).
+    As predicted, before the 32 kernel's uneven instantiation had its measured factors
+    (docs/validation/2026-12-02-uneven-k.md, session 26), its forward was 0.77 x, its backward 0.86 x."""
     module = _compare()
     rows = module.compare(str(VALIDATION / "2026-12-04-pad-check"), cache=True)
     assert len(rows) == 63 and all(_exact(module, r) for r in rows)
@@ -122,7 +123,7 @@ def test_the_session_26_padded_head_dim_grid():
              for r in main if r["kernel"] != "splitkv" and r["seq_len"] >= 2048}
     assert len(timed) == 15
     off = {k: round(v, 2) for k, v in timed.items() if abs(v - 1) > 0.10}
-    assert off == {(12, "main", True): 0.77, (12, "dq_dk_dv", True): 0.86}
+    assert off == {(12, "main", True): 0.86}
     marked = simulate(load_profile("h200"), "fa2", Problem(seq_len=2048, head_dim=12, batch=2, heads=8, causal=True),
                       options=Options(kernel="flash-attn-2"))
     assert "instruction fetch" in marked.options["launches"][0]["time_note"]

@@ -107,20 +107,19 @@ def test_combine_block_rows_follow_the_launch_template():
 
 def test_uneven_head_dims_take_their_instantiations_factors():
     """d that is no kernel size runs the kernel's Is_even_K = false instantiation: its own
-    measured factors where measured (64, 96, 128, 192/256 backward), the even kernel's where not."""
+    measured factors where measured (32, 64, 96, 128, 192/256 backward), the even kernel's where not."""
     p = load_profile("h200")
-    for d, kd in ((40, 64), (48, 64), (56, 64), (72, 96), (112, 128), (160, 192)):
+    for d, kd in ((8, 32), (16, 32), (24, 32), (40, 64), (48, 64), (56, 64), (72, 96), (112, 128), (160, 192)):
         fwd = kernel_tile("fa2", d, p)
         key = (fwd.block_q, fwd.block_kv, fwd.warps, kd)
         assert fwd.coresident == coresidency.UNEVEN_FACTORS[key], d
         assert fwd.step_factor == coresidency.UNEVEN_STEP_FACTORS.get(key, 1.0), d
         even = kernel_tile("fa2", kd, p)
         assert (fwd.coresident, fwd.step_factor) != (even.coresident, even.step_factor), d
-    for d, kd in ((40, 64), (72, 96), (112, 128), (160, 192), (224, 256)):
+    for d, kd in ((16, 32), (40, 64), (72, 96), (112, 128), (160, 192), (224, 256)):
         bwd = kernel_tile("fa2", d, p, direction="bwd")
         assert bwd.coresident == coresidency.UNEVEN_BACKWARD_FACTORS[(bwd.block_q, bwd.block_kv, bwd.warps, kd)], d
-    # unmeasured uneven forms keep the even kernel's: d < 32 on the 32 kernel, d = 224 forward
-    assert kernel_tile("fa2", 24, p).coresident == kernel_tile("fa2", 32, p).coresident
+    # unmeasured uneven forms keep the even kernel's: d = 224 forward
     assert kernel_tile("fa2", 224, p).coresident == kernel_tile("fa2", 256, p).coresident
 
 
@@ -172,3 +171,31 @@ def test_the_split_kv_factors_are_the_committed_runs_slopes(monkeypatch):
         t = kernel_tile("fa2-splitkv", d, p)
         key = (t.block_q, t.block_kv, t.warps, t.kernel_head_dim)
         assert tables[d == t.kernel_head_dim][key] == (2, round(ratio, 3)), d
+
+
+def test_the_32_kernels_uneven_factors_are_the_committed_runs_slopes(monkeypatch):
+    """d = 16 on the 32 kernel (docs/validation/2026-12-02-uneven-k/small/, session 26): the lone
+    step, the pair factor and the backward's factor are the measured slopes over the model's serial
+    ones (benchmarks/step_factors.py's own functions), to the tables' digits."""
+    import pathlib
+
+    from conftest import load_module
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    factors = load_module("step_factors", root / "benchmarks" / "step_factors.py")
+    key, bwd_key = (128, 128, 4, 32), (128, 128, 8, 32)
+    want = (coresidency.UNEVEN_STEP_FACTORS[key], coresidency.UNEVEN_FACTORS[key],
+            coresidency.UNEVEN_BACKWARD_FACTORS[bwd_key])
+    for name in ("FACTORS", "STEP_FACTORS", "BACKWARD_FACTORS", "UNEVEN_FACTORS", "UNEVEN_STEP_FACTORS",
+                 "UNEVEN_BACKWARD_FACTORS"):
+        monkeypatch.setattr(coresidency, name, {})
+    runs = factors.series(str(root / "docs/validation/2026-12-02-uneven-k/small/uneven_cost.json"))
+    got = {}
+    for (kind, d, heads, _), points in runs.items():
+        if d == 16:
+            measured = factors.slope([x for x, _, _ in points], [y for _, y, _ in points])
+            got[(kind, heads)] = (measured, factors.serial_slope(points, kind == "backward"))
+    lone, pair, backward = got[("forward", 132)], got[("forward", 264)], got[("backward", 1)]
+    assert round(lone[0], 2) / round(lone[1], 2) == want[0]
+    assert want[1] == (2, round(round(pair[0], 2) / (2 * round(lone[0], 2)), 3))
+    assert want[2] == (1, round(backward[0] / backward[1], 3))
