@@ -73,7 +73,8 @@ def test_numeric_kernel_preset_forward_and_backward(h100, heads, batch):
 
 @pytest.mark.parametrize("kw", [dict(seq_len=300, head_dim=100, heads=2, causal=True),
                                 dict(seq_len_q=1, seq_len_kv=700, head_dim=44, heads=8, kv_heads=2),
-                                dict(seq_len=130, head_dim=20, batch=2)])
+                                dict(seq_len=130, head_dim=20, batch=2),
+                                dict(seq_len_q=100, seq_len_kv=300, head_dim=36, heads=4, kv_heads=2, causal=True)])
 @pytest.mark.parametrize("passes", ["forward+backward", "backward"])
 def test_numeric_kernel_preset_pads_head_dim(h100, kw, passes):
     """A head dim that is no multiple of 8 runs padded with zero columns (PyTorch's SDPA) under the
