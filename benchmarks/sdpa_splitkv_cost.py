@@ -15,6 +15,7 @@ Head dims: the kernel sizes 32 … 256 and the uneven d = 40, 72, 112, 160, 224 
 ncu's ``gpu__time_duration``, the split kernel only (not the combine).
 
 Run (device):  python3 benchmarks/sdpa_splitkv_cost.py --out DIR      (ncu; writes DIR/splitkv_cost.json)
+               SPLITKV_DIMS=16,24 python3 benchmarks/sdpa_splitkv_cost.py --out DIR2   (the second run)
 """
 
 from __future__ import annotations
@@ -29,7 +30,9 @@ REPEATS = 2
 #: the split tile's query rows and its key rows a step, by kHeadDim (docs/spec/kernels.md §2.1)
 BLOCK_Q = 64
 BLOCK_KV = {32: 256, 64: 256, 96: 128, 128: 128, 192: 64, 256: 64}
-HEAD_DIMS = (32, 64, 96, 128, 192, 256, 40, 72, 112, 160, 224)
+#: the head dims (``SPLITKV_DIMS``, comma-separated, inherited by ncu's target process): by default
+#: the first run's; the second (session 26) measured the 32 kernel's uneven form, d = 16 and 24
+HEAD_DIMS = tuple(int(d) for d in os.environ.get("SPLITKV_DIMS", "32,64,96,128,192,256,40,72,112,160,224").split(","))
 #: heads, and the splits PyTorch's heuristic picks for them with one query block a head on 132 SMs
 HEADS, SPLITS = 66, 4
 KV_HEADS = (66, 1)
