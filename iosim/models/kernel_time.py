@@ -51,7 +51,9 @@ from .launch_time import COPY, FILL, combine, memory_seconds
 from .roofline import TimePrediction
 
 #: the steps of a thread block's time, as its per-resource keys
-COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT)
+#: what a forward's steps wait for DRAM beyond their compute (:func:`_phase_waits`)
+DRAM_WAIT = "DRAM waits"
+COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT, DRAM_WAIT)
 #: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
 MAX_SCHEDULED_BLOCKS = 2_000_000
 #: what a thread block with no work (a split-KV block whose keys the mask hides) holds its slot
@@ -363,8 +365,39 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             fill = fill_drain_s(works, heads, layout, rates, width)
             if fill:
                 per[FILL] = fill
+            waits = _phase_waits(compute, per["DRAM"], works, layout, rates, width)
+            if waits:
+                per[DRAM_WAIT], compute = waits, compute + waits
         out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)
     return out
+
+
+def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: KernelRates, width: int) -> float:
+    """Seconds a flash-attn 2 forward's steps wait for DRAM beyond its compute, 0 elsewhere.
+
+    Its main loop is a pipeline of one stage: the load of V_j is issued before S = Q K_jᵀ and
+    waited for before O += P V_j; the load of K_{j-1} is issued before that product and waited
+    for at the next step's start. Each phase ends when both its products and the load behind
+    it are done, so where the keys stream from DRAM a step takes max(c_A, m/2) + max(c_B, m/2),
+    not max(c_A + c_B, m): c_A the QKᵀ product with the softmax, c_B the PV product, m the
+    DRAM time of the step's K and V (docs/validation/2026-12-04-splitkv-step.md)."""
+    if not layout.fa2_waits or layout.atoms is not None or rates.source != "measured" or not dram or not compute:
+        return 0.0
+    whole = pv = 0.0
+    for w, n in works:
+        steps = block_seconds(w, layout, rates, width)
+        products = {key: c for key, c in w.products.items() if not key[3]}    # P from registers: the PV product
+        if not products or not w.products:
+            continue
+        flops = sum(2 * m * nn * k * c for (m, nn, k, _, _), c in layout.padded(products).items())
+        pv_steps = block_seconds(dataclasses.replace(w, products=products, ops={"matmul": flops}), layout, rates, width)
+        whole += n * sum(steps.values())
+        pv += n * sum(pv_steps.values())
+    if not whole:
+        return 0.0
+    c_b = compute * pv / whole
+    c_a = compute - c_b
+    return max(c_a, dram / 2) + max(c_b, dram / 2) - compute
 
 
 def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:
