@@ -25,12 +25,13 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
   So a causal kernel's long last query blocks, or a grid smaller than the GPU, show up.
   Where an SM holds two blocks at once their steps overlap on its units: a kernel tile
   with a measured factor r (:mod:`iosim.kernels.coresidency`, the H200's flash-attn 2
-  forward) takes 2·r of a step's time for the pair (:func:`busiest_sm_shared`).
+  forward) takes 2·r of a step's time for the pair (:mod:`.sm_schedule`).
 * **Memory overlaps compute** (``cp.async`` prefetches the next tile): the kernel takes
   the longest of compute, L2 traffic (every requested byte ÷ the L2's rate) and DRAM
   traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
   launch floor (an empty kernel's duration); blocks' fills and drains: :mod:`.block_fill`;
-  kernels without products: at most the measured copy rate (:func:`memory_seconds`).
+  kernels without products: at most the measured copy rate (:func:`memory_seconds`). A
+  flash-attn 2 forward's step waits for its loads phase by phase (:func:`_phase_waits`).
 
 Rates are the profile's ``measured`` block where present (benchmarks/microbench_rates.py
 measured them on an H200, each on a kernel of its own), else its vendor peaks. Nothing
@@ -41,7 +42,6 @@ of its kernel (the 8-warp d = 192 forward's, :mod:`iosim.kernels.coresidency`).
 from __future__ import annotations
 
 import dataclasses
-import heapq
 import math
 from dataclasses import dataclass
 
@@ -49,18 +49,12 @@ from ..dtypes import width as dtype_width
 from .block_fill import BLOCK_WAIT, ForwardGrid, fill_drain_s, lone_block_s
 from .launch_time import COPY, FILL, combine, memory_seconds
 from .roofline import TimePrediction
+from .sm_schedule import blocks_of, busiest_sm, busiest_sm_shared
 
-#: the steps of a thread block's time, as its per-resource keys
 #: what a forward's steps wait for DRAM beyond their compute (:func:`_phase_waits`)
 DRAM_WAIT = "DRAM waits"
+#: the steps of a thread block's time, as its per-resource keys
 COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT, DRAM_WAIT)
-#: Above this many thread blocks the busiest SM is bounded by the average, not scheduled.
-MAX_SCHEDULED_BLOCKS = 2_000_000
-#: what a thread block with no work (a split-KV block whose keys the mask hides) holds its slot
-#: for: it still takes its turn in the dispatch, so the blocks after it pair up on the SMs as
-#: their launch order places them (measured: a causal split-KV launch of one wave takes its
-#: dense twin's time, docs/validation/2026-12-04-empty-blocks.md); then it leaves at once
-EMPTY_BLOCK_S = 1e-12
 
 
 @dataclass(frozen=True)
@@ -236,73 +230,6 @@ def block_seconds(work, layout: WarpLayout, rates: KernelRates, width: int) -> d
     }
 
 
-def busiest_sm(durations, sm_count: int, heads: int = 1) -> float:
-    """Seconds the busiest SM works when thread blocks of ``durations`` (one head's, in
-    launch order, as (seconds, count) runs), launched for each of ``heads`` heads in turn,
-    go each to the SM with the least work so far.
-
-    The same as the plain greedy over the list repeated ``heads`` times, without building
-    it: equal durations take the closed form ⌈blocks / SMs⌉ · t; above
-    :data:`MAX_SCHEDULED_BLOCKS` blocks the busiest SM is bounded by the average (one
-    head's work times ``heads``, ÷ SMs) and the longest block; else the heap walks the
-    heads one after another, adding the same floats in the same order.
-    """
-    total_blocks, distinct = _blocks(durations, heads)
-    if total_blocks == 0:
-        return 0.0
-    if len(distinct) == 1:
-        return math.ceil(total_blocks / sm_count) * durations[0][0]
-    if total_blocks > MAX_SCHEDULED_BLOCKS:
-        return max(sum(t * c for t, c in durations) * heads / sm_count, max(distinct))
-    loads = [0.0] * sm_count
-    for _ in range(heads):
-        for t, c in durations:
-            for _ in range(c):
-                heapq.heapreplace(loads, loads[0] + t)
-    return max(loads)
-
-
-def _blocks(durations, heads: int) -> tuple[int, set]:
-    """(thread blocks over the heads, their distinct durations)."""
-    return sum(c for _, c in durations) * heads, {t for t, _ in durations}
-
-
-def busiest_sm_shared(durations, sm_count: int, heads: int, coresident: tuple[int, float] | None) -> float:
-    """:func:`busiest_sm` where the SM's units overlap the steps of the blocks it holds.
-
-    ``coresident`` = (1, r): each block's warps share the sub-partitions, every block takes
-    r × its time. (2, r): two blocks an SM; while two run, the pair takes 2·r × one's time.
-    Blocks go in launch order to the least-loaded of 2 × SMs slots (the first wave fills
-    one slot of every SM, then the second), each taking 2·r × its time; an SM whose slots
-    end at f₁ ≤ f₂ ran its last (f₂ − f₁) alone, at the lone rate: f₁ + (f₂ − f₁)/(2r).
-    Equal blocks take the closed form; above :data:`MAX_SCHEDULED_BLOCKS` the average bound.
-    """
-    if coresident is None:
-        return busiest_sm(durations, sm_count, heads)
-    blocks, r = coresident
-    if blocks == 1:
-        return busiest_sm([(t * r, c) for t, c in durations], sm_count, heads)
-    total_blocks, distinct = _blocks(durations, heads)
-    if total_blocks == 0:
-        return 0.0
-    if len(distinct) == 1:
-        t = durations[0][0]
-        pairs, rest = divmod(total_blocks, 2 * sm_count)
-        return 2 * r * t * (pairs + 1) if rest > sm_count else 2 * r * t * pairs + (t if rest else 0.0)
-    if total_blocks > MAX_SCHEDULED_BLOCKS:
-        return max(sum(t * c for t, c in durations) * heads * r / sm_count, max(distinct))
-    slots = [(0.0, i) for i in range(2 * sm_count)]     # slot i: SM i % S, its (i // S)-th
-    for _ in range(heads):
-        for t, c in durations:
-            for _ in range(c):
-                load, i = slots[0]
-                heapq.heapreplace(slots, (load + (2 * r * t or EMPTY_BLOCK_S), i))
-    ends = [0.0] * (2 * sm_count)
-    for load, i in slots:
-        ends[i] = load
-    return max(min(a, b) + abs(a - b) / (2 * r) for a, b in zip(ends[:sm_count], ends[sm_count:]))
-
-
 def _same_work_runs(works) -> list[tuple]:
     """(work, count) runs of consecutive thread blocks that do the same work. Counting mode
     groups identical blocks into one record and trace mode records them one by one; merged
@@ -355,7 +282,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             # one head, launch order; fsum: correctly rounded, so equal blocks tie on every Python
             # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
             runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]
-            if shared and shared[0] == 2 and (_blocks(runs, heads)[0] <= rates.sm_count or layout.blocks_per_sm == 1):
+            if shared and shared[0] == 2 and (blocks_of(runs, heads)[0] <= rates.sm_count or layout.blocks_per_sm == 1):
                 shared = None   # a block an SM at most (or only one fits): nothing shares it
             compute = busiest_sm_shared(runs, rates.sm_count, heads, shared if shared and shared[0] == 2 else None)
             totals = _unit_totals(steps, [n for _, n in works])

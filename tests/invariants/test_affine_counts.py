@@ -136,8 +136,8 @@ def test_busiest_sm_takes_the_head_count():
 
 
 def test_busiest_sm_average_bound_without_the_list(monkeypatch):
-    import iosim.models.kernel_time as kt
-    monkeypatch.setattr(kt, "MAX_SCHEDULED_BLOCKS", 10)
+    import iosim.models.sm_schedule as schedule
+    monkeypatch.setattr(schedule, "MAX_SCHEDULED_BLOCKS", 10)
     runs = [(1.0, 3), (2.0, 1), (0.5, 2)]
     for heads in (4, 7, 1000):
         assert busiest_sm(runs, 3, heads) == pytest.approx(busiest_sm(runs * heads, 3), rel=1e-12)
