@@ -60,19 +60,21 @@ def configs() -> list[dict]:
 
 
 def sdpa_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, causal: bool = False,
-               backward: bool = False) -> None:
-    """``calls`` calls of PyTorch's flash SDPA on one fp16 problem (B = 1), each with its
-    backward where asked; the launches these measurements time."""
+               backward: bool = False, kv_heads: int | None = None) -> None:
+    """``calls`` calls of PyTorch's flash SDPA on one fp16 problem (B = 1; ``kv_heads`` K/V
+    heads, grouped-query where fewer than ``heads``), each with its backward where asked; the
+    launches these measurements time."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     q = torch.randn(1, heads, n_q, d, device="cuda", dtype=torch.float16, requires_grad=backward)
-    k, v = (torch.randn(1, heads, n_kv, d, device="cuda", dtype=torch.float16, requires_grad=backward)
+    kv_heads = heads if kv_heads is None else kv_heads
+    k, v = (torch.randn(1, kv_heads, n_kv, d, device="cuda", dtype=torch.float16, requires_grad=backward)
             for _ in range(2))
     with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
         for _ in range(calls):
-            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=kv_heads != heads)
             if backward:
                 out.backward(torch.ones_like(out))
     torch.cuda.synchronize()

@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, save  # noqa: E402
+from sdpa_block_cost import cli, durations, save, sdpa_calls  # noqa: E402
 
 REPEATS = 2
 #: the split tile's query rows and its key rows a step, by kHeadDim (docs/spec/kernels.md §2.1)
@@ -49,18 +49,8 @@ def configs() -> list[dict]:
 
 
 def target() -> None:
-    import torch
-    import torch.nn.functional as F
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
     for cfg in configs():
-        q = torch.randn(1, cfg["heads"], cfg["n_q"], cfg["d"], device="cuda", dtype=torch.float16)
-        k, v = (torch.randn(1, cfg["kv_heads"], cfg["n_kv"], cfg["d"], device="cuda", dtype=torch.float16)
-                for _ in range(2))
-        with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
-            for _ in range(REPEATS):
-                F.scaled_dot_product_attention(q, k, v, enable_gqa=cfg["kv_heads"] != cfg["heads"])
-        torch.cuda.synchronize()
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, kv_heads=cfg["kv_heads"])
 
 
 def summarise(text: str, out: str, machine: dict) -> None:

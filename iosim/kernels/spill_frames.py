@@ -71,10 +71,10 @@ def even_mn(problem, tile) -> bool:
             and problem.head_dim == tile.kernel_head_dim and tile.kernel_head_dim <= 128)
 
 
-def masking_steps(block_q: int, block_kv: int, causal: bool, even: bool = False) -> int:
-    """flash_fwd_kernel's ``n_masking_steps``: one, causal ⌈kBlockM / kBlockN⌉, and one more in
-    the uneven instantiation (``even``: ``Is_even_MN``; false wherever ``Is_even_K`` is)."""
-    return math.ceil(block_q / block_kv) + (0 if even else 1) if causal else 1
+def masking_steps(block_q: int, block_kv: int, causal: bool) -> int:
+    """flash_fwd_kernel's ``n_masking_steps`` in its uneven instantiation (``Is_even_MN`` is
+    false wherever ``Is_even_K`` is): one, causal ⌈kBlockM / kBlockN⌉ + 1."""
+    return math.ceil(block_q / block_kv) + 1 if causal else 1
 
 
 def spill_frames(tile, head_dim: int, causal: bool, compute_capability) -> tuple[SpillFrames | None, str | None]:

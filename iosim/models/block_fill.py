@@ -29,6 +29,7 @@ floor's 2.2 µs (docs/validation/2026-12-02-block-cost.md).
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Callable
 
@@ -69,21 +70,22 @@ def first_wave(grid: ForwardGrid, slots: int) -> FirstWave:
     first key block: the last active one of its split (flash-attn walks ``n_block`` from
     ``n_block_max − 1`` down; split s covers ⌈T_c/S⌉ key blocks from s·⌈T_c/S⌉, flash-attn's
     ``n_blocks_per_split``). Empty blocks free their slot at once and are not counted."""
-    mask, q, kv, blocks = grid.mask, set(), set(), 0
+    loading = list(itertools.islice(_loading_blocks(grid), slots))
+    q = {(head, i) for head, i, _ in loading}
+    kv = {(grid.kv_of(head), last) for head, _, last in loading}
+    return FirstWave(len(loading), len(q), len(kv), len({head for head, _ in q}))
+
+
+def _loading_blocks(grid: ForwardGrid):
+    """(head, query block, first key block) of each thread block that loads tiles, in launch order."""
+    mask = grid.mask
     per_split = -(-mask.kv.num_blocks // grid.num_splits)
     for head in range(grid.heads):
         for s in range(grid.num_splits):
-            lo, hi = s * per_split, (s + 1) * per_split
             for i in range(mask.q.num_blocks):
-                last = _last_in(mask.active_kv(i), lo, hi)
-                if last is None:
-                    continue
-                blocks += 1
-                q.add((head, i))
-                kv.add((grid.kv_of(head), last))
-                if blocks == slots:
-                    return FirstWave(blocks, len(q), len(kv), len({h for h, _ in q}))
-    return FirstWave(blocks, len(q), len(kv), len({h for h, _ in q}))
+                last = _last_in(mask.active_kv(i), s * per_split, (s + 1) * per_split)
+                if last is not None:
+                    yield head, i, last
 
 
 def _last_in(active, lo: int, hi: int) -> int | None:

@@ -314,9 +314,9 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
     for w, n in works:
         steps = block_seconds(w, layout, rates, width)
         products = {key: c for key, c in w.products.items() if not key[3]}    # P from registers: the PV product
-        if not products or not w.products:
+        if not products:
             continue
-        flops = sum(2 * m * nn * k * c for (m, nn, k, _, _), c in layout.padded(products).items())
+        flops = sum(2 * m * nn * k * c for (m, nn, k, _, _), c in products.items())   # block_seconds pads them
         pv_steps = block_seconds(dataclasses.replace(w, products=products, ops={"matmul": flops}), layout, rates, width)
         whole += n * sum(steps.values())
         pv += n * sum(pv_steps.values())
