@@ -47,12 +47,14 @@ def slope(xs, ys) -> float:
     return float(np.linalg.lstsq(a, np.asarray(ys), rcond=None)[0][1])
 
 
-def serial_slope(points, backward: bool) -> float:
+def serial_slope(points, backward: bool, num_splits: int | None = None) -> float:
+    """The model's slope (factors cleared: the serial sum); ``num_splits`` = 1 keeps the main
+    kernel where PyTorch's heuristic would split (as flash-attn's variable-length entry does)."""
     profile = load_profile("h200")
     ys = []
     for _, _, p in points:
         r = simulate(profile, "fa2", p, passes="forward+backward" if backward else "forward",
-                     options=Options(kernel="flash-attn-2", cache=True))
+                     options=Options(kernel="flash-attn-2", cache=True, num_splits=num_splits))
         ys.append(r.kernel_times["dq_dk_dv" if backward else "main"].predicted_s * 1e6)
     return slope([x for x, _, _ in points], ys)
 
@@ -76,17 +78,36 @@ def splitkv(path: str) -> None:
         print(f"{d:>4} {kv:>9}  {measured:8.2f}  {serial:6.2f}  {measured / serial:.3f}")
 
 
+def wide(path: str) -> None:
+    """The 256 kernel's factors from a run of benchmarks/sdpa_wide_cost.py: per study, head dim and
+    blocks, the measured slope (µs per 1,024 keys) over the model's serial slope; a lone block's
+    step factor is the 132-block ratio, r the 264-block SDPA slope over twice the 132-block one."""
+    runs = defaultdict(list)
+    for r in json.load(open(path))["rows"]:
+        p = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"])
+        runs[(r["study"], r["d"], r["blocks"])].append((r["n_kv"] / 1024, r["median_s"] * 1e6, p))
+    lone = {d: slope([x for x, _, _ in pts], [y for _, y, _ in pts])
+            for (study, d, blocks), pts in runs.items() if study == "varlen" and blocks == 132}
+    print(f"{'study':7} {'d':>4} {'blocks':>6}  measured  serial  measured/serial")
+    for (study, d, blocks), points in sorted(runs.items()):
+        measured = slope([x for x, _, _ in points], [y for _, y, _ in points])
+        serial = serial_slope(points, False, num_splits=1)
+        pair = f"  r = {measured / (2 * lone[d]):.3f}" if blocks == 264 and d in lone else ""
+        print(f"{study:7} {d:>4} {blocks:>6}  {measured:8.2f}  {serial:6.2f}  {measured / serial:.3f}{pair}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--splitkv", action="store_true", help="the runs are sdpa_splitkv_cost.py's")
+    ap.add_argument("--wide", action="store_true", help="the runs are sdpa_wide_cost.py's")
     args = ap.parse_args()
     for name in ("FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS", "UNEVEN_BACKWARD_FACTORS",
                  "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS"):
         getattr(coresidency, name).clear()   # the model's serial sum
-    if args.splitkv:
+    if args.splitkv or args.wide:
         for path in args.runs:
-            splitkv(path)
+            (splitkv if args.splitkv else wide)(path)
         return
     print(f"{'pass':9} {'d':>4} {'blocks':>6}  measured  serial  measured/serial  (two an SM: r = this ÷ lone)")
     for path in args.runs:

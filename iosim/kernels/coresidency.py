@@ -52,9 +52,10 @@ FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (128, 64, 4, 96): (2, 0.715),      # 38.93 / (2 × 27.22)
     (128, 64, 4, 128): (2, 0.798),     # 49.99 / (2 × 31.34)
     (64, 64, 4, 192): (2, 0.877),      # dropout's tile, emulated: 1.071 / 1.221 µs
-    # emulated (1.745 / 2.200 µs): with 66 heads of 2 blocks PyTorch picks the split-KV kernel,
-    # so the compiled kernel has no one-block-an-SM launch to measure
-    (64, 64, 4, 256): (2, 0.793),
+    # 54.13 / (2 × 31.43): SDPA's 264 blocks over flash-attn's variable-length entry's 132 (with
+    # 132 blocks SDPA runs the split-KV kernel; the varlen entry never splits a non-decode:
+    # docs/validation/2026-12-04-wide-step.md). Emulated until session 27: 0.793
+    (64, 64, 4, 256): (2, 0.861),
     # one block an SM: no lone baseline on the compiled kernel; the factor that makes the
     # model's serial step (56.34 µs per 1,024 keys at r = 1) the measured one (40.83)
     (128, 64, 8, 192): (1, 0.725),
@@ -89,11 +90,12 @@ STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
     (128, 128, 4, 64): 1 / 0.941,
     (128, 64, 4, 96): 1 / 0.910,
     (128, 64, 4, 128): 1 / 0.994,
+    (64, 64, 4, 256): 31.43 / 36.61,   # the varlen entry's 132 blocks (docs/validation/2026-12-04-wide-step.md)
 }
 
 
 #: Head dims that are no kernel size (d = 8 … 24 on the 32 kernel; 40, 48 on 64; 72 on 96; 112 on
-#: 128; 160 on 192; 224 on 256) run the kernel's ``Is_even_K = false`` instantiation: every
+#: 128; 160 on 192; 200 … 248 on 256) run the kernel's ``Is_even_K = false`` instantiation: every
 #: head-dim-wide load and store is predicated column by column and the columns past d are cleared.
 #: Measured beside the kernel sizes (``benchmarks/sdpa_uneven_cost.py``,
 #: docs/validation/2026-12-02-uneven-k.md; the 32 kernel's in session 26), its steps are 8–37 %
@@ -106,12 +108,16 @@ UNEVEN_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (128, 64, 4, 96): (2, 0.721),      # d = 72: 42.78 / (2 × 29.68)
     (128, 64, 4, 128): (2, 0.817),     # d = 112: 55.08 / (2 × 33.71)
     (128, 64, 8, 192): (1, 0.800),     # d = 160: 44.82 / 56.02 (one block an SM)
+    # d = 224: 64.48 / (2 × 36.68), the lone step from the varlen entry (session 27,
+    # docs/validation/2026-12-04-wide-step.md; d = 200 and 240 beside it: 66.07 and 63.84 a pair)
+    (64, 64, 4, 256): (2, 0.879),
 }
 UNEVEN_STEP_FACTORS: dict[tuple[int, int, int, int], float] = {
     (128, 128, 4, 32): 17.44 / 11.53,  # d = 16 lone (d = 24: 18.30 / 11.57)
     (128, 128, 4, 64): 23.95 / 17.43,  # d = 40 lone (d = 48: 23.86 / 17.47)
     (128, 64, 4, 96): 29.68 / 24.55,   # d = 72
     (128, 64, 4, 128): 33.71 / 30.99,  # d = 112
+    (64, 64, 4, 256): 36.68 / 36.45,   # d = 224 lone (the varlen entry)
 }
 UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
     (128, 128, 8, 32): (1, 1.071),     # d = 16: 28.83 / 26.91   (d = 24: 28.99 / 27.01 = 1.073)

@@ -109,7 +109,8 @@ def test_uneven_head_dims_take_their_instantiations_factors():
     """d that is no kernel size runs the kernel's Is_even_K = false instantiation: its own
     measured factors where measured (32, 64, 96, 128, 192/256 backward), the even kernel's where not."""
     p = load_profile("h200")
-    for d, kd in ((8, 32), (16, 32), (24, 32), (40, 64), (48, 64), (56, 64), (72, 96), (112, 128), (160, 192)):
+    for d, kd in ((8, 32), (16, 32), (24, 32), (40, 64), (48, 64), (56, 64), (72, 96), (112, 128), (160, 192),
+                  (200, 256), (224, 256), (240, 256)):
         fwd = kernel_tile("fa2", d, p)
         key = (fwd.block_q, fwd.block_kv, fwd.warps, kd)
         assert fwd.coresident == coresidency.UNEVEN_FACTORS[key], d
@@ -119,8 +120,9 @@ def test_uneven_head_dims_take_their_instantiations_factors():
     for d, kd in ((16, 32), (40, 64), (72, 96), (112, 128), (160, 192), (224, 256)):
         bwd = kernel_tile("fa2", d, p, direction="bwd")
         assert bwd.coresident == coresidency.UNEVEN_BACKWARD_FACTORS[(bwd.block_q, bwd.block_kv, bwd.warps, kd)], d
-    # unmeasured uneven forms keep the even kernel's: d = 224 forward
-    assert kernel_tile("fa2", 224, p).coresident == kernel_tile("fa2", 256, p).coresident
+    # unmeasured uneven forms keep the even kernel's: the dropout tiles' (none measured uneven)
+    assert coresidency.coresident_factor(coresidency.KERNEL, 64, 64, 4, 192, even_k=False) == \
+        coresidency.FACTORS[(64, 64, 4, 192)]
 
 
 def test_an_uneven_forward_is_slower_than_the_even_kernels():
@@ -200,6 +202,36 @@ def test_the_32_kernels_uneven_factors_are_the_committed_runs_slopes(monkeypatch
     assert round(lone[0], 2) / round(lone[1], 2) == want[0]
     assert want[1] == (2, round(round(pair[0], 2) / (2 * round(lone[0], 2)), 3))
     assert want[2] == (1, round(backward[0] / backward[1], 3))
+
+
+def test_the_256_kernels_factors_are_the_committed_runs_slopes(monkeypatch):
+    """The 256 kernel's forward (session 27, docs/validation/2026-12-04-wide-step/): the lone step
+    is flash-attn's variable-length entry's 132-block slope over the model's serial one, the pair
+    factor SDPA's 264-block slope over twice the lone one; even (d = 256) and uneven (d = 224), to
+    the tables' digits, through benchmarks/step_factors.py's own functions."""
+    import json
+    import pathlib
+
+    from conftest import load_module
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    factors = load_module("step_factors", root / "benchmarks" / "step_factors.py")
+    key = (64, 64, 4, 256)
+    want = {256: (coresidency.STEP_FACTORS[key], coresidency.FACTORS[key]),
+            224: (coresidency.UNEVEN_STEP_FACTORS[key], coresidency.UNEVEN_FACTORS[key])}
+    for name in ("FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS", "UNEVEN_STEP_FACTORS"):
+        monkeypatch.setattr(coresidency, name, {})
+    rows = json.loads((root / "docs/validation/2026-12-04-wide-step/wide_cost.json").read_text())["rows"]
+    for d, (step, pair) in want.items():
+        def points(study, blocks):
+            return [(r["n_kv"] / 1024, r["median_s"] * 1e6,
+                     Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=d, heads=r["heads"]))
+                    for r in rows if (r["study"], r["d"], r["blocks"]) == (study, d, blocks)]
+        lone, two = points("varlen", 132), points("sdpa", 264)
+        measured = [round(factors.slope([x for x, _, _ in pts], [y for _, y, _ in pts]), 2) for pts in (lone, two)]
+        serial = round(factors.serial_slope(lone, False, num_splits=1), 2)
+        assert step == measured[0] / serial, d
+        assert pair == (2, round(measured[1] / (2 * measured[0]), 3)), d
 
 
 def test_a_streaming_split_kv_step_waits_for_its_loads_phase_by_phase():
