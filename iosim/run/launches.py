@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 from ..engine.blocks import BlockMask
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
-from ..models import combine_time, kernel_time, triton_time
+from ..models import combine_time, elementwise_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
 from ..models.cache.frames import slots_reached
 from ..models.cache.lines import Interleaved, applies
@@ -329,8 +329,8 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
     except ValueError:
         return result  # the profile lacks a rate the model needs; the roofline stays
-    if fa2 and "combine" in times:
-        times["combine"] = _combine_chain(result, setup.profile, tile, times["combine"])
+    if fa2:
+        times = _measured_chains(result, setup.profile, tile, times)
     return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
 
 
@@ -341,17 +341,21 @@ def _forward_grid(launch: Launch) -> ForwardGrid:
     return ForwardGrid(_tile_mask(launch), p.heads_total, kv_of, launch.schedule_options.get("num_splits", 1))
 
 
-def _combine_chain(result: Result, profile, tile, base):
-    """The split-KV combine's chain of dependent loads (:mod:`iosim.models.combine_time`),
-    where the rates are the measured ones it was measured with."""
-    rates = KernelRates.from_profile(profile, result.problem.dtype)
-    splits = result.options.get("num_splits")
-    if rates.source != "measured" or not splits or splits < 2:
-        return base
-    p = result.problem
-    reads = sum(r for r, _ in result.kernel_bytes("combine").values())
-    return combine_time.predict(base, rates, splits=splits, rows=p.batch * p.heads * p.seq_len_q,
-                                kernel_head_dim=tile.kernel_head_dim or p.head_dim, reads=reads)
+def _measured_chains(result: Result, profile, tile, times: dict) -> dict:
+    """flash-attn 2's small kernels, where the rates are the measured ones their chains were
+    measured with: the split-KV combine's dependent loads (:mod:`iosim.models.combine_time`),
+    dot_do_o's and convert_dq's lone block (:mod:`iosim.models.elementwise_time`)."""
+    p, out, rates = result.problem, dict(times), KernelRates.from_profile(profile, result.problem.dtype)
+    kd, splits = tile.kernel_head_dim or p.head_dim, result.options.get("num_splits")
+    if rates.source == "measured" and "combine" in out and splits and splits >= 2:
+        reads = sum(r for r, _ in result.kernel_bytes("combine").values())
+        out["combine"] = combine_time.predict(out["combine"], rates, splits=splits, kernel_head_dim=kd,
+                                              rows=p.batch * p.heads * p.seq_len_q, reads=reads)
+    for k in elementwise_time.KERNELS if rates.source == "measured" else ():
+        if k in out:
+            out[k] = elementwise_time.predict(out[k], k, kernel_head_dim=kd, rows=p.seq_len_q,
+                                              block_rows=tile.block_q)
+    return out
 
 
 def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
