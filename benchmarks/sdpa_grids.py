@@ -274,6 +274,20 @@ GRIDS = {
         124: ((4096, 4096, 2, 4, 4, False, "bf16"), (333, 333, 3, 8, 8, True, "fp16")),
         130: ((2048, 2048, 2, 8, 8, True, "fp16"), (1, 5000, 8, 8, 1, False, "bf16")),
         250: ((2048, 2048, 1, 4, 4, False, "fp16"), (1000, 1000, 2, 2, 2, True, "bf16"))}),
+    # session 27, prospective: the 256 kernel's measured steps (d = 208, 232: its uneven form) and
+    # the element-wise backward kernels' lone blocks, on shapes no grid had (decodes, a few query
+    # rows, GQA, causal, bf16), beside common LLM shapes (d = 128 causal, 32 heads)
+    "s27": dict(head_dims=(256, 232, 208, 128, 96, 64, 48, 160, 32), configs={
+        256: ((3072, 3072, 2, 12, 12, True, "bf16"), (1536, 1536, 4, 8, 8, False, "fp16")),
+        232: ((2600, 2600, 1, 16, 16, False, "fp16"), (1, 7000, 4, 8, 2, False, "bf16")),
+        208: ((5000, 5000, 1, 6, 6, True, "fp16"),),
+        128: ((3, 3000, 4, 8, 8, False, "fp16"), (4096, 4096, 2, 32, 8, True, "bf16"),
+              (2048, 2048, 4, 32, 32, True, "fp16")),
+        96: ((700, 700, 3, 10, 10, False, "fp16"), (6000, 6000, 1, 12, 4, False, "bf16")),
+        64: ((1, 6000, 8, 16, 4, False, "bf16"), (8192, 8192, 2, 16, 16, True, "fp16")),
+        48: ((1500, 1500, 2, 24, 24, False, "fp16"),),
+        160: ((2200, 2200, 2, 8, 8, False, "bf16"),),
+        32: ((9000, 9000, 1, 4, 4, True, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
