@@ -33,8 +33,8 @@ def test_every_kernel_at_rows_of_odd_chunks_is_exact_by_the_tag_stage():
 
 
 def test_every_committed_grid_that_measures_loads_is_exact():
-    """docs/gpu.md: every load, store and atomic of the 20 committed flash grids (at the top of
-    docs/validation/) that measure loads, 1,748 launches, by the instructions' bytes or the tag stage."""
+    """docs/gpu.md: every load, store and atomic of the 21 committed flash grids (at the top of
+    docs/validation/) that measure loads, 1,811 launches, by the instructions' bytes or the tag stage."""
     module = _compare()
     grids = sorted(p.parent for p in VALIDATION.glob("*/sdpa_configs.json"))
     checked = launches = 0
@@ -45,7 +45,7 @@ def test_every_committed_grid_that_measures_loads_is_exact():
         bad = [(r["head_dim"], r["seq_len"], r["kernel"]) for r in rows if not _exact(module, r)]
         assert not bad, (grid.name, bad)
         checked, launches = checked + 1, launches + len(rows)
-    assert (checked, launches) == (20, 1748)
+    assert (checked, launches) == (21, 1811)
 
 
 def test_the_session_22_prospective_grid():
@@ -127,3 +127,24 @@ def test_the_session_26_padded_head_dim_grid():
     marked = simulate(load_profile("h200"), "fa2", Problem(seq_len=2048, head_dim=12, batch=2, heads=8, causal=True),
                       options=Options(kernel="flash-attn-2"))
     assert "instruction fetch" in marked.options["launches"][0]["time_note"]
+
+
+def test_the_session_27_grid():
+    """docs/validation/2026-12-04-s27-check.md: 15 configurations predicted before the run (the 256
+    kernel's measured steps at d = 208, 232, 256; dot_do_o's and convert_dq's lone blocks on decodes,
+    three query rows, GQA): all 63 launches exact; the forwards' DRAM reads within 10 %; the main
+    forwards' time 0.96-1.08, the d >= 200 ones within 5 %; convert_dq within 10 % on 12 of 15."""
+    import json
+    module = _compare()
+    here = VALIDATION / "2026-12-04-s27-check"
+    assert json.loads((here / "predictions.json").read_text())["written"] == "2026-12-04T14:55:43Z"
+    rows = module.compare(str(here), cache=True)
+    assert len(rows) == 63 and all(_exact(module, r) for r in rows)
+    ratio = lambda r, q: r["predicted"][q] / r["measured"][q]   # noqa: E731
+    forwards = [r for r in rows if r["kernel"] in ("main", "splitkv")]
+    assert len(forwards) == 15 and all(abs(ratio(r, "dram_read") - 1) <= 0.10 for r in forwards)
+    main = [ratio(r, "time_s") for r in rows if r["kernel"] == "main"]
+    assert len(main) == 12 and 0.95 <= min(main) and max(main) <= 1.09
+    assert all(abs(ratio(r, "time_s") - 1) <= 0.05 for r in rows if r["kernel"] == "main" and r["head_dim"] >= 200)
+    convert = [ratio(r, "time_s") for r in rows if r["kernel"] == "convert_dq"]
+    assert len(convert) == 15 and sum(abs(x - 1) <= 0.10 for x in convert) == 12
