@@ -14,6 +14,7 @@ The element-wise kernels of the same calls (``dot_do_o``, ``convert_dq``) are re
 ``gpu__time_duration`` with its default cache control (as every committed grid).
 
 Run (device):  python3 benchmarks/sdpa_bwd_cost.py --out DIR      (ncu; writes DIR/bwd_cost.json)
+               BWD_SET=heads python3 benchmarks/sdpa_bwd_cost.py --out DIR2   (session 27)
 Target:        python3 benchmarks/sdpa_bwd_cost.py --target
 """
 
@@ -32,10 +33,20 @@ REPEATS = 3
 KERNELS = {"flash_bwd_dq_dk_dv": "dq_dk_dv", "dot_do_o": "dot_do_o", "convert_dq": "convert_dq"}
 
 
-def configs() -> list[dict]:
+#: which set (``BWD_SET``, inherited by ncu's target process): "first" (the layouts above) or
+#: "heads" (session 27: 132 blocks as 4, 12 or 44 heads of 33, 11 or 3 key blocks, and "shared"
+#: again, at d = 64, 96, 128: does the step depend on how many blocks walk a head's query blocks?)
+SET = os.environ.get("BWD_SET", "first")
+
+
+def configs(name: str = SET) -> list[dict]:
     """One key block a head, 132 heads; then one head of 132 key blocks (``layout`` "shared":
     every block walks the same query blocks, whose Q_i, dO_i come from the L2 after the first
-    block reads them, as in a long launch)."""
+    block reads them, as in a long launch). Set "heads": k heads of 132 / k key blocks."""
+    if name == "heads":
+        return [{"d": d, "heads": k, "n_q": 128 * s, "n_kv": HEADS // k * BLOCK_KV[d],
+                 "layout": "shared" if k == 1 else f"heads-{k}"}
+                for d in (64, 96, 128) for k in (1, 4, 12, 44) for s in (2, 4, 8, 16, 32)]
     own = [{"d": d, "heads": HEADS, "n_q": 128 * s, "n_kv": bc} for d, bc in BLOCK_KV.items()
            for s in (1, 2, 4, 8, 16, 32)]
     shared = [{"d": d, "heads": 1, "n_q": 128 * s, "n_kv": HEADS * bc, "layout": "shared"}
@@ -65,7 +76,7 @@ def summarise(text: str, out: str, machine: dict) -> None:
             got = sorted(t for k, t in calls if k == kind)
             med[kind] = got[len(got) // 2] if got else None
         rows.append({**cfg, "median_s": med})
-    save(out, "bwd_cost.json", {**machine, "launches": len(launches), "rows": rows})
+    save(out, "bwd_cost.json", {**machine, "set": SET, "launches": len(launches), "rows": rows})
     print(f"{len(launches)} of {3 * REPEATS * len(configs())} launches")
 
 
