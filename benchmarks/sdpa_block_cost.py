@@ -39,16 +39,31 @@ DURATION = "gpu__time_duration.sum"
 BLOCK_Q = {32: 128, 64: 128, 96: 128, 128: 128, 192: 128, 256: 64}
 REPEATS = 3
 SMS = 132
+#: K/V heads of every launch (``BLOCK_KV_HEADS``, inherited by ncu's target process): unset, each
+#: query head its own (the first run: every block streams its keys from DRAM); 1 (session 27, the
+#: slopes only): the keys stay in the L2, so the slope is the step alone, as the split-KV kernel's was
+#: measured (docs/validation/2026-12-04-splitkv-step.md)
+KV_HEADS = int(os.environ["BLOCK_KV_HEADS"]) if os.environ.get("BLOCK_KV_HEADS") else None
+
+
+#: ``BLOCK_SET=square`` (session 27): 8 heads at N = 3,072 / 3,000 and 4,096 / 4,095, dense and
+#: causal, d = 32 … 128: the forward's Is_even_MN instantiations side by side
+SQUARE = os.environ.get("BLOCK_SET") == "square"
 
 
 def configs() -> list[dict]:
     """(study, d, heads, N_q, N_kv, causal) in launch order."""
+    if SQUARE:
+        return [{"study": "square", "d": d, "heads": 8, "n_q": n, "n_kv": n, "causal": c}
+                for d in (32, 64, 96, 128) for c in (False, True) for n in (3072, 3000, 4096, 4095)]
     out = []
     for d, bq in BLOCK_Q.items():
         for blocks in (SMS, 2 * SMS):   # 128 query rows a head: one block (two at d = 256, B_r = 64)
             for s in (1, 2, 4, 8, 16, 32):
                 out.append({"study": "slopes", "d": d, "heads": blocks * bq // 128, "n_q": 128, "n_kv": 256 * s,
                             "causal": False})
+    if KV_HEADS:
+        return [{**c, "kv_heads": KV_HEADS} for c in out]
     for d in (64, 128):
         for heads in range(SMS, 5 * SMS + 1, SMS // 2):
             out.append({"study": "tails", "d": d, "heads": heads, "n_q": BLOCK_Q[d], "n_kv": 4096, "causal": False})
@@ -82,7 +97,8 @@ def sdpa_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, causal: bool
 
 def target() -> None:
     for cfg in configs():
-        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, causal=cfg["causal"])
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, causal=cfg["causal"],
+                   kv_heads=cfg.get("kv_heads"))
 
 
 def run_ncu(kernel_regex: str, script: str, out: str) -> str:

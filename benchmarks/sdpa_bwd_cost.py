@@ -36,6 +36,9 @@ KERNELS = {"flash_bwd_dq_dk_dv": "dq_dk_dv", "dot_do_o": "dot_do_o", "convert_dq
 #: which set (``BWD_SET``, inherited by ncu's target process): "first" (the layouts above) or
 #: "heads" (session 27: 132 blocks as 4, 12 or 44 heads of 33, 11 or 3 key blocks, and "shared"
 #: again, at d = 64, 96, 128: does the step depend on how many blocks walk a head's query blocks?)
+#: or "walks" (session 27: long walks of one head, and 8-head launches of several waves), or
+#: "uneven" (session 27: the shared layout at lengths one short of the tiles), or "square" (session
+#: 27: 8 heads at N = 4,096 and 4,095, dense and causal)
 SET = os.environ.get("BWD_SET", "first")
 
 
@@ -43,6 +46,18 @@ def configs(name: str = SET) -> list[dict]:
     """One key block a head, 132 heads; then one head of 132 key blocks (``layout`` "shared":
     every block walks the same query blocks, whose Q_i, dO_i come from the L2 after the first
     block reads them, as in a long launch). Set "heads": k heads of 132 / k key blocks."""
+    if name == "square":  # 8 heads, N_q = N_kv = 4,096 or 4,095, dense and causal: the instantiations side by side
+        return [{"d": d, "heads": 8, "n_q": n, "n_kv": n, "layout": "square", "causal": c}
+                for d in (32, 64, 96, 128) for c in (False, True) for n in (4096, 4095)]
+    if name == "uneven":  # the Is_even_MN = false instantiation: lengths one short of the tiles
+        return ([{"d": d, "heads": 1, "n_q": 128 * s - 1, "n_kv": HEADS * bc - 1, "layout": "shared-uneven"}
+                 for d, bc in BLOCK_KV.items() for s in (2, 4, 8, 16, 32)] +
+                [{"d": 96, "heads": 24, "n_q": 5120, "n_kv": 5120, "layout": "final-check", "causal": True}])
+    if name == "walks":   # long walks (one head of 132 key blocks) and multi-wave launches (8 heads, N_q = N_kv)
+        return ([{"d": d, "heads": 1, "n_q": n, "n_kv": HEADS * BLOCK_KV[d], "layout": "shared"}
+                 for d in (64, 96, 128) for n in (4096, 8192, 16384, 32768)] +
+                [{"d": d, "heads": 8, "n_q": n, "n_kv": n, "layout": "square"}
+                 for d in (64, 96, 128) for n in (2048, 4096, 8192, 16384)])
     if name == "heads":
         return [{"d": d, "heads": k, "n_q": 128 * s, "n_kv": HEADS // k * BLOCK_KV[d],
                  "layout": "shared" if k == 1 else f"heads-{k}"}
@@ -56,7 +71,8 @@ def configs(name: str = SET) -> list[dict]:
 
 def target() -> None:
     for cfg in configs():
-        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, backward=True)
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, causal=cfg.get("causal", False),
+                   backward=True)
 
 
 def summarise(text: str, out: str, machine: dict) -> None:

@@ -42,8 +42,8 @@ SET = os.environ.get("SMALL_SET", "tiles")
 
 def configs(name: str = SET) -> list[dict]:
     if name == "rows":
-        return [{"d": d, "heads": h, "n_q": n, "n_kv": block_q(d)} for d in HEAD_DIMS[:6] for n in (1, 16, block_q(d) // 2)
-                for h in (1, 132, 1056)]
+        return [{"d": d, "heads": h, "n_q": n, "n_kv": block_q(d)}
+                for d in HEAD_DIMS[:6] for n in (1, 16, block_q(d) // 2) for h in (1, 132, 1056)]
     return [{"d": d, "heads": h, "n_q": block_q(d), "n_kv": block_q(d)} for d in HEAD_DIMS for h in BLOCKS]
 
 

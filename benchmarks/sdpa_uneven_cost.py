@@ -12,6 +12,7 @@ query block a head, 132 and 264 blocks, 512 … 8,192 keys; slope per 1,024 keys
 Run (device):  python3 benchmarks/sdpa_uneven_cost.py --out DIR     (ncu; writes DIR/uneven_cost.json)
                UNEVEN_SET=wide python3 benchmarks/sdpa_uneven_cost.py --out DIR2   (the second run)
                UNEVEN_SET=small python3 benchmarks/sdpa_uneven_cost.py --out DIR3  (the 32 kernel's, session 26)
+               UNEVEN_KV_HEADS=1 UNEVEN_SET=... (session 27: the forwards with one K/V head)
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ HEAD_DIMS = {"first": (40, 64, 72, 96, 112, 128), "wide": (48, 160, 192, 224, 25
              "small": (16, 24, 32)}
 
 
+#: K/V heads of the forwards (``UNEVEN_KV_HEADS``, inherited by ncu's target process): unset, each
+#: query head its own; 1 (session 27): the keys stay in the L2 (docs/validation/2026-12-04-block-kv.md)
+KV_HEADS = int(os.environ["UNEVEN_KV_HEADS"]) if os.environ.get("UNEVEN_KV_HEADS") else None
+
+
 def _bwd_block_kv(d: int) -> int:
     """The backward's B_c (docs/spec/kernels.md): 128 up to d = 128, then 64."""
     return 128 if d <= 128 else 64
@@ -43,6 +49,8 @@ def configs(name: str = "first") -> list[dict]:
     dims = HEAD_DIMS[name]
     fwd = [{"pass": "forward", "d": d, "heads": blocks, "n_q": 128, "n_kv": 256 * s}
            for d in dims if d <= 192 for blocks in ((SMS,) if d > 128 else (SMS, 2 * SMS)) for s in (2, 4, 8, 16, 32)]
+    if KV_HEADS:   # the forwards only: the backward's layout has one head already
+        return [{**c, "kv_heads": KV_HEADS} for c in fwd]
     bwd = [{"pass": "backward", "d": d, "heads": 1, "n_q": 128 * s, "n_kv": SMS * _bwd_block_kv(d)}
            for d in dims for s in (2, 4, 8, 16, 32)]
     return fwd + bwd
@@ -50,7 +58,8 @@ def configs(name: str = "first") -> list[dict]:
 
 def target() -> None:
     for cfg in configs(SET):
-        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, backward=cfg["pass"] == "backward")
+        sdpa_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, backward=cfg["pass"] == "backward",
+                   kv_heads=cfg.get("kv_heads"))
 
 
 def summarise(text: str, out: str, machine: dict) -> None:

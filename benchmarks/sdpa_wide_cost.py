@@ -35,6 +35,9 @@ REPEATS = 3
 SMS = 132
 ROWS = 128
 STEPS = (1, 2, 4, 8, 16, 32)
+#: K/V heads (``WIDE_KV_HEADS``, inherited by ncu's target process): unset, each query head its own;
+#: 1 (session 27): the keys stay in the L2 (docs/validation/2026-12-04-block-kv.md)
+KV_HEADS = int(os.environ["WIDE_KV_HEADS"]) if os.environ.get("WIDE_KV_HEADS") else None
 #: kHeadDim -> query rows a block of the forward kernel (docs/spec/kernels.md §2)
 BLOCK_Q = {64: 128, 128: 128, 256: 64}
 
@@ -53,16 +56,18 @@ def configs() -> list[dict]:
             out += [{"study": "varlen", "d": d, "blocks": blocks} for _ in STEPS]
     for cfg, s in zip(out, STEPS * (len(out) // len(STEPS))):
         cfg.update(heads=cfg["blocks"] * _block_q(cfg["d"]) // ROWS, n_q=ROWS, n_kv=256 * s)
+        if KV_HEADS:
+            cfg["kv_heads"] = KV_HEADS
     return out
 
 
-def varlen_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int) -> None:
+def varlen_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, kv_heads: int | None = None) -> None:
     """``calls`` calls of flash-attn's variable-length forward (one sequence, fp16), as PyTorch
-    exposes it: (total, heads, d) tensors and int32 cumulative lengths."""
+    exposes it: (total, heads, d) tensors and int32 cumulative lengths; ``kv_heads`` K/V heads."""
     import torch
 
     q = torch.randn(n_q, heads, d, device="cuda", dtype=torch.float16)
-    k, v = (torch.randn(n_kv, heads, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    k, v = (torch.randn(n_kv, kv_heads or heads, d, device="cuda", dtype=torch.float16) for _ in range(2))
     cq, ck = (torch.tensor([0, n], device="cuda", dtype=torch.int32) for n in (n_q, n_kv))
     for _ in range(calls):
         torch.ops.aten._flash_attention_forward(q, k, v, cq, ck, n_q, n_kv, 0.0, False, False)
@@ -72,7 +77,7 @@ def varlen_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int) -> None:
 def target() -> None:
     for cfg in configs():
         call = sdpa_calls if cfg["study"] == "sdpa" else varlen_calls
-        call(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS)
+        call(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, kv_heads=cfg.get("kv_heads"))
 
 
 def summarise(text: str, out: str, machine: dict) -> None:

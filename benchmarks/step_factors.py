@@ -36,7 +36,8 @@ def series(path: str) -> dict:
         else:                                    # sdpa_uneven_cost.py: either pass
             kind, t = r["pass"], r["median_s"]
         backward = kind == "backward"
-        problem = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"])
+        problem = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"],
+                          kv_heads=r.get("kv_heads"))
         out[(kind, r["d"], r["heads"], r["n_kv"] if backward else 0)].append(
             ((r["n_q"] if backward else r["n_kv"]) / 1024, t * 1e6, problem))
     return out
@@ -78,13 +79,37 @@ def splitkv(path: str) -> None:
         print(f"{d:>4} {kv:>9}  {measured:8.2f}  {serial:6.2f}  {measured / serial:.3f}")
 
 
+def block_slopes(path: str) -> None:
+    """The forward kernels' factors from a run of benchmarks/sdpa_block_cost.py (its "slopes" study):
+    per head dim, a lone block's step (the 132-block slope over the model's serial one) and r (the
+    264-block slope over twice the 132-block one); the launches' K/V heads as the run had them."""
+    runs = defaultdict(list)
+    for r in json.load(open(path))["rows"]:
+        if r["study"] != "slopes" or r["median_s"] is None or any(c["kernel"] == "splitkv" for c in r["calls"]):
+            continue   # (d = 256 with 132 blocks: PyTorch splits; sdpa_wide_cost.py measures it)
+        p = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"],
+                    kv_heads=r.get("kv_heads"))
+        blocks = r["heads"] * (r["n_q"] // (64 if r["d"] > 192 else 128))
+        runs[(r["d"], blocks)].append((r["n_kv"] / 1024, r["median_s"] * 1e6, p))
+    print(f"{'d':>4} {'blocks':>6}  measured  serial  measured/serial")
+    lone = {}
+    for (d, n), points in sorted(runs.items()):
+        measured = slope([x for x, _, _ in points], [y for _, y, _ in points])
+        serial = serial_slope(points, False)
+        pair = f"  r = {measured / (2 * lone[d]):.3f}" if n == 264 and d in lone else ""
+        if n == 132:
+            lone[d] = measured
+        print(f"{d:>4} {n:>6}  {measured:8.2f}  {serial:6.2f}  {measured / serial:.3f}{pair}")
+
+
 def wide(path: str) -> None:
     """The 256 kernel's factors from a run of benchmarks/sdpa_wide_cost.py: per study, head dim and
     blocks, the measured slope (µs per 1,024 keys) over the model's serial slope; a lone block's
     step factor is the 132-block ratio, r the 264-block SDPA slope over twice the 132-block one."""
     runs = defaultdict(list)
     for r in json.load(open(path))["rows"]:
-        p = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"])
+        p = Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=r["d"], heads=r["heads"],
+                    kv_heads=r.get("kv_heads"))
         runs[(r["study"], r["d"], r["blocks"])].append((r["n_kv"] / 1024, r["median_s"] * 1e6, p))
     lone = {d: slope([x for x, _, _ in pts], [y for _, y, _ in pts])
             for (study, d, blocks), pts in runs.items() if study == "varlen" and blocks == 132}
@@ -101,13 +126,14 @@ def main() -> None:
     ap.add_argument("runs", nargs="+")
     ap.add_argument("--splitkv", action="store_true", help="the runs are sdpa_splitkv_cost.py's")
     ap.add_argument("--wide", action="store_true", help="the runs are sdpa_wide_cost.py's")
+    ap.add_argument("--blocks", action="store_true", help="the runs are sdpa_block_cost.py's")
     args = ap.parse_args()
     for name in ("FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS", "UNEVEN_BACKWARD_FACTORS",
                  "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS"):
         getattr(coresidency, name).clear()   # the model's serial sum
-    if args.splitkv or args.wide:
+    if args.splitkv or args.wide or args.blocks:
         for path in args.runs:
-            (splitkv if args.splitkv else wide)(path)
+            (splitkv if args.splitkv else wide if args.wide else block_slopes)(path)
         return
     print(f"{'pass':9} {'d':>4} {'blocks':>6}  measured  serial  measured/serial  (two an SM: r = this ÷ lone)")
     for path in args.runs:

@@ -129,6 +129,27 @@ UNEVEN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
 }
 
 
+#: The backward's ``Is_even_MN = false`` instantiation at the kernel sizes up to kHeadDim 128 (lengths
+#: that are no multiple of the tiles: every load and store of a row tile predicated). Measured like
+#: ``BACKWARD_FACTORS`` with both lengths one short of the tiles (one head of 132 key blocks,
+#: N_q = 128·s − 1; docs/validation/2026-12-04-bwd-heads.md, session 27): its step is 18 %, 6 % and
+#: 11 % slower than the even one's at kHeadDim 32, 64 and 96, the same at 128. Causal launches step
+#: alike in both instantiations (8 heads at N = 4,095 against 4,096: 0.98–1.05), so the factor is the
+#: dense launches'. (The uneven head dims' factors above were measured on it already: flash-attn sets
+#: Is_even_MN false wherever Is_even_K is.)
+UNEVEN_MN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] = {
+    (128, 128, 8, 32): (1, 1.078),     # 29.22 / 27.10
+    (128, 128, 8, 64): (1, 0.946),     # 40.05 / 42.34
+    (64, 128, 8, 96): (1, 0.926),      # 59.76 / 64.53
+    (64, 128, 8, 128): (1, 0.867),     # 69.33 / 80.00
+}
+
+
+def uneven_mn_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int):
+    """(blocks an SM, step factor) of a backward tile's ``Is_even_MN = false`` instantiation, or None."""
+    return UNEVEN_MN_BACKWARD_FACTORS.get((block_q, block_kv, warps, kernel_head_dim)) if kernel == BACKWARD else None
+
+
 #: the split-KV forward kernel (KernelTile.kernel of the split-KV table)
 SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
 
@@ -187,6 +208,6 @@ def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_hea
     return _lookup(_STEP_TABLES, kernel, (block_q, block_kv, warps, kernel_head_dim), even_k, 1.0)
 
 
-__all__ = ["coresident_factor", "step_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
+__all__ = ["coresident_factor", "step_factor", "uneven_mn_factor", "UNEVEN_MN_BACKWARD_FACTORS", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
            "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL",
            "BACKWARD", "SPLITKV"]

@@ -324,7 +324,7 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
         return 0.0
     c_b = compute * pv / whole
     c_a = compute - c_b
-    return max(c_a, dram / 2) + max(c_b, dram / 2) - compute
+    return max(0.0, max(c_a, dram / 2) + max(c_b, dram / 2) - compute)   # (no rounding's -1e-20)
 
 
 def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:

@@ -234,6 +234,46 @@ def test_the_256_kernels_factors_are_the_committed_runs_slopes(monkeypatch):
         assert pair == (2, round(measured[1] / (2 * measured[0]), 3)), d
 
 
+def test_the_backwards_uneven_mn_factors_are_the_committed_runs_slopes(monkeypatch):
+    """The backward's Is_even_MN = false instantiation (session 27, docs/validation/2026-12-04-bwd-heads.md):
+    one head of 132 key blocks at lengths one short of the tiles, the measured slope over the model's
+    serial one, to the table's digits (benchmarks/step_factors.py's functions)."""
+    import json
+    import pathlib
+
+    from conftest import load_module
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    factors = load_module("step_factors", root / "benchmarks" / "step_factors.py")
+    want = dict(coresidency.UNEVEN_MN_BACKWARD_FACTORS)
+    for name in ("BACKWARD_FACTORS", "UNEVEN_BACKWARD_FACTORS", "UNEVEN_MN_BACKWARD_FACTORS"):
+        monkeypatch.setattr(coresidency, name, {})
+    rows = json.loads((root / "docs/validation/2026-12-04-bwd-heads/uneven/bwd_cost.json").read_text())["rows"]
+    p = load_profile("h200")
+    for d in (32, 64, 96, 128):
+        points = [(r["n_q"] / 1024, r["median_s"]["dq_dk_dv"] * 1e6,
+                   Problem(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], head_dim=d, heads=1))
+                  for r in rows if r["d"] == d and r["layout"] == "shared-uneven"]
+        measured = factors.slope([x for x, _, _ in points], [y for _, y, _ in points])
+        t = kernel_tile("fa2", d, p, direction="bwd")
+        key = (t.block_q, t.block_kv, t.warps, d)
+        assert want[key] == (1, round(measured / factors.serial_slope(points, True), 3)), d
+
+
+def test_a_backward_of_uneven_lengths_steps_at_its_instantiations_factor():
+    """Dense lengths that are no multiple of the tiles at a kernel size: the Is_even_MN = false factor;
+    whole tiles, causal launches (measured alike in both instantiations), or a head dim off the kernel
+    sizes (its own measured factor already), not."""
+    def bound(**kw):
+        return _run(passes="forward+backward", **kw).kernel_times["dq_dk_dv"].bound
+
+    assert "at 0.93 a step" in bound(seq_len=2500, head_dim=96, heads=8)
+    assert "at 0.83 a step" in bound(seq_len=2560, head_dim=96, heads=8)
+    assert "at 0.83 a step" in bound(seq_len=2500, head_dim=96, heads=8, causal=True)   # causal: alike
+    assert "at 0.95 a step" in bound(seq_len_q=1, seq_len_kv=3000, seq_len=3000, head_dim=64, heads=8)
+    assert "at 0.96 a step" in bound(seq_len=2500, head_dim=72, heads=8)     # Is_even_K false: its own
+
+
 def test_a_streaming_split_kv_step_waits_for_its_loads_phase_by_phase():
     """With 66 K/V heads every split-KV block streams its keys from DRAM, and a step takes the
     longer of each phase's products and the load behind it (kernel_time._phase_waits): the
