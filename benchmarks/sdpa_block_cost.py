@@ -157,6 +157,14 @@ def forward_calls(launches: list, configs: int, repeats: int, combine_grid: bool
     return out
 
 
+def timed(cfg: dict, got: list, **extra) -> dict:
+    """A configuration's row: ``extra``, its launches' grids and sorted times (``got``: (name, grid,
+    seconds) in launch order) and their median."""
+    times = sorted(t for _, _, t in got)
+    return {**cfg, **extra, "grids": [g for _, g, _ in got], "times_s": times,
+            "median_s": times[len(times) // 2] if times else None}
+
+
 def save(out: str, json_name: str, report: dict) -> None:
     """DIR/JSON_NAME, indented."""
     with open(os.path.join(out, json_name), "w") as f:

@@ -29,7 +29,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, save, sdpa_calls  # noqa: E402
+from sdpa_block_cost import cli, durations, save, sdpa_calls, timed  # noqa: E402
 
 REPEATS = 3
 SMS = 132
@@ -86,9 +86,7 @@ def summarise(text: str, out: str, machine: dict) -> None:
     rows = []
     for i, cfg in enumerate(configs()):
         got = launches[i * REPEATS:(i + 1) * REPEATS]
-        times = sorted(t for _, _, t in got)
-        rows.append({**cfg, "kernels": sorted({n.split("<")[0] for n, _, _ in got}), "grids": [g for _, g, _ in got],
-                     "times_s": times, "median_s": times[len(times) // 2] if times else None})
+        rows.append(timed(cfg, got, kernels=sorted({n.split("<")[0] for n, _, _ in got})))
     save(out, "wide_cost.json", {**machine, "launches": len(launches), "expected": len(configs()) * REPEATS,
                                  "rows": rows})
     print(f"{len(launches)} launches of {len(configs()) * REPEATS} expected")

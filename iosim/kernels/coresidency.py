@@ -145,11 +145,6 @@ UNEVEN_MN_BACKWARD_FACTORS: dict[tuple[int, int, int, int], tuple[int, float]] =
 }
 
 
-def uneven_mn_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int):
-    """(blocks an SM, step factor) of a backward tile's ``Is_even_MN = false`` instantiation, or None."""
-    return UNEVEN_MN_BACKWARD_FACTORS.get((block_q, block_kv, warps, kernel_head_dim)) if kernel == BACKWARD else None
-
-
 #: the split-KV forward kernel (KernelTile.kernel of the split-KV table)
 SPLITKV = "flash-attn 2 split-KV forward (flash_fwd_splitkv_kernel)"
 
@@ -187,6 +182,7 @@ _PAIR_TABLES = {KERNEL: (("FACTORS",), ("UNEVEN_FACTORS", "FACTORS")),
                 BACKWARD: (("BACKWARD_FACTORS",), ("UNEVEN_BACKWARD_FACTORS", "BACKWARD_FACTORS")),
                 SPLITKV: (("SPLITKV_FACTORS",), ("UNEVEN_SPLITKV_FACTORS",))}
 _STEP_TABLES = {KERNEL: (("STEP_FACTORS",), ("UNEVEN_STEP_FACTORS", "STEP_FACTORS"))}
+_UNEVEN_MN_TABLES = {BACKWARD: (("UNEVEN_MN_BACKWARD_FACTORS",), ())}
 
 
 def _lookup(tables: dict, kernel: str, key: tuple, even_k: bool, default):
@@ -208,6 +204,12 @@ def step_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_hea
     return _lookup(_STEP_TABLES, kernel, (block_q, block_kv, warps, kernel_head_dim), even_k, 1.0)
 
 
-__all__ = ["coresident_factor", "step_factor", "uneven_mn_factor", "UNEVEN_MN_BACKWARD_FACTORS", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS", "UNEVEN_FACTORS",
-           "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL",
-           "BACKWARD", "SPLITKV"]
+def uneven_mn_factor(kernel: str, block_q: int, block_kv: int, warps: int, kernel_head_dim: int):
+    """(blocks an SM, step factor) of a backward tile's ``Is_even_MN = false`` instantiation at a
+    kernel size, or None where unmeasured (other kernels)."""
+    return _lookup(_UNEVEN_MN_TABLES, kernel, (block_q, block_kv, warps, kernel_head_dim), True, None)
+
+
+__all__ = ["coresident_factor", "step_factor", "uneven_mn_factor", "FACTORS", "BACKWARD_FACTORS", "STEP_FACTORS",
+           "UNEVEN_FACTORS", "UNEVEN_BACKWARD_FACTORS", "UNEVEN_STEP_FACTORS", "UNEVEN_MN_BACKWARD_FACTORS",
+           "SPLITKV_FACTORS", "UNEVEN_SPLITKV_FACTORS", "KERNEL", "BACKWARD", "SPLITKV"]

@@ -44,8 +44,7 @@ def lone_block_s(kernel: str, kernel_head_dim: int, rows: int, block_rows: int) 
     if kernel != "dot_do_o" or kernel_head_dim not in DOT_DO_O_S:
         return None
     one, full = DOT_DO_O_S[kernel_head_dim]
-    share = (min(rows, block_rows) - 1) / max(block_rows - 1, 1)
-    return one + (full - one) * max(share, 0.0)
+    return one + (full - one) * (min(rows, block_rows) - 1) / (block_rows - 1)   # rows ≥ 1, B_r ≥ 64
 
 
 __all__ = ["DOT_DO_O_S", "CONVERT_DQ_S", "lone_block_s"]

@@ -169,10 +169,10 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
     fa2 = kernel == "flash-attn-2"
+    off_tiles = problem.head_dim == tile.kernel_head_dim and not even_mn(problem, tile)   # lengths, not d
     uneven_mn = uneven_mn_factor(tile.kernel, tile.block_q, tile.block_kv, tile.warps, tile.kernel_head_dim)
-    if fa2 and uneven_mn and not problem.causal and problem.head_dim == tile.kernel_head_dim \
-            and not even_mn(problem, tile):
-        tile = dataclasses.replace(tile, coresident=uneven_mn)     # its Is_even_MN = false instantiation, dense
+    if fa2 and off_tiles and not problem.causal and uneven_mn:   # dense: its Is_even_MN = false instantiation
+        tile = dataclasses.replace(tile, coresident=uneven_mn)
     code = code_bytes(("dot_do_o", "dq_dk_dv", "convert_dq"), problem, tile, 1,
                       gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
