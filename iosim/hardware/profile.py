@@ -41,6 +41,8 @@ MEASURED_KEYS = {
     "l2_read": "bandwidth",
     "launch": "time",           # an empty kernel's duration as Nsight Compute times it
     "read_write_floor": "time",  # a kernel that loads 2 KiB and stores it: launch + one DRAM round trip
+    "code_fetch_free": "bytes",  # a flash-attn 2 forward's code that costs no fetch wait (cold, under ncu)
+    "code_fetch": "bandwidth",   # the rate its code beyond that is fetched at, once a launch
 }
 
 # dtype -> compute keys to try, in order: an fp32 matmul runs on TF32 tensor cores if any.

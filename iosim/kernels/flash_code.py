@@ -19,9 +19,12 @@ Is_local, Has_alibi, Is_even_MN, Is_even_K, Is_softcap, Return_softmax>``.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import math
 import os
+from dataclasses import dataclass
 
 from .combine_kernel import block_rows
 from .spill_frames import MEASURED_ON, even_mn
@@ -79,4 +82,35 @@ def code_bytes(kernels, problem, tile, num_splits: int, compute_capability) -> d
     return out
 
 
-__all__ = ["UNMEASURED_NOTE", "code_bytes", "instantiation"]
+@dataclass(frozen=True)
+class CausalCode:
+    """A causal flash-attn 2 forward's code (bytes) against its dense instantiation's: its loop
+    unrolls the masking steps (``n_masking_steps``: ⌈kBlockM / kBlockN⌉, one more when uneven)
+    and a step of the loop body, ``copies`` copies of a step in all; the dense kernel two."""
+
+    causal: int
+    dense: int
+    copies: int
+
+    def executed(self, steps: int) -> tuple[float, float]:
+        """(causal, dense) bytes of code a thread block of ``steps`` key blocks runs: the share of
+        their step copies it reaches (a block of one key block runs one masking step only)."""
+        return self.causal * min(1.0, steps / self.copies), self.dense * min(1.0, steps / 2)
+
+
+def causal_code(kernel: str, problem, tile, num_splits: int, compute_capability) -> CausalCode | None:
+    """The :class:`CausalCode` of a causal forward launch of ``kernel`` (main or splitkv), or None:
+    not causal, a build not read, or the main kernel at a head dim that is no kernel size
+    (``Is_even_K = false``), whose measured extra fell with the key blocks (d = 112: 19 µs at 16
+    key blocks a block, 13 at 64; docs/validation/2026-12-04-mask-cost.md) and is not modelled."""
+    if not problem.causal or (kernel == "main" and problem.head_dim != tile.kernel_head_dim):
+        return None
+    both = [code_bytes((kernel,), dataclasses.replace(problem, causal=c), tile, num_splits, compute_capability)
+            for c in (True, False)]
+    if None in both:
+        return None
+    masking = math.ceil(tile.block_q / tile.block_kv) + (0 if even_mn(problem, tile) else 1)
+    return CausalCode(both[0][kernel], both[1][kernel], masking + 1)
+
+
+__all__ = ["UNMEASURED_NOTE", "CausalCode", "causal_code", "code_bytes", "instantiation"]

@@ -40,7 +40,7 @@ from ..workload.problem import Problem
 from .coresidency import uneven_mn_factor
 from .cudnn_preset import plan_cudnn
 from .flash_code import UNMEASURED_NOTE as CODE_NOTE
-from .flash_code import code_bytes
+from .flash_code import causal_code, code_bytes
 from .spill_frames import SpillFrames, even_mn, spill_frames
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
@@ -78,6 +78,8 @@ class KernelLaunch:
     time_note: str | None = None
     #: kernel -> bytes of its code it reads from DRAM once (:mod:`iosim.kernels.flash_code`), or None
     code: dict | None = None
+    #: a causal forward's code against the dense one's (:class:`iosim.kernels.flash_code.CausalCode`), or None
+    causal_code: object | None = None
 
     def describe(self) -> dict:
         note = {k: v for k, v in (("l2_note", self.l2_note), ("time_note", self.time_note)) if v is not None}
@@ -130,14 +132,16 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     if num_splits > 1:
         code = code_bytes(("splitkv", "combine"), run, split_tile, num_splits, cc)
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits},
-                            l2_note=None if code else CODE_NOTE, code=code)
+                            l2_note=None if code else CODE_NOTE, code=code,
+                            causal_code=causal_code("splitkv", run, split_tile, num_splits, cc))
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     frames, note = spill_frames(tile, d, run.causal, cc)
     code = code_bytes(("main",), run, tile, 1, cc)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
                         l2_note=_notes(note, None if code else CODE_NOTE), frames=frames,
-                        time_note=_instruction_fetch(run, tile), code=code)
+                        time_note=_instruction_fetch(run, tile), code=code,
+                        causal_code=causal_code("main", run, tile, 1, cc))
 
 
 def _notes(*notes) -> str | None:
@@ -188,9 +192,10 @@ FETCH_BOUND_KEY_BLOCKS = 16
 FETCH_NOTE = (
     "not exact: this causal forward runs flash-attn 2's uneven instantiation (lengths that are no multiple of "
     "the tile, or a head dim that is no kernel size: Is_even_MN = false), whose code is about 1.6 x the even "
-    "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch, which the time "
-    "model does not have: on the H200 such launches took 1.0-1.9 x the predicted time (median 1.4 over 25 "
-    "launches; docs/validation/2026-12-04-even-mn.md)")
+    "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch. The time model "
+    "has the first wave's wait at the kernel head dims only (docs/validation/2026-12-04-mask-cost.md), not "
+    "the waits of the blocks after it: on the H200 such launches took 0.84-1.71 x the predicted time "
+    "(median 1.35 over 26 launches)")
 
 
 def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:

@@ -31,12 +31,14 @@ measures. This model follows how the kernels run instead (docs/cache.md, "Kernel
   traffic (the L2 model's DRAM bytes when it ran, else every requested byte), plus the
   launch floor (an empty kernel's duration); blocks' fills and drains: :mod:`.block_fill`;
   kernels without products: at most the measured copy rate (:func:`memory_seconds`). A
-  flash-attn 2 forward's step waits for its loads phase by phase (:func:`_phase_waits`).
+  flash-attn 2 forward's step waits for its loads phase by phase (:func:`_phase_waits`), and a
+  causal one for the code its masking steps add, once a launch (:func:`_code_fetch`).
 
 Rates are the profile's ``measured`` block where present (benchmarks/microbench_rates.py
 measured them on an H200, each on a kernel of its own), else its vendor peaks. Nothing
 is fitted to the launches being predicted; one factor is calibrated on a controlled launch
-of its kernel (the 8-warp d = 192 forward's, :mod:`iosim.kernels.coresidency`).
+of its kernel (the 8-warp d = 192 forward's, :mod:`iosim.kernels.coresidency`), and the code
+fetch's two numbers on 18 controlled launch pairs (:func:`_code_fetch`).
 """
 
 from __future__ import annotations
@@ -53,8 +55,10 @@ from .sm_schedule import blocks_of, busiest_sm, busiest_sm_shared
 
 #: what a forward's steps wait for DRAM beyond their compute (:func:`_phase_waits`)
 DRAM_WAIT = "DRAM waits"
+#: what a flash-attn 2 forward's warps wait for its code (:func:`_code_fetch`)
+FETCH = "instruction fetch"
 #: the steps of a thread block's time, as its per-resource keys
-COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT, DRAM_WAIT)
+COMPUTE = ("tensor cores", "shared memory", "exp", "fp32", BLOCK_WAIT, DRAM_WAIT, FETCH)
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,10 @@ class KernelRates:
     wgmma_flops: float = 0.0
     #: loads and stores of a copy kernel, together (measured); 0 where not measured
     copy_bytes: float = 0.0
+    #: a flash-attn 2 forward's code that costs no fetch wait, and the rate the rest is fetched
+    #: at once a launch (measured; :func:`_code_fetch`); 0 where not measured
+    code_free_bytes: float = 0.0
+    code_fetch_bytes: float = 0.0
 
     @property
     def round_trip_s(self) -> float:
@@ -109,9 +117,11 @@ class KernelRates:
         write = m["dram_write"].value if use_measured and "dram_write" in m else pick["dram_read"]
         wgmma = m["wgmma_fp16"].value if use_measured and "wgmma_fp16" in m else 0.0
         copy = m["copy"].value if use_measured and "copy" in m else 0.0
+        fetch = ((m["code_fetch_free"].value, m["code_fetch"].value)
+                 if use_measured and "code_fetch_free" in m and "code_fetch" in m else (0.0, 0.0))
         return cls(pick["mma_sync_fp16"], pick["shared_memory"], pick["exp"], pick["fp32"], pick["l2_read"],
                    pick["dram_read"], launch, profile.sm_count, "measured" if use_measured else "vendor peaks",
-                   write, floor, wgmma, copy)
+                   write, floor, wgmma, copy, *fetch)
 
 
 @dataclass(frozen=True)
@@ -140,6 +150,8 @@ class WarpLayout:
     #: a flash-attn 2 forward's thread blocks in launch order (:class:`.block_fill.ForwardGrid`):
     #: which Q tiles and first key blocks its first wave loads; None: not such a forward
     launch_order: ForwardGrid | None = None
+    #: a causal flash-attn 2 forward's code (:class:`iosim.kernels.flash_code.CausalCode`); None: not such
+    causal_code: object | None = None
 
     def padded(self, products: dict) -> dict:
         """``products`` as the kernel computes them: its MMA tiles are static, so a side of d
@@ -295,6 +307,9 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
             waits = _phase_waits(compute, per["DRAM"], works, layout, rates, width)
             if waits:
                 per[DRAM_WAIT], compute = waits, compute + waits
+            fetch = _code_fetch(layout, rates, works)
+            if fetch:
+                per[FETCH], compute = fetch, compute + fetch
         out[kernel] = _noted(combine(per, compute, [k for k in COMPUTE if k in per]), shared)
     return out
 
@@ -325,6 +340,29 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
     c_b = compute * pv / whole
     c_a = compute - c_b
     return max(0.0, max(c_a, dram / 2) + max(c_b, dram / 2) - compute)   # (no rounding's -1e-20)
+
+
+def _code_fetch(layout: WarpLayout, rates: KernelRates, works) -> float:
+    """Seconds a causal flash-attn 2 forward launch waits for its code beyond the dense one's, 0
+    elsewhere: the code its longest block runs beyond ``code_free_bytes``, less the dense
+    kernel's, at ``code_fetch_bytes`` a second, once a launch.
+
+    Measured on the H200 under Nsight Compute (which flushes the caches before each launch;
+    docs/validation/2026-12-04-mask-cost.md): a causal forward at a kernel head dim takes 0-22 µs
+    more than the dense one with the same steps, growing with its code (60-125 KiB: the masking
+    steps are unrolled copies of the step, one more in the uneven instantiation; rms 1.0 µs over
+    18 launches), the same at 8 and 32 key blocks a block, and its warps stall for instructions
+    for that time (``smsp__warps_issue_stalled_no_instruction``). Not modelled: two blocks an SM
+    wait about 0.7 of it, a wave past the second 3-7 µs more (the largest codes), and the main
+    kernel at other head dims (its ``CausalCode`` is None: the extra fell with the key blocks)."""
+    code = layout.causal_code
+    if code is None or not rates.code_fetch_bytes or layout.atoms is not None or not layout.fa2_waits:
+        return 0.0
+    steps = max((sum(c for (_, _, k, _, _), c in w.products.items() if k == layout.head_dim) for w, _ in works),
+                default=0)
+    causal, dense = code.executed(steps)
+    free = rates.code_free_bytes
+    return max(0.0, max(0.0, causal - free) - max(0.0, dense - free)) / rates.code_fetch_bytes
 
 
 def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:

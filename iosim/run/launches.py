@@ -149,8 +149,7 @@ def _shared_lines(launch: Launch, result: Result) -> dict:
 
 
 def _time_model(result: Result, tile=None) -> str:
-    """What timed a real kernel's launch: its kernel time model, or, where that has no
-    model for the tile, the roofline, a lower bound (issue 14: said, never silent)."""
+    """What timed a real kernel's launch: its kernel time model, else the roofline, a lower bound (said)."""
     if result.kernel_times:
         return triton_time.model_name(tile) if isinstance(tile, TritonTile) else "kernel time model"
     if getattr(tile, "time_model_note", None):
@@ -325,8 +324,10 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
                             fa2_waits=fa2)
     else:
         return result  # warp layout unchecked for this tile: no model
+    code = launch.kernel.causal_code if fa2 and launch.passes == "forward" else None   # for its fetch wait
     try:
-        times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
+        times = kernel_times(result, setup.profile, {k: dataclasses.replace(layout, causal_code=code if k in
+                                                     ("main", "splitkv") else None) for k in result.cta_work})
     except ValueError:
         return result  # the profile lacks a rate the model needs; the roofline stays
     if fa2:
@@ -382,8 +383,7 @@ def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[
 
 
 def kernel_times(result: Result, profile, layouts: dict) -> dict:
-    """The kernel time model (:func:`iosim.models.kernel_time.predict`) on a result's counts:
-    kernel -> TimePrediction, for the kernels in ``layouts`` (and the rest by traffic)."""
+    """kernel -> TimePrediction of :func:`iosim.models.kernel_time.predict` on a result's counts."""
     return kernel_time.predict(profile, result.problem.dtype, *kernel_traffic(result), layouts)
 
 
