@@ -65,6 +65,8 @@ def _range_key(path: str, q: Quantity) -> str | None:
         return "sm_count"
     if path.startswith("levels."):
         return "device capacity" if path.endswith(".capacity") else "on-chip capacity"
+    if path == "measured.code_fetch_free":    # code an SM runs without waiting: on-chip, like its caches
+        return "on-chip capacity"
     kind = unit_kind(q.unit)
     return kind if kind in PLAUSIBLE else None
 

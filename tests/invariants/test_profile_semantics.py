@@ -14,7 +14,8 @@ from iosim.errors import ProfileError
 from iosim.hardware import list_profiles, load_profile, profile_from_yaml
 
 # A small valid profile (tests/conftest.py), with a measured launch; each test changes one thing in it.
-BASE = TINY_PROFILE + "measured:\n  launch: {value: 2, unit: us, source: test}\n"
+BASE = TINY_PROFILE + ("measured:\n  launch: {value: 2, unit: us, source: test}\n"
+                       "  code_fetch_free: {value: 70, unit: KiB, source: test}\n")
 UNUSUAL = "allow_unusual: true\n"
 
 
@@ -104,6 +105,9 @@ PLAUSIBILITY = {
                 "1 MFLOP/s to 1 EFLOP/s"),
     "launch": (("{value: 2, unit: us", "{value: 5, unit: s"),
                "measured.launch: 5 s is outside the plausible range of a duration, 1 ns to 1 s"),
+    "code": (("{value: 70, unit: KiB", "{value: 1, unit: GiB"),
+             "measured.code_fetch_free: 1 GiB is outside the plausible range of an on-chip capacity per SM or "
+             "per block, 1 KiB to 64 MiB"),
 }
 
 
