@@ -288,6 +288,20 @@ GRIDS = {
         48: ((1500, 1500, 2, 24, 24, False, "fp16"),),
         160: ((2200, 2200, 2, 8, 8, False, "bf16"),),
         32: ((9000, 9000, 1, 4, 4, True, "fp16"),)}),
+    # session 28, prospective: causal forwards' wait for their code (docs/validation/2026-12-04-mask-cost.md)
+    # on shapes no grid had: ragged lengths at the kernel sizes (the uneven instantiation), the even
+    # d = 128 one with few blocks, a chunk of queries against a long cache, the split-KV kernel at
+    # d = 40 and 104, dense twins beside them, bf16 and GQA
+    "s28": dict(head_dims=(64, 128, 32, 96, 40, 104, 256), configs={
+        64: ((2500, 2500, 1, 12, 12, True, "fp16"), (2500, 2500, 1, 12, 12, False, "fp16"),
+             (256, 6000, 2, 8, 2, True, "bf16")),
+        128: ((1500, 1500, 2, 6, 6, True, "bf16"), (2048, 2048, 1, 4, 4, True, "fp16"),
+              (384, 5000, 1, 16, 4, True, "fp16")),
+        32: ((3333, 3333, 1, 8, 8, True, "fp16"),),
+        96: ((5000, 5000, 1, 6, 2, True, "bf16"),),
+        40: ((1800, 1800, 1, 4, 4, True, "fp16"), (1800, 1800, 1, 4, 4, False, "fp16")),
+        104: ((3000, 3000, 1, 3, 3, True, "fp16"),),
+        256: ((3000, 3000, 1, 6, 6, True, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
