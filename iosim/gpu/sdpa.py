@@ -95,8 +95,9 @@ def group_by_config(launches: list[dict]) -> list[list[dict]]:
 def raw_configs(raw_dir: str):
     """The configs of a benchmarks/sdpa_ncu.py run saved in ``raw_dir`` (sdpa_configs.json and
     one sdpa_d{D}.csv per head dim), in launch order: ``(cfg, Problem, launches)`` per config.
-    A head dim without its CSV (the run's time ran out) is skipped; IosimError where a CSV's
-    kernel groups do not match its configs one to one."""
+    A head dim without its CSV (the run's time ran out) is skipped, and where the target failed
+    part way (the CSV ends with its ``#STDERR``: a config PyTorch refused) the configs after the
+    groups it ran are; IosimError where a CSV's kernel groups do not match its configs otherwise."""
     with open(os.path.join(raw_dir, "sdpa_configs.json")) as f:
         meta = json.load(f)
     for d, configs in meta["grid"].items():
@@ -104,8 +105,10 @@ def raw_configs(raw_dir: str):
         if not os.path.exists(path):
             continue
         with open(path) as f:
-            groups = group_by_config(read_launches(f.read()))
-        if len(groups) != len(configs):
+            text = f.read()
+        groups = group_by_config(read_launches(text))
+        failed = "\n#STDERR\n" in text and len(groups) < len(configs)
+        if len(groups) != len(configs) and not failed:
             raise IosimError(f"{path}: {len(groups)} kernel groups for {len(configs)} configs")
         for cfg, launches in zip(configs, groups):
             yield cfg, problem_of(cfg), launches
