@@ -25,7 +25,8 @@ Besides ``gpu__time_duration``: the warp instructions executed and the local-mem
 loaded and stored (spilled registers), to say where the extra comes from; the later runs also the
 warps stalled for an instruction. ``MASK_SET`` (inherited by ncu's target process) picks a later
 run: ``blocks`` (1-8 blocks an SM), ``split`` (the split kernel's other instantiations, and N = 777),
-``sms`` (one block an SM on 8-132 SMs) or ``steps`` (about as many key blocks as step copies).
+``sms`` (one block an SM on 8-132 SMs), ``steps`` (about as many key blocks as step copies) or
+``dtype`` (d = 128's uneven instantiation in fp16 and bf16).
 The launches go through ``aten._flash_attention_forward`` (SDPA refuses a causal mask with
 N_q ≠ N_kv), ``sms`` and ``steps``'s main-kernel ones through its variable-length form, which
 never splits them (and always runs ``Is_even_MN = false``).
@@ -62,6 +63,10 @@ SPLIT_SET = os.environ.get("MASK_SET") == "split"
 SMS_SET = os.environ.get("MASK_SET") == "sms"
 #: ``MASK_SET=steps``: the fifth run (:func:`steps_configs`)
 STEPS_SET = os.environ.get("MASK_SET") == "steps"
+#: ``MASK_SET=dtype``: the sixth run: d = 128's uneven instantiation in fp16 and bf16, one block an SM
+#: and two square causal shapes (s28's N = 1,500, 2 × 6 heads, and N = 3,000, 8 heads), with the K/V
+#: heads of the query heads (the one-block shape with one)
+DTYPE_SET = os.environ.get("MASK_SET") == "dtype"
 #: asked for where this ncu has them (the second run): warps waiting for an instruction fetch
 STALLS = ["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
           "smsp__warps_issue_stalled_no_instruction.sum", "smsp__cycles_active.sum"]
@@ -88,6 +93,10 @@ def configs() -> list[dict]:
                 for c in (False, True)]
     if STEPS_SET:
         return steps_configs()
+    if DTYPE_SET:
+        return [{"study": "dtype", "d": 128, "batch": b, "heads": h, "n_q": n_q, "n_kv": n_kv, "causal": c, "dtype": t}
+                for b, h, n_q, n_kv in ((1, 132, 128, 1000), (2, 6, 1500, 1500), (1, 8, 3000, 3000))
+                for t in ("fp16", "bf16") for c in (False, True)]
     out = []
     for d in KERNEL_DIMS + UNEVEN_DIMS:
         lengths = (1024, 4096) + ((1000, 4072) if d == kernel_dim(d) and d <= 128 else ())
@@ -104,16 +113,19 @@ def configs() -> list[dict]:
     return out
 
 
-def flash_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, causal: bool, batch: int = 1) -> None:
+def flash_calls(d: int, heads: int, n_q: int, n_kv: int, calls: int, causal: bool, batch: int = 1,
+                dtype: str = "fp16") -> None:
     """``calls`` calls of flash-attn's forward as PyTorch exposes it (``aten._flash_attention_forward``,
     flash-attn's ``mha_fwd`` with its split heuristic; SDPA refuses a causal mask with N_q ≠ N_kv):
     fp16 (B, N, H, d) tensors, one K/V head."""
     import torch
 
-    q = torch.randn(batch, n_q, heads, d, device="cuda", dtype=torch.float16)
-    k, v = (torch.randn(batch, n_kv, 1, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    kind = torch.bfloat16 if dtype == "bf16" else torch.float16
+    kv = heads if DTYPE_SET and n_q == n_kv else 1
+    q = torch.randn(batch, n_q, heads, d, device="cuda", dtype=kind)
+    k, v = (torch.randn(batch, n_kv, kv, d, device="cuda", dtype=kind) for _ in range(2))
     lengths = [None, None]
-    if SMS_SET or (STEPS_SET and n_q == 128):   # the variable-length entry (one sequence): never splits N_q > 1
+    if SMS_SET or ((STEPS_SET or DTYPE_SET) and n_q == 128):   # the variable-length entry: never splits N_q > 1
         q, k, v = q[0], k[0], v[0]
         lengths = [torch.tensor([0, n], device="cuda", dtype=torch.int32) for n in (n_q, n_kv)]
     for _ in range(calls):
@@ -160,7 +172,8 @@ def steps_configs() -> list[dict]:
 
 def target() -> None:
     for cfg in configs():
-        flash_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, cfg["causal"], cfg.get("batch", 1))
+        flash_calls(cfg["d"], cfg["heads"], cfg["n_q"], cfg["n_kv"], REPEATS, cfg["causal"], cfg.get("batch", 1),
+                    cfg.get("dtype", "fp16"))
 
 
 def summarise(text: str, out: str, info: dict) -> None:
@@ -184,14 +197,14 @@ def table(path: str) -> None:
     rows = json.load(open(path))["rows"]
     pairs = {}
     for r in rows:
-        pairs.setdefault((r["study"], r["d"], r["heads"], r["n_q"], r["n_kv"]), {})[r["causal"]] = r
+        pairs.setdefault((r["study"], r["d"], r["heads"], r["n_q"], r["n_kv"], r.get("dtype", "")), {})[r["causal"]] = r
     print("study    d  heads   n_kv   dense_us  causal_us  extra_us  inst/block  local_ld/block")
-    for (study, d, heads, _, n_kv), two in pairs.items():
+    for (study, d, heads, _, n_kv, dtype), two in pairs.items():
         if len(two) < 2 or not (two[False]["median_s"] and two[True]["median_s"]):
             continue
         blocks = len_blocks(two[False])
         diff = {m: (_median(two[True], m) - _median(two[False], m)) / blocks for m in METRICS[1:3]}
-        print(f"{study:8s} {d:3d} {heads:5d} {n_kv:6d} {two[False]['median_s'] * 1e6:9.2f} "
+        print(f"{study:8s} {d:3d} {heads:5d} {n_kv:6d}{dtype:>5s} {two[False]['median_s'] * 1e6:9.2f} "
               f"{two[True]['median_s'] * 1e6:9.2f} {(two[True]['median_s'] - two[False]['median_s']) * 1e6:8.2f} "
               f"{diff[METRICS[1]]:10.0f} {diff[METRICS[2]]:10.0f}")
 
@@ -265,7 +278,7 @@ def main() -> None:
     else:
         os.makedirs(args.out, exist_ok=True)
         ncu = find_ncu()
-        stalls = BLOCKS_SET or SPLIT_SET or SMS_SET or STEPS_SET    # the later runs
+        stalls = BLOCKS_SET or SPLIT_SET or SMS_SET or STEPS_SET or DTYPE_SET    # the later runs
         metrics = METRICS + (sdpa_ncu.available_metrics(ncu, STALLS) if stalls else [])
         text = sdpa_ncu.run_ncu(ncu, "regex:flash_fwd", metrics, [os.path.abspath(__file__), "--target"],
                                 os.path.join(args.out, "ncu.csv"), timeout=None)
