@@ -129,18 +129,29 @@ def test_the_session_26_padded_head_dim_grid():
     assert "instruction fetch" in marked.options["launches"][0]["time_note"]
 
 
+def ratio(row: dict, quantity: str) -> float:
+    """A compared launch's predicted ÷ measured ``quantity``."""
+    return row["predicted"][quantity] / row["measured"][quantity]
+
+
+def _written_then_exact(name: str, written: str, launches: int) -> list:
+    """A prospective grid's compared rows, after checking its predictions' time and that all its
+    ``launches`` launches are exact."""
+    import json
+    module = _compare()
+    here = VALIDATION / name
+    assert json.loads((here / "predictions.json").read_text())["written"] == written
+    rows = module.compare(str(here), cache=True)
+    assert len(rows) == launches and all(_exact(module, r) for r in rows)
+    return rows
+
+
 def test_the_session_27_grid():
     """docs/validation/2026-12-04-s27-check.md: 15 configurations predicted before the run (the 256
     kernel's measured steps at d = 208, 232, 256; dot_do_o's and convert_dq's lone blocks on decodes,
     three query rows, GQA): all 63 launches exact; the forwards' DRAM reads within 10 %; the main
     forwards' time 0.96-1.08, the d >= 200 ones within 5 %; convert_dq within 10 % on 12 of 15."""
-    import json
-    module = _compare()
-    here = VALIDATION / "2026-12-04-s27-check"
-    assert json.loads((here / "predictions.json").read_text())["written"] == "2026-12-04T14:55:43Z"
-    rows = module.compare(str(here), cache=True)
-    assert len(rows) == 63 and all(_exact(module, r) for r in rows)
-    ratio = lambda r, q: r["predicted"][q] / r["measured"][q]   # noqa: E731
+    rows = _written_then_exact("2026-12-04-s27-check", "2026-12-04T14:55:43Z", 63)
     forwards = [r for r in rows if r["kernel"] in ("main", "splitkv")]
     assert len(forwards) == 15 and all(abs(ratio(r, "dram_read") - 1) <= 0.10 for r in forwards)
     main = [ratio(r, "time_s") for r in rows if r["kernel"] == "main"]
@@ -157,14 +168,8 @@ def test_the_session_28_grid():
     launches of the other 10 exact, every main kernel's DRAM reads within 1 %, the main kernels at
     N >= 2,048 within 12 % (median 2.2 %), and the causal forwards with a wait 1.00-1.07 but the
     d = 128 one at N = 1,500, 1.29 (d = 256's wait is 0.9 µs)."""
-    import json
     import statistics
-    module = _compare()
-    here = VALIDATION / "2026-12-04-s28-check"
-    assert json.loads((here / "predictions.json").read_text())["written"] == "2026-12-04T17:47:23Z"
-    rows = module.compare(str(here), cache=True)
-    assert len(rows) == 44 and all(_exact(module, r) for r in rows)
-    ratio = lambda r, q: r["predicted"][q] / r["measured"][q]   # noqa: E731
+    rows = _written_then_exact("2026-12-04-s28-check", "2026-12-04T17:47:23Z", 44)
     main = [r for r in rows if r["kernel"] in ("main", "splitkv", "dq_dk_dv")]
     assert len(main) == 20 and all(abs(ratio(r, "dram_read") - 1) <= 0.01 for r in main)
     long = [abs(ratio(r, "time_s") - 1) for r in main if r["seq_len"] >= 2048]
