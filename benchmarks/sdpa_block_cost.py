@@ -165,6 +165,18 @@ def timed(cfg: dict, got: list, **extra) -> dict:
             "median_s": times[len(times) // 2] if times else None}
 
 
+def save_timed(out: str, json_name: str, machine: dict, configs: list, launches: list, repeats: int,
+               what: str = "launches", extra=None) -> None:
+    """DIR/JSON_NAME: each configuration's ``repeats`` launches in launch order (``launches``: (name,
+    grid, seconds)) as :func:`timed` rows (``extra(got)``: more keys of a row), and how many came."""
+    rows = []
+    for i, cfg in enumerate(configs):
+        got = launches[i * repeats:(i + 1) * repeats]
+        rows.append(timed(cfg, got, **(extra(got) if extra else {})))
+    save(out, json_name, {**machine, "launches": len(launches), "expected": len(configs) * repeats, "rows": rows})
+    print(f"{len(launches)} {what} of {len(configs) * repeats} expected")
+
+
 def save(out: str, json_name: str, report: dict) -> None:
     """DIR/JSON_NAME, indented."""
     with open(os.path.join(out, json_name), "w") as f:

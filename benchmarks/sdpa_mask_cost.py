@@ -47,6 +47,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sdpa_ncu  # noqa: E402  (also puts the repository on the path)
 from sdpa_block_cost import BLOCK_Q, machine, save  # noqa: E402
+from sdpa_splitkv_cost import BLOCK_KV as SPLIT_KV  # noqa: E402  (the split tile's key rows a step)
+from sdpa_splitkv_cost import kernel_head_dim as kernel_dim  # noqa: E402
 
 from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
 
@@ -71,14 +73,8 @@ DTYPE_SET = os.environ.get("MASK_SET") == "dtype"
 STALLS = ["smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio",
           "smsp__warps_issue_stalled_no_instruction.sum", "smsp__cycles_active.sum"]
 SMS = 132
-KERNEL_DIMS = (32, 64, 96, 128, 192, 256)
+KERNEL_DIMS = tuple(sorted(SPLIT_KV))
 UNEVEN_DIMS = (40, 72, 112, 160, 224)
-#: the split tile's key rows a step by kHeadDim (docs/spec/kernels.md §2.1); its B_r is 64
-SPLIT_KV = {32: 256, 64: 256, 96: 128, 128: 128, 192: 64, 256: 64}
-
-
-def kernel_dim(d: int) -> int:
-    return next(k for k in KERNEL_DIMS if k >= d)
 
 
 def configs() -> list[dict]:

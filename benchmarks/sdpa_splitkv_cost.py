@@ -24,7 +24,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, save, sdpa_calls, timed  # noqa: E402
+from sdpa_block_cost import cli, durations, save_timed, sdpa_calls  # noqa: E402
 
 REPEATS = 2
 #: the split tile's query rows and its key rows a step, by kHeadDim (docs/spec/kernels.md §2.1)
@@ -56,12 +56,7 @@ def target() -> None:
 def summarise(text: str, out: str, machine: dict) -> None:
     """Per configuration, the split kernel's launches (grid and time) and their median."""
     launches = [(n, g, t) for n, g, t in durations(text) if "splitkv_kernel" in n]
-    rows = []
-    for i, cfg in enumerate(configs()):
-        rows.append(timed(cfg, launches[i * REPEATS:(i + 1) * REPEATS]))
-    save(out, "splitkv_cost.json", {**machine, "launches": len(launches), "expected": len(configs()) * REPEATS,
-                                    "rows": rows})
-    print(f"{len(launches)} split-KV launches of {len(configs()) * REPEATS} expected")
+    save_timed(out, "splitkv_cost.json", machine, configs(), launches, REPEATS, "split-KV launches")
 
 
 def main() -> None:

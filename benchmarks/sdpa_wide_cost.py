@@ -29,7 +29,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sdpa_block_cost import cli, durations, save, sdpa_calls, timed  # noqa: E402
+from sdpa_block_cost import cli, durations, save_timed, sdpa_calls  # noqa: E402
 
 REPEATS = 3
 SMS = 132
@@ -83,13 +83,8 @@ def target() -> None:
 def summarise(text: str, out: str, machine: dict) -> None:
     """Per configuration, its launches' grids and times and their median, in launch order."""
     launches = [ln for ln in durations(text) if "combine" not in ln[0]]   # a call is one forward launch
-    rows = []
-    for i, cfg in enumerate(configs()):
-        got = launches[i * REPEATS:(i + 1) * REPEATS]
-        rows.append(timed(cfg, got, kernels=sorted({n.split("<")[0] for n, _, _ in got})))
-    save(out, "wide_cost.json", {**machine, "launches": len(launches), "expected": len(configs()) * REPEATS,
-                                 "rows": rows})
-    print(f"{len(launches)} launches of {len(configs()) * REPEATS} expected")
+    save_timed(out, "wide_cost.json", machine, configs(), launches, REPEATS,
+               extra=lambda got: {"kernels": sorted({n.split("<")[0] for n, _, _ in got})})
 
 
 def main() -> None:

@@ -22,12 +22,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import os
 from dataclasses import dataclass
 
 from .combine_kernel import block_rows
-from .spill_frames import MEASURED_ON, even_mn
+from .spill_frames import MEASURED_ON, even_mn, masking_steps
 
 TABLE = os.path.join(os.path.dirname(__file__), "flash_code_sm90.json")
 UNMEASURED_NOTE = ("the L2 model adds no DRAM reads for the kernels' code, read once a launch after the "
@@ -109,7 +108,7 @@ def causal_code(kernel: str, problem, tile, num_splits: int, compute_capability)
             for c in (True, False)]
     if None in both:
         return None
-    masking = math.ceil(tile.block_q / tile.block_kv) + (0 if even_mn(problem, tile) else 1)
+    masking = masking_steps(tile.block_q, tile.block_kv, True, even_mn(problem, tile))
     return CausalCode(both[0][kernel], both[1][kernel], masking + 1)
 
 

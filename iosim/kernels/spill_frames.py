@@ -71,10 +71,11 @@ def even_mn(problem, tile) -> bool:
             and problem.head_dim == tile.kernel_head_dim and tile.kernel_head_dim <= 128)
 
 
-def masking_steps(block_q: int, block_kv: int, causal: bool) -> int:
-    """flash_fwd_kernel's ``n_masking_steps`` in its uneven instantiation (``Is_even_MN`` is
-    false wherever ``Is_even_K`` is): one, causal ⌈kBlockM / kBlockN⌉ + 1."""
-    return math.ceil(block_q / block_kv) + 1 if causal else 1
+def masking_steps(block_q: int, block_kv: int, causal: bool, even: bool = False) -> int:
+    """flash_fwd_kernel's ``n_masking_steps`` (and the split-KV kernel's): one without a causal
+    mask; causal ⌈kBlockM / kBlockN⌉, one more in the uneven instantiation (the default:
+    ``Is_even_MN`` is false wherever ``Is_even_K`` is)."""
+    return math.ceil(block_q / block_kv) + (0 if even else 1) if causal else 1
 
 
 def spill_frames(tile, head_dim: int, causal: bool, compute_capability) -> tuple[SpillFrames | None, str | None]:

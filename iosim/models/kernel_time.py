@@ -150,7 +150,8 @@ class WarpLayout:
     #: a flash-attn 2 forward's thread blocks in launch order (:class:`.block_fill.ForwardGrid`):
     #: which Q tiles and first key blocks its first wave loads; None: not such a forward
     launch_order: ForwardGrid | None = None
-    #: a causal flash-attn 2 forward's code (:class:`iosim.kernels.flash_code.CausalCode`); None: not such
+    #: a causal flash-attn 2 forward's code (:class:`iosim.kernels.flash_code.CausalCode`); None: not such.
+    #: Its kernels without the score product (split-KV's combine) run none of its steps' code
     causal_code: object | None = None
 
     def padded(self, products: dict) -> dict:
@@ -356,7 +357,7 @@ def _code_fetch(layout: WarpLayout, rates: KernelRates, works) -> float:
     wait about 0.7 of it, a wave past the second 3-7 µs more (the largest codes), and the main
     kernel at other head dims (its ``CausalCode`` is None: the extra fell with the key blocks)."""
     code = layout.causal_code
-    if code is None or not rates.code_fetch_bytes or layout.atoms is not None or not layout.fa2_waits:
+    if code is None or not rates.code_fetch_bytes:
         return 0.0
     steps = max((sum(c for (_, _, k, _, _), c in w.products.items() if k == layout.head_dim) for w, _ in works),
                 default=0)

@@ -317,17 +317,16 @@ def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
         layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
                             kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
                             step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2,
-                            launch_order=_forward_grid(launch) if fa2 else None)
+                            launch_order=_forward_grid(launch) if fa2 else None,
+                            causal_code=launch.kernel.causal_code if fa2 else None)
     elif tile.warp_grids is not None:
         layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
                             tile.kernel_head_dim, coresident=getattr(tile, "coresident", None), blocks_per_sm=per_sm,
                             fa2_waits=fa2)
     else:
         return result  # warp layout unchecked for this tile: no model
-    code = launch.kernel.causal_code if fa2 and launch.passes == "forward" else None   # for its fetch wait
     try:
-        times = kernel_times(result, setup.profile, {k: dataclasses.replace(layout, causal_code=code if k in
-                                                     ("main", "splitkv") else None) for k in result.cta_work})
+        times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
     except ValueError:
         return result  # the profile lacks a rate the model needs; the roofline stays
     if fa2:
