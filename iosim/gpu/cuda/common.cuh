@@ -14,6 +14,37 @@
 typedef unsigned short iosim_half;  // IEEE fp16, as bits
 typedef unsigned long long iosim_u64;
 
+// With -DIOSIM_STAMPS (benchmarks/drift_probe.py): thread 0 of every block writes its start and end
+// (%globaltimer, ns) and its SM to iosim_stamps[3·b ...], b its linear block index. Off, no code.
+#ifdef IOSIM_STAMPS
+__device__ iosim_u64* iosim_stamps;
+__device__ __forceinline__ iosim_u64 iosim_now() {
+  iosim_u64 t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#define IOSIM_STAMP_START const iosim_u64 iosim_t0 = iosim_now();
+#define IOSIM_STAMP_END                                                                           \
+  if (threadIdx.x == 0) {                                                                       \
+    unsigned sm;                                                                                \
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));                                             \
+    const size_t b = ((size_t)blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;    \
+    iosim_stamps[3 * b] = iosim_t0;                                                             \
+    iosim_stamps[3 * b + 1] = iosim_now();                                                      \
+    iosim_stamps[3 * b + 2] = sm;                                                               \
+  }
+#else
+#define IOSIM_STAMP_START
+#define IOSIM_STAMP_END
+#endif
+// The j-th key block fa2_mma walks: upwards from 0, or, with -DIOSIM_DESCENDING (benchmarks/drift_probe.py),
+// from the last down as flash-attn 2's forward does.
+#ifdef IOSIM_DESCENDING
+#define IOSIM_KV(jj) (nb - 1 - (jj))
+#else
+#define IOSIM_KV(jj) (jj)
+#endif
+
 #define IOSIM_NEG_INF (__int_as_float(0xff800000))
 #define IOSIM_LN2 0.6931471805599453f
 

@@ -125,6 +125,7 @@ __global__ void __launch_bounds__(BR * 2)
   iosim_half* sK = sQ + BR * SD;                              // BC × SD
   iosim_half* sV = sK + BC * SD;                              // BC × SD
 
+  IOSIM_STAMP_START
   ByteCounter cnt;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int i = blockIdx.x;
@@ -135,7 +136,7 @@ __global__ void __launch_bounds__(BR * 2)
   const int nb = causal ? min(tc, (min(q0 + BR, N) - 1) / BC + 1) : tc;
 
   mma_load_tile<BR, D, NT>(sQ, Q + base + (size_t)q0 * D, ri, cnt, T_Q);
-  mma_load_tile<BC, D, NT>(sK, K + base, min(BC, N), cnt, T_K);
+  mma_load_tile<BC, D, NT>(sK, K + base + (size_t)IOSIM_KV(0) * BC * D, min(BC, N - IOSIM_KV(0) * BC), cnt, T_K);
   cp_async_commit();
 
   float o[D / 8][4];
@@ -144,8 +145,8 @@ __global__ void __launch_bounds__(BR * 2)
   float m_r[2] = {IOSIM_NEG_INF, IOSIM_NEG_INF};  // rows g and g+8 of this warp
   float l_r[2] = {0.f, 0.f};                      // this thread's partial row sums
 
-  for (int j = 0; j < nb; ++j) {
-    const int k0 = j * BC;
+  for (int jj = 0; jj < nb; ++jj) {
+    const int j = IOSIM_KV(jj), k0 = j * BC;
     cp_async_wait_all();
     __syncthreads();  // K_j (and Q_i) have landed; every warp is done with V_{j-1}
     mma_load_tile<BC, D, NT>(sV, V + base + (size_t)k0 * D, min(BC, N - k0), cnt, T_V);
@@ -200,8 +201,9 @@ __global__ void __launch_bounds__(BR * 2)
     }
     cp_async_wait_all();
     __syncthreads();  // V_j has landed; every warp is done with K_j
-    if (j + 1 < nb) {
-      mma_load_tile<BC, D, NT>(sK, K + base + (size_t)(k0 + BC) * D, min(BC, N - k0 - BC), cnt, T_K);
+    if (jj + 1 < nb) {
+      const int kn = IOSIM_KV(jj + 1) * BC;
+      mma_load_tile<BC, D, NT>(sK, K + base + (size_t)kn * D, min(BC, N - kn), cnt, T_K);
       cp_async_commit();
     }
     mma_pv<D, BC>(o, a, sV, lane);
@@ -226,6 +228,7 @@ __global__ void __launch_bounds__(BR * 2)
       cnt.wr(T_LSE, 4);
     }
   }
+  IOSIM_STAMP_END
   cnt.flush(counters);
 }
 
