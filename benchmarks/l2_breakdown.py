@@ -40,14 +40,14 @@ _PLAYS: list[dict] = []
 
 
 def _spy(played):
-    def wrapped(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order):
+    def wrapped(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order, *rest):
         acc = (writes == 0) & np.isin(keys, keys[writes > 0])     # read and written: dQaccum
         read = (writes == 0) & ~acc
         far_hit = partitions.far_hits(turn, homes, looked)
         mb = lambda m: float(sizes[m].sum()) / 1e6                # noqa: E731
         _PLAYS.append({"reads": mb(read), "near miss": mb(read & ~near_hit), "looked": mb(read & looked),
                        "far hit": mb(read & far_hit), "acc": mb(acc), "acc near miss": mb(acc & ~near_hit)})
-        return played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order)
+        return played(turn, near_hit, looked, keys, sizes, writes, sides, homes, cuts, groups, order, *rest)
     return wrapped
 
 

@@ -303,6 +303,18 @@ GRIDS = {
         40: ((1800, 1800, 1, 4, 4, True, "fp16"), (1800, 1800, 1, 4, 4, False, "fp16")),
         104: ((3000, 3000, 1, 3, 3, True, "fp16"),),
         256: ((3000, 3000, 1, 6, 6, True, "fp16"),)}),
+    # session 29, a diagnostic (not a prospective check): causal forwards over many heads, where the
+    # model reads too little from DRAM at d = 128 (0.85-0.88) but not at d = 64 or 96; the same N at
+    # 8 to 256 heads, d = 64, 96, 128 and 256, a dense twin; run with --metric-set l2
+    "s29-heads": dict(head_dims=(128, 96, 64, 256), configs={
+        128: ((2048, 2048, 1, 16, 16, True, "fp16"), (2048, 2048, 1, 64, 64, True, "fp16"),
+              (2048, 2048, 1, 256, 256, True, "fp16"), (4096, 4096, 1, 8, 8, True, "fp16"),
+              (4096, 4096, 1, 32, 32, True, "fp16"), (4096, 4096, 1, 128, 128, True, "fp16"),
+              (4096, 4096, 4, 32, 32, True, "fp16"), (4096, 4096, 1, 128, 128, False, "fp16"),
+              (8192, 8192, 1, 32, 32, True, "fp16")),
+        96: ((4096, 4096, 1, 128, 128, True, "fp16"), (2048, 2048, 1, 256, 256, True, "fp16")),
+        64: ((4096, 4096, 1, 128, 128, True, "fp16"), (8192, 8192, 1, 32, 32, True, "fp16")),
+        256: ((2048, 2048, 1, 128, 128, True, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),

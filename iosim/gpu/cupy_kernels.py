@@ -21,11 +21,13 @@ compute in fp32. Layout: Q, K, V, O are [B·H, N, d]; S, P are [B·H, N, N]; ℓ
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import CapacityError, ProblemError, require_choice, require_positive_int
+from ..hardware import load_profile
 from ..kernels.measured_steps import measured_step
 from ..models import measured_time
 from ..models.kernel_time import WarpLayout
@@ -157,9 +159,25 @@ def simulate_config(profile, cfg: Config, problem, **kw):
     """The simulator run that ``cfg``'s kernels are held to: its algorithm and tiles, and for
     ``standard`` the tiled GEMM model (``gemm="tiled"``) that a real tiled kernel follows.
     ``problem`` is the :class:`~iosim.Problem` (B and H apart); ``kw`` are
-    :class:`~iosim.Options` fields (``cache``, ``threads_per_block``, ...)."""
-    options = Options(gemm="tiled" if cfg.algo == "standard" else None, **kw)
+    :class:`~iosim.Options` fields (``cache``, ``threads_per_block``, ...); the L2 model's
+    occupancy takes :func:`occupancy`'s fields where ``kw`` does not name them."""
+    options = Options(gemm="tiled" if cfg.algo == "standard" else None, **{**occupancy(profile, cfg), **kw})
     return simulate(profile, cfg.algo, problem, blocks=(cfg.block_q, cfg.block_kv), options=options)
+
+
+def occupancy(profile, cfg: Config) -> dict:
+    """:class:`~iosim.Options` fields that give the L2 model the blocks an SM of ``cfg``'s first
+    kernel: its threads, and where its steps were measured on the profile's GPU (:func:`measured`)
+    the compiled kernel's registers a thread. Without them the model counts blocks by shared memory
+    and threads alone, and fa2_mma at d = 128 holds fewer (64 × 64: 2 an SM, not 4; 128 × 64: 1, not
+    3; docs/validation/2026-12-04-drift-probe.md)."""
+    if isinstance(profile, (str, os.PathLike)):
+        profile = load_profile(profile)
+    out = {"threads_per_block": launches(cfg)[0].block}
+    steps = measured(profile, cfg)
+    if steps is not None:
+        out["registers_per_thread"] = steps.registers
+    return out
 
 
 def measured(profile, cfg: Config):

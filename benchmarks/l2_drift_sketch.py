@@ -1,0 +1,128 @@
+"""Would thread blocks that drift out of lockstep explain the DRAM the many-head causal forwards
+read beyond iosim's L2 model? A sketch, outside the model (docs/validation/2026-12-04-s29-heads.md).
+
+iosim's L2 model plays resident thread blocks in lockstep: each issues its next request in turn.
+This script builds flash-attn 2's forward request stream (Q, then K and V of each key block
+from the last down, then O; chunks of 64 rows) for one shape and times it three ways before
+playing it through iosim's two partitions of 16-way hashed sets (``partitions.played``):
+
+* ``lock``: every block at the same rate (what the model does);
+* ``share``: each SM's two slots share its tensor cores, a pair stepping at 1 / (2 r) of a lone
+  block's rate (r: the kernel's measured pair factor, ``iosim.kernels.coresidency``), a block
+  alone at 1, and each block spends ``--pre`` and ``--post`` steps' time on its prologue and
+  epilogue, during which its partner runs alone;
+* ``share`` with ``--jitter s``: each block's rate also times exp(s · z), z normal (seeded).
+
+    python benchmarks/l2_drift_sketch.py 4096 128 --heads 128 --causal     # d = 128: B_r 128, B_c 64
+    python benchmarks/l2_drift_sketch.py 4096 64 --heads 128 --causal --block-kv 128
+
+It prints each play's DRAM reads and their ratio to Q, K and V once. A sketch: no spill frames,
+code or LSE, and the slots' sides are the model's (SM index halves).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from iosim.models.cache import partitions  # noqa: E402
+
+SMS, PER_SM, ROWS = 132, 2, 64
+L2_BYTES = 60 * 2 ** 20
+
+
+def blocks(n: int, block_q: int, block_kv: int, heads: int, causal: bool) -> tuple[list, np.ndarray]:
+    """(head, query block) and key-block steps of every thread block, in launch order."""
+    tc = -(-n // block_kv)
+    ids = [(h, m) for h in range(heads) for m in range(-(-n // block_q))]
+    steps = [min(tc, -(-min((m + 1) * block_q, n) // block_kv)) if causal else tc for _, m in ids]
+    return ids, np.array(steps)
+
+
+def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitter: float, dt: float = 0.02):
+    """(slot, the time each step starts, end) of every block, in launch order; time in a lone step's."""
+    n, slots = len(steps), SMS * PER_SM
+    rate_of = np.exp(jitter * np.random.default_rng(1).standard_normal(n))
+    g, phase, rem, prog = np.full(slots, -1), np.zeros(slots, int), np.zeros(slots), np.zeros(slots)
+    slot, starts, end, nxt, t = np.zeros(n, int), [[] for _ in range(n)], np.zeros(n), 0, 0.0
+    sm = np.arange(slots) % SMS
+
+    def put(s: int) -> None:
+        nonlocal nxt
+        g[s] = nxt if nxt < n else -1
+        if nxt < n:
+            phase[s], rem[s], prog[s], slot[nxt] = 0, pre, 0.0, s
+            nxt += 1
+
+    for s in range(slots):
+        put(s)
+    while (g >= 0).any():
+        stepping = (g >= 0) & (phase == 1)
+        pair = np.bincount(sm[stepping], minlength=SMS)[sm] >= 2
+        dp = np.where(stepping, np.where(pair & ~lock, 1 / (2 * r), 1.0) * rate_of[np.maximum(g, 0)] * dt, 0.0)
+        for s in np.flatnonzero(stepping & (np.floor(prog + dp) > np.floor(prog))):
+            starts[g[s]] += [t + dt * (j - prog[s]) / dp[s] for j in range(int(prog[s]) + 1, int(prog[s] + dp[s]) + 1)]
+        prog += dp
+        rem = np.where(g >= 0, rem - np.where(stepping, dp, dt), rem)
+        t += dt
+        for s in np.flatnonzero((g >= 0) & (rem <= 1e-9)):
+            if phase[s] == 0:
+                phase[s], rem[s] = 1, steps[g[s]]
+                starts[g[s]].insert(0, t)
+            elif phase[s] == 1:
+                phase[s], rem[s] = 2, post
+            else:
+                end[g[s]] = t
+                put(s)
+    return slot, starts, end
+
+
+def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_kv: int) -> float:
+    """The stream's DRAM reads (bytes) through iosim's two partitions of 16-way sets."""
+    slot, starts, end = timing
+    kv_chunks, q_chunks = max(1, block_kv // ROWS), block_q // ROWS
+    key, when, write, side = [], [], [], []
+    for b, (h, m) in enumerate(ids):
+        s, at = int(slot[b] % SMS >= SMS // 2), starts[b]
+        reqs = [((h, 0, m * q_chunks + c), at[0] - 1e-6, 0) for c in range(q_chunks)]
+        for k in range(steps[b]):
+            j = steps[b] - 1 - k                              # flash-attn walks the key blocks down
+            reqs += [((h, t, j * kv_chunks + c), at[k] + 1e-7 * t, 0) for c in range(kv_chunks) for t in (1, 2)]
+        reqs += [((h, 3, m * q_chunks + c), end[b] - 1e-6, 1) for c in range(q_chunks)]
+        for k_, w_, wr in reqs:
+            key.append(k_), when.append(w_), write.append(wr), side.append(s)
+    order = np.argsort(np.array(when), kind="stable")
+    k = np.array(key)[order]
+    ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
+    parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
+    played = partitions.played(parts, ids_, np.full(len(k), ROWS * d * 2), np.array(write)[order],
+                               np.array(side)[order], L2_BYTES, ways=16)
+    return played.stats.dram_read_bytes
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("n", type=int)
+    ap.add_argument("d", type=int)
+    ap.add_argument("--heads", type=int, default=1)
+    ap.add_argument("--causal", action="store_true")
+    ap.add_argument("--block-q", type=int, default=128)
+    ap.add_argument("--block-kv", type=int, default=64)
+    ap.add_argument("--pair", type=float, default=0.798, help="pair factor r (d = 128's, coresidency.FACTORS)")
+    ap.add_argument("--pre", type=float, default=0.5)
+    ap.add_argument("--post", type=float, default=0.3)
+    ap.add_argument("--jitter", type=float, nargs="*", default=[0.03, 0.06, 0.12])
+    a = ap.parse_args()
+    ids, steps = blocks(a.n, a.block_q, a.block_kv, a.heads, a.causal)
+    once = 3 * a.n * a.d * 2 * a.heads
+    for label, lock, jitter in [("lock", True, 0.0), ("share", False, 0.0)] + [("share", False, s) for s in a.jitter]:
+        got = dram_read(ids, steps, timed(steps, a.pair, a.pre, a.post, lock, jitter), a.d, a.block_q, a.block_kv)
+        print(f"{label:5s} jitter {jitter:.2f}: {got / 1e6:8.1f} MB  {got / once:.3f} x Q, K, V once", flush=True)
+
+
+if __name__ == "__main__":
+    main()
