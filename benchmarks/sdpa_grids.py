@@ -315,6 +315,17 @@ GRIDS = {
         96: ((4096, 4096, 1, 128, 128, True, "fp16"), (2048, 2048, 1, 256, 256, True, "fp16")),
         64: ((4096, 4096, 1, 128, 128, True, "fp16"), (8192, 8192, 1, 32, 32, True, "fp16")),
         256: ((2048, 2048, 1, 128, 128, True, "fp16"),)}),
+    # session 29, prospective (predictions first, benchmarks/sdpa_predict.py --backend cudnn): cuDNN's
+    # fused attention on shapes its grid never had: N to 16,384, ragged N, decode, MQA, 128-256 heads,
+    # d = 32, 80, 112 (run with --backend cudnn)
+    "s29-cudnn": dict(head_dims=(64, 128, 32, 80, 112), configs={
+        64: ((16384, 16384, 1, 8, 8, True, "bf16"), (777, 777, 3, 6, 6, False, "fp16"),
+             (1, 4096, 4, 16, 4, False, "fp16"), (2048, 2048, 8, 32, 32, True, "fp16")),
+        128: ((3000, 3000, 2, 8, 8, True, "bf16"), (512, 8192, 1, 8, 2, False, "fp16"),
+              (8192, 8192, 1, 16, 1, True, "fp16"), (2048, 2048, 4, 32, 32, False, "bf16")),
+        32: ((2048, 2048, 2, 8, 8, False, "fp16"),),
+        80: ((1500, 1500, 2, 4, 4, True, "fp16"),),
+        112: ((2500, 2500, 1, 8, 8, False, "bf16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),

@@ -32,8 +32,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grid", required=True, choices=sorted(GRIDS))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--backend", choices=["flash", "cudnn"], default="flash",
+                    help="cudnn: the cudnn preset's launches and the bytes each one is checked on")
     args = ap.parse_args()
     profile = load_profile("h200")
+    if args.backend == "cudnn":
+        return _write(args.out, _cudnn_rows(args.grid, profile), "--kernel cudnn, the preset's launches and checked bytes")
     l2 = profile.cache
     one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1, ways=None)})
     rows = []
@@ -45,13 +49,30 @@ def main() -> None:
                                                          for k, t in r.kernel_times.items()},
                          "dram": {k: _dram(s) for k, s in r.cache.kernels.items()},
                          "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()}})
+    _write(args.out, rows, "--kernel flash-attn-2, L2 model on")
+
+
+def _cudnn_rows(name: str, profile) -> list[dict]:
+    """Per configuration of grid ``name``: the cudnn preset's launches, each with the bytes
+    ``iosim.gpu.cudnn.compare`` checks it on (no L2 model: the checks are exact counts)."""
+    from iosim.gpu import cudnn
+    rows = []
+    for d in GRIDS[name]["head_dims"]:
+        for cfg in grid(d, name, backend="cudnn"):
+            result, _ = cudnn.predict(problem_of(cfg), profile, cache=False)
+            rows.append({"config": cfg, "launches": [{"kernel": x["kernel"], "checks": x["checks"]}
+                                                     for x in cudnn.predicted_launches(result, profile)]})
+    return rows
+
+
+def _write(out: str, rows: list, what: str) -> None:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
         json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, h200 profile, "
-                   f"--kernel flash-attn-2, L2 model on)", "rows": rows}, f, indent=1)
-    print(f"{len(rows)} configurations predicted -> {args.out}")
+                   f"{what})", "rows": rows}, f, indent=1)
+    print(f"{len(rows)} configurations predicted -> {out}")
 
 
 def _dram(stats) -> dict:
