@@ -33,13 +33,15 @@ def split_blocks(spec: TensorSpec, block) -> tuple[Block, Block | None]:
     return rows_block, cols_block
 
 
-def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
-                padded: bool, whole_rows: bool = False, box_cols: int = 0) -> tuple[tuple[int, ...], int, tuple]:
+def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem, padded: bool, whole_rows: bool = False,
+                box_cols: int = 0, rounded_cols: bool = True) -> tuple[tuple[int, ...], int, tuple]:
     """(per-head shape of the tile on chip, elements it moves under C4, (rows, columns) the
     memory system serves). ``whole_rows``: the tile moves its block's B rows whatever C4 says
     (a kernel's buffer padded to whole blocks, such as flash-attn's dQaccum and softmax_d).
     ``box_cols``: a row moves its columns rounded up to a multiple of this (a TMA box as wide
-    as the kernel's head dim). The rows and columns served are what the L2 model is asked
+    as the kernel's head dim). ``rounded_cols=False``: a buffer that flash-attn allocates with
+    a rounded head size (dQaccum) moves the head dim's columns (cuDNN allocates it N_q × d).
+    The rows and columns served are what the L2 model is asked
     for: a padded buffer's whole rows are in memory and are read; a TMA box's rows and
     columns past the tensor's edge are filled with zeros on chip, not read."""
     rows = rows_block.rows
@@ -51,7 +53,7 @@ def tile_extent(spec: TensorSpec, rows_block, cols_block, problem: Problem,
         cols = cols_block.rows
         moved_cols = cols_block.block if padded else cols
         return (rows, cols), moved_rows * moved_cols, (served_rows, moved_cols)
-    served_cols = moved_cols = spec.moved_cols(problem)
+    served_cols = moved_cols = spec.moved_cols(problem) if rounded_cols else spec.num_cols(problem)
     if box_cols:
         moved_cols = -(-moved_cols // box_cols) * box_cols
     return (rows, spec.num_cols(problem)), moved_rows * moved_cols, (served_rows, served_cols)

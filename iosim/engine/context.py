@@ -148,7 +148,7 @@ class Context(BlockLoops, TileHooks):
 
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None,
-             name: str | None = None, whole_rows: bool = False, box_cols: int = 0) -> Tile:
+             name: str | None = None, whole_rows: bool = False, box_cols: int = 0, rounded_cols: bool = True) -> Tile:
         """Load a tile of ``tensor`` from HBM into on-chip memory (counted, resident).
 
         The tile is resident under ``name``, by default the tensor's name and the block's
@@ -157,14 +157,16 @@ class Context(BlockLoops, TileHooks):
         twice, two splits, the next block while this one is used) need two names.
         A query head reads K/V-head tensors (K, V) from its group's copy (GQA).
         ``whole_rows``, ``box_cols``: the load moves B rows, and its columns rounded up to
-        a multiple of ``box_cols`` (a TMA box; :func:`~iosim.engine.access.tile_extent`).
+        a multiple of ``box_cols`` (a TMA box); ``rounded_cols=False``: a buffer flash-attn
+        pads to a rounded head size moves the head dim's columns
+        (:func:`~iosim.engine.access.tile_extent`).
         """
         spec = self.tensors[tensor]
         rows_block, cols_block = split_blocks(spec, block)
         if rows_block is not self.current_scope.block or cols_block is not None:   # else: this iteration's block
             self._check_blocks(("load", tensor), rows_block, cols_block)
         shape, traffic, moved = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows,
-                                            box_cols)
+                                            box_cols, rounded_cols)
         level, dtype = self._account(spec, "read", traffic, False, (rows_block, cols_block, split, moved))
         name = name or f"{tensor}_{resident_suffix(rows_block, cols_block)}"
         tile = Tile(shape, None, self, None, None)
@@ -175,13 +177,15 @@ class Context(BlockLoops, TileHooks):
         return tile
 
     def store(self, tensor: str, block: Block | tuple[Block, Block], tile: Tile, sum_over_group: bool = False,
-              split: Split | None = None, whole_rows: bool = False, reduce: bool = False) -> None:
+              split: Split | None = None, whole_rows: bool = False, reduce: bool = False,
+              rounded_cols: bool = True) -> None:
         """Write a tile of ``tensor`` from chip to HBM (counted).
 
         ``sum_over_group=True`` writes a K/V-head tensor as the sum of its query heads'
         tiles (the GQA gradient reduction): counted once per K/V head. ``reduce=True`` adds
         the tile to what HBM holds, in the memory system (a TMA reduction such as
         ``cp.reduce.async.bulk .add``): a write, with no read by the thread block.
+        ``whole_rows``, ``rounded_cols``: as :meth:`load`.
         """
         spec = self.tensors[tensor]
         use = ("store", tensor)
@@ -189,7 +193,8 @@ class Context(BlockLoops, TileHooks):
         rows_block, cols_block = split_blocks(spec, block)
         self._check_blocks(use, rows_block, cols_block)
         tile.check(use)
-        shape, traffic, moved = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows)
+        shape, traffic, moved = tile_extent(spec, rows_block, cols_block, self.problem, self._padded, whole_rows,
+                                            rounded_cols=rounded_cols)
         if tile.shape != shape:
             raise ScheduleError(f"store of {tensor} tile: shape {tile.shape} does not match the block's {shape}")
         check_group_write(spec, self.problem, sum_over_group)

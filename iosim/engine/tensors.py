@@ -94,7 +94,7 @@ SPLIT_TENSORS = (
 KERNEL_TENSORS = (
     TensorSpec("dQaccum", "q", "d_rounded", "output", ACCUM_DTYPE,
                "flash-attn 2 backward: dQ accumulated in fp32 with atomic adds; its rows are padded to "
-               "whole blocks and its columns to the rounded head size"),
+               "whole blocks and its columns to the rounded head size (cuDNN's: N_q × d, reduced by TMA)"),
 )
 
 #: The backward-pass tensors (FA1 Algorithms 3–4, FA2 Algorithm 2).

@@ -39,6 +39,12 @@ from .tile_tables import KernelTile, gpu_info
 SOURCE = "cuDNN 9.19 via PyTorch 2.11 on an H200: launch names, grids and ncu counters (docs/validation/2026-12-01-cudnn.md)"
 #: the measured head dims' kernels run a head dim of 64 or 128 (d = 96 runs the 128 kernel)
 KERNEL_HEAD_DIMS = (64, 128)
+#: a forward of one query row (N_q = 1) runs cuDNN's sm80 kernel and a reduction kernel; N_q ≥ 2 the sm90
+#: kernels (136 shapes, N_q 1-512, N_kv 1,024 and 8,192, d 64 and 128, MHA and GQA)
+DECODE_NOTE = ("kernel='cudnn': a forward of one query row (N_q = 1) runs cuDNN's sm80 flash_fprop_wmma kernel and "
+               "cudnn::lean_reduction_kernel, not the sm90 kernels the preset models (measured: "
+               "docs/validation/2026-12-04-s29-cudnn.md); no model of that path (iosim simulate --pass backward "
+               "models the backward alone)")
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
 
@@ -80,19 +86,22 @@ def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
     return fwd, bwd
 
 
-def check_problem(problem, profile) -> tuple[CudnnTile, CudnnTile]:
+def check_problem(problem, profile, passes: str = "forward+backward") -> tuple[CudnnTile, CudnnTile]:
     """The preset's tiles for ``problem``; ProblemError or ScheduleError (one line) where it has
-    no model: a profile that is no Hopper GPU, fp32 or fp8, d > 128, causal with N_q ≠ N_kv."""
+    no model: a profile that is no Hopper GPU, fp32 or fp8, d > 128, causal with N_q ≠ N_kv,
+    a forward (in ``passes``) of one query row."""
     tiles = cudnn_tiles(problem, profile)
     if problem.causal and problem.seq_len_q != problem.seq_len_kv:
         raise ScheduleError("kernel='cudnn': causal attention with N_q ≠ N_kv was not measured; no model",
                             field="kernel")
+    if "forward" in passes and problem.seq_len_q == 1:
+        raise ScheduleError(DECODE_NOTE, field="kernel")
     return tiles
 
 
 def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
     """The ``cudnn`` preset's launches (``launch_cls``: :class:`iosim.kernels.plan.KernelLaunch`)."""
-    fwd, bwd = check_problem(problem, profile)
+    fwd, bwd = check_problem(problem, profile, passes)
     out = []
     if "forward" in passes:
         out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))

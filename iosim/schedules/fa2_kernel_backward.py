@@ -38,7 +38,9 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
     arrive by TMA in whole tiles, B rows × ``tma_box`` columns (the kernel's head dim), and
     dQ_i is added into dQaccum by a TMA reduction (a write of its real rows; no read).
     ``rounded_buffers=False``: D and dQaccum have N_q rows, and every kernel moves only
-    their real rows (cuDNN), instead of flash-attn's blocks rounded to whole B_r rows.
+    their real rows (cuDNN), instead of flash-attn's blocks rounded to whole B_r rows; and
+    dQaccum's rows are d wide, not flash-attn's rounded head size (cuDNN allocates it N_q × d:
+    d = 80 and 112 measured, docs/validation/2026-12-04-s29-cudnn.md).
     """
     d = ctx.problem.head_dim
     whole = rounded_buffers
@@ -48,7 +50,8 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
             with ctx.thread_block(("q", i.index)):
                 dO_i, O_i = ctx.load("dO", i), ctx.load("O", i)
                 ctx.store("D", i, (dO_i * O_i).rowsum(), whole_rows=whole)          # softmax_d: rounded rows
-                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d), whole_rows=whole)
+                ctx.store("dQaccum", i, ctx.fill("zero_i", i, 0.0, role="output", cols=d), whole_rows=whole,
+                          rounded_cols=whole)
     with ctx.kernel("dq_dk_dv"):                                # 2: one thread block per key block
         for j in ctx.kv_blocks():
             with ctx.thread_block(("kv", j.index)):
@@ -56,7 +59,7 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
-                ctx.store("dQ", i, ctx.load("dQaccum", i, whole_rows=whole))
+                ctx.store("dQ", i, ctx.load("dQaccum", i, whole_rows=whole, rounded_cols=whole))
     with ctx.kernel("reduce_dkv"):                              # GQA only: sum each group
         reduce_kv_gradients(ctx)
 
@@ -78,10 +81,10 @@ def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: 
         dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
         dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
         if tma_box:                                      # TMA reduction: added in L2, real rows, no read
-            ctx.store("dQaccum", i, (dS_ij @ K_j) * ctx.softmax_scale, reduce=True)
+            ctx.store("dQaccum", i, (dS_ij @ K_j) * ctx.softmax_scale, reduce=True, rounded_cols=whole)
         else:                                            # atomicAdd: read-modify-write in fp32, whole rows
-            acc = ctx.load("dQaccum", i, whole_rows=whole)
-            ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=whole)
+            acc = ctx.load("dQaccum", i, whole_rows=whole, rounded_cols=whole)
+            ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=whole, rounded_cols=whole)
         dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
     ctx.store(dK, j, dK_j)
     ctx.store(dV, j, dV_j)

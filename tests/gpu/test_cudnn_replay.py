@@ -7,7 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-from iosim import IosimError, Options, Problem, random_inputs, reference_attention, reference_gradients, simulate
+from iosim import (IosimError, Options, Problem, load_profile, random_inputs, reference_attention,
+                   reference_gradients, simulate)
 
 from conftest import load_module
 
@@ -95,3 +96,68 @@ def test_gradients_of_the_tma_schedules(kv_heads):
     for name in ("dK", "dV"):
         summed = expected[name].reshape(1, kv_heads, group, 150, 16).sum(axis=2)
         assert np.max(np.abs(r.outputs[name] - summed)) <= 1e-10
+
+
+PROSPECTIVE = ROOT / "docs" / "validation" / "2026-12-04-s29-cudnn"
+
+
+def _prospective_groups():
+    import json
+    cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
+    meta = json.loads((PROSPECTIVE / "cudnn_configs.json").read_text())
+    for d, configs in meta["grid"].items():
+        groups, _ = cc._groups(str(PROSPECTIVE / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
+        yield from ((int(d), c, groups[i]) for i, c in enumerate(configs))
+
+
+def test_the_session_29_prospective_grid():
+    """docs/validation/2026-12-04-s29-cudnn.md: 11 configurations no cuDNN grid had (N to 16,384,
+    ragged, decode, MQA, 128-256 heads, d = 32, 80, 112). Every byte of the ten that run the sm90
+    kernels exact but the bprop's crossbar loads (within ±0.05 %, the run's: 2026-12-02-cudnn-repeat);
+    the decode's forward ran cuDNN's sm80 kernel and lean_reduction_kernel, which the preset refuses
+    to model, by name."""
+    from iosim.gpu import cudnn
+    from iosim.gpu.sdpa import problem_of
+    h200 = load_profile("h200")
+    seen = 0
+    for d, cfg, launches in _prospective_groups():
+        problem = problem_of(cfg)
+        if problem.seq_len_q == 1:
+            assert any("lean_reduction_kernel" in x["name"] for x in launches)
+            assert any("sm80_flash_fprop" in x["name"] for x in launches)
+            with pytest.raises(IosimError, match="lean_reduction_kernel"):
+                cudnn.compare(problem, launches, h200, cache=False)
+            continue
+        for launch in cudnn.compare(problem, launches, h200, cache=False)["launches"]:
+            for check in launch["checks"]:
+                seen += 1
+                if (launch["kernel"], check["quantity"]) == ("bprop", "loads"):
+                    assert abs(check["measured"] / check["predicted"] - 1) <= BPROP_XBAR_EXCESS, (cfg, check)
+                else:
+                    assert check["measured"] == check["predicted"], (cfg, launch["kernel"], check)
+    assert seen == 8 * 11 + 2 * 15
+
+
+def test_cudnn_dqaccum_is_the_head_dims_wide():
+    """cuDNN allocates dQaccum N_q × d: at d = 80 and 112 dot_do_o zeroes, the bprop's TMA reductions
+    add and convert_dq reads d columns, not flash-attn's rounded head size (96, 128)."""
+    r = simulate("h200", "fa2", Problem(seq_len=1500, head_dim=80, batch=2, heads=4, causal=True),
+                 passes="backward", options=Options(kernel="cudnn", cache=False))
+    assert r.kernel_bytes("dot_do_o")["dQaccum"] == (0, 8 * 1500 * 80 * 4)
+
+
+def test_cudnn_takes_another_path_for_one_query_row():
+    """docs/validation/2026-12-04-s29-cudnn/paths/: 136 shapes through PyTorch's cuDNN backend; a
+    forward of one query row runs the sm80 kernel and lean_reduction_kernel, N_q = 2 to 512 the sm90
+    kernels; the preset models the backward of one query row and refuses its forward."""
+    import json
+    rows = json.loads((PROSPECTIVE / "paths" / "paths.json").read_text())["rows"]
+    assert len(rows) == 136 and not any("error" in r for r in rows)
+    for r in rows:
+        fprop = [k for k in r["kernels"] if k.startswith("fprop")]
+        assert fprop == (["fprop_sm80"] if r["n_q"] == 1 else ["fprop_sm90"]), r
+        assert ("lean_reduction" in r["kernels"]) == (r["n_q"] == 1), r
+    problem = Problem(seq_len_q=1, seq_len_kv=4096, head_dim=64, heads=16, kv_heads=4, batch=4)
+    with pytest.raises(IosimError, match="N_q = 1"):
+        simulate("h200", "fa2", problem, passes="forward", options=Options(kernel="cudnn", cache=False))
+    assert simulate("h200", "fa2", problem, passes="backward", options=Options(kernel="cudnn", cache=False)).kernels
