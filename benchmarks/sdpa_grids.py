@@ -326,6 +326,13 @@ GRIDS = {
         32: ((2048, 2048, 2, 8, 8, False, "fp16"),),
         80: ((1500, 1500, 2, 4, 4, True, "fp16"),),
         112: ((2500, 2500, 1, 8, 8, False, "bf16"),)}),
+    # session 29: cuDNN above d = 128, which the cudnn preset refuses (not measured): which kernels run,
+    # and with which tiles (run with --backend cudnn)
+    "s29-cudnn-wide": dict(head_dims=(256, 192, 160), configs={
+        256: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 2, 8, 8, True, "bf16"),
+              (1000, 1000, 1, 4, 4, False, "fp16")),
+        192: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 1, 8, 2, True, "fp16")),
+        160: ((1024, 1024, 1, 4, 4, False, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),

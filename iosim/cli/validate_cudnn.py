@@ -2,7 +2,8 @@
 under Nsight Compute, each launch beside the ``cudnn`` preset (:mod:`iosim.gpu.cudnn`).
 
 The problem is checked first, as the preset checks it (a Hopper profile, fp16 or bf16,
-d ≤ 128, causal only with N_q = N_kv): what it refuses is refused here, in one line, exit 2,
+d ≤ 256, causal only with N_q = N_kv, no forward of one query row): what it refuses is
+refused here, in one line, exit 2,
 before PyTorch or ncu is looked for. Exit 0 when every load count meets its target (the
 forward's exact, the backward's within 5 %), 1 otherwise; DRAM reads outside 10 % and
 stores or reductions that are not exact are marked but do not fail the run.

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 
 from ..errors import IosimError, ProblemError
-from ..kernels.cudnn_preset import convert_dq_elements, scheduler_bytes
+from ..kernels.cudnn_preset import REDUCE_ELEMENTS, convert_dq_elements, cudnn_tiles, scheduler_bytes
 from ..run import Options, simulate
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
@@ -101,7 +101,9 @@ def predicted_launches(result, profile) -> list[dict]:
     rd = lambda k, *ts: sum(kb[k].get(t, (0, 0))[0] for t in ts)  # noqa: E731
     wr = lambda k, *ts: sum(kb[k].get(t, (0, 0))[1] for t in ts)  # noqa: E731
     heads = p.batch * p.heads
-    fwd_tiles, bwd_tiles = heads * -(-p.seq_len_q // 128), heads * -(-p.seq_len_kv // 128)
+    fwd, bwd = cudnn_tiles(p, profile)                  # tiles of B_r query rows; of B_c keys, each of 1 or 2 blocks
+    fwd_tiles = heads * -(-p.seq_len_q // fwd.block_q)
+    bwd_tiles = heads * -(-p.seq_len_kv // bwd.block_kv) * bwd.blocks_per_tile
     acc = 4 * heads * (convert_dq_elements(p.seq_len_q, p.head_dim) - p.seq_len_q * p.head_dim)  # overlap, fp32
     out = [("fprop", "main", [("loads", "load", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, sms)),
                               ("O (TMA st)", "store", TMA_ST, wr("main", "O")),
@@ -116,9 +118,10 @@ def predicted_launches(result, profile) -> list[dict]:
            ("convert_dq", "convert_dq", [("loads", "load", SASS_LD, rd("convert_dq", "dQaccum") + acc),
                                          ("stores", "store", SASS_ST, wr("convert_dq", "dQ") + acc // 2)])]
     if p.group_size > 1:  # the two fmha_reduce_head launches are one kernel of the preset
-        reduce = kb["reduce_dkv"]
-        out += [(f"reduce_head {t}", "reduce_dkv", [("loads", "load", SASS_LD, reduce[f"{t}_expanded"][0]),
-                                                    ("stores", "store", SASS_ST, reduce[t][1])]) for t in ("dK", "dV")]
+        reduce, kv = kb["reduce_dkv"], p.batch * p.kv_heads
+        over = 2 * kv * (convert_dq_elements(p.seq_len_kv, p.head_dim, REDUCE_ELEMENTS) - p.seq_len_kv * p.head_dim)
+        out += [(f"reduce_head {t}", "reduce_dkv", [("loads", "load", SASS_LD, reduce[f"{t}_expanded"][0] + p.group_size * over),
+                                                    ("stores", "store", SASS_ST, reduce[t][1] + over)]) for t in ("dK", "dV")]
     return [{"kernel": k, "iosim": i, "pass": "forward" if k == "fprop" else "backward", "checks": c}
             for k, i, c in out]
 

@@ -1,29 +1,33 @@
 """The ``cudnn`` preset: cuDNN's fused attention as PyTorch 2.11 runs it on Hopper
 (``SDPBackend.CUDNN_ATTENTION``; measured on an H200 with cuDNN 9.19,
-docs/validation/2026-12-01-cudnn.md).
+docs/validation/2026-12-01-cudnn.md; d = 32-256 and N_q = 1 in 2026-12-04-s29-cudnn.md).
 
 What the launches show (names, grids, blocks, Nsight Compute's counters):
 
-* forward, ``…sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{64,128}…``: 384 threads (a
+* forward, ``…sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{64,128,192,256}…``: 384 threads (a
   producer warpgroup and two consumer warpgroups of 64 query rows), a persistent grid of
   min(tiles, #SMs) thread blocks over tiles of B_r = 128 query rows of one head; Q_i once,
   then K_j, V_j for every visible key block (B_c = 128), all through TMA in whole tiles of
-  128 rows × the kernel's head dim (64 for d ≤ 64, 128 above: the name's last number);
+  128 rows × the kernel's head dim (64, 128, 192 or 256, the first at least d: the name's
+  last number);
   O by TMA store and L by plain stores, real rows and columns only. That is ``fa2`` with
   ``tma_box``.
-* backward: ``cudnn::compute_dot_do_o…`` (D and a zeroed fp32 dQaccum, N_q rows), the
-  persistent ``…flash_bprop_wgmma_f16_knob_26_64x64x{64,128}…`` (B_c = 128 keys per tile,
-  query steps of B_r = 64; K, V, Q, dO by TMA in whole tiles; L and D by plain predicated
-  loads; dQ_i added into dQaccum by TMA reductions; dK, dV by TMA stores) and
-  ``cudnn::convert_dq_to_16bits``; under GQA, two ``cudnn::fmha_reduce_head`` (dK, dV). That
-  is ``fa2_kernel_backward`` with ``tma_box`` and ``rounded_buffers=False``.
+* backward: ``cudnn::compute_dot_do_o…`` (D and a zeroed fp32 dQaccum, N_q × d), the
+  persistent ``…flash_bprop_wgmma_f16_knob_26_64x64x{64,128,192,256}…`` (B_c = 128 keys per
+  tile, query steps of B_r = 64; K, V, Q, dO by TMA in whole tiles; L and D by plain
+  predicated loads; dQ_i added into dQaccum by TMA reductions; dK, dV by TMA stores; above
+  d = 128 two thread blocks a tile, each loading all of it) and ``cudnn::convert_dq_to_16bits``;
+  under GQA, two ``cudnn::fmha_reduce_head`` (dK, dV). That is ``fa2_kernel_backward`` with
+  ``tma_box``, ``rounded_buffers=False`` and ``tile_blocks``.
+* a forward of one query row runs cuDNN's sm80 ``flash_fprop_wmma`` kernel and
+  ``lean_reduction_kernel`` instead: refused (:data:`DECODE_NOTE`).
 
 Outside the schedules (they are the kernels' bookkeeping, not the attention's tensors):
 the persistent kernels take tiles from an atomic counter, one 4-byte atomic per tile and
 one more per thread block, each answered by a 32-byte sector through the L1's crossbar
 (:func:`scheduler_bytes`); and ``convert_dq_to_16bits`` gives each thread block 2,048
 elements starting at a multiple of ⌊2048/d⌋ rows, so for d = 96 neighbouring blocks overlap
-(:func:`convert_dq_elements`).
+(:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with 1,024 (d = 192 overlaps).
 
 No kernel time model: the kernels issue wgmma from warpgroups, and no wgmma rate has been
 measured here; their time is the roofline's lower bound, and the launches say so.
@@ -37,14 +41,16 @@ from ..errors import ProblemError, ScheduleError
 from .tile_tables import KernelTile, gpu_info
 
 SOURCE = "cuDNN 9.19 via PyTorch 2.11 on an H200: launch names, grids and ncu counters (docs/validation/2026-12-01-cudnn.md)"
-#: the measured head dims' kernels run a head dim of 64 or 128 (d = 96 runs the 128 kernel)
-KERNEL_HEAD_DIMS = (64, 128)
+#: the measured head dims' kernels run a head dim of 64, 128, 192 or 256 (d = 96 runs the 128 kernel,
+#: 160 the 192 one: docs/validation/2026-12-01-cudnn.md, 2026-12-04-s29-cudnn.md)
+KERNEL_HEAD_DIMS = (64, 128, 192, 256)
 #: a forward of one query row (N_q = 1) runs cuDNN's sm80 kernel and a reduction kernel; N_q ≥ 2 the sm90
 #: kernels (136 shapes, N_q 1-512, N_kv 1,024 and 8,192, d 64 and 128, MHA and GQA)
 DECODE_NOTE = ("kernel='cudnn': a forward of one query row (N_q = 1) runs cuDNN's sm80 flash_fprop_wmma kernel and "
                "cudnn::lean_reduction_kernel, not the sm90 kernels the preset models (measured: "
                "docs/validation/2026-12-04-s29-cudnn.md); no model of that path (iosim simulate --pass backward "
                "models the backward alone)")
+REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one head's dK or dV
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
 
@@ -55,15 +61,18 @@ class CudnnTile(KernelTile):
 
     time_model_note: str = ("roofline, a lower bound: no kernel time model for cuDNN's wgmma warpgroups "
                             "(no wgmma rate has been measured)")
+    #: thread blocks a tile (the bprop above d = 128: two, each with half the head dim's outputs)
+    blocks_per_tile: int = 1
 
 
 def kernel_head_dim(d: int) -> int:
-    """The head dim of the cuDNN kernel that runs ``d`` (measured: 64 → 64; 96, 128 → 128)."""
+    """The head dim of the cuDNN kernel that runs ``d`` (measured: 32, 64 → 64; 80-128 → 128;
+    160, 192 → 192; 256 → 256)."""
     for k in KERNEL_HEAD_DIMS:
         if d <= k:
             return k
-    raise ProblemError(f"kernel='cudnn': head dim {d} is not modelled (cuDNN's kernels for d > 128 were not "
-                       "measured; measured: 64, 96, 128)", field="kernel")
+    raise ProblemError(f"kernel='cudnn': head dim {d} is not modelled (cuDNN's kernels for d > 256 were not "
+                       "measured; measured: 32-256)", field="kernel")
 
 
 def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
@@ -81,14 +90,16 @@ def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
     gpu = f"{profile.name} (sm90)"
     fwd = CudnnTile(128, 128, 12, f"sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{kd}", kd,
                     "2 consumer warpgroups × 64 query rows; keys by 128", SOURCE, gpu)
+    split = 2 if kd > 128 else 1         # measured: grid and scheduler atomics 2 × the key tiles above d = 128
     bwd = CudnnTile(64, 128, 12, f"sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x{kd}", kd,
-                    "128 keys per tile; query steps of 64", SOURCE, gpu)
+                    "128 keys per tile; query steps of 64" + ("; two thread blocks a tile" if split > 1 else ""),
+                    SOURCE, gpu, blocks_per_tile=split)
     return fwd, bwd
 
 
 def check_problem(problem, profile, passes: str = "forward+backward") -> tuple[CudnnTile, CudnnTile]:
     """The preset's tiles for ``problem``; ProblemError or ScheduleError (one line) where it has
-    no model: a profile that is no Hopper GPU, fp32 or fp8, d > 128, causal with N_q ≠ N_kv,
+    no model: a profile that is no Hopper GPU, fp32 or fp8, d > 256, causal with N_q ≠ N_kv,
     a forward (in ``passes``) of one query row."""
     tiles = cudnn_tiles(problem, profile)
     if problem.causal and problem.seq_len_q != problem.seq_len_kv:
@@ -107,7 +118,8 @@ def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
         out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))
     if "backward" in passes:
         out.append(launch_cls("backward", "fa2_kernel_backward", problem, bwd,
-                              {"tma_box": bwd.kernel_head_dim, "rounded_buffers": False}))
+                              {"tma_box": bwd.kernel_head_dim, "rounded_buffers": False,
+                               "tile_blocks": bwd.blocks_per_tile}))
     return out
 
 
@@ -121,10 +133,12 @@ def scheduler_bytes(tiles: int, sm_count: int) -> int:
     return SCHEDULER_SECTOR * (tiles + persistent_grid(tiles, sm_count))
 
 
-def convert_dq_elements(rows: int, d: int) -> int:
+def convert_dq_elements(rows: int, d: int, chunk: int = CONVERT_ELEMENTS) -> int:
     """dQaccum elements ``convert_dq_to_16bits`` moves per head: thread block b covers
-    CONVERT_ELEMENTS elements from row b·⌊2048/d⌋, clipped at the head's end."""
-    step = (CONVERT_ELEMENTS // d) * d
+    ``chunk`` elements from row b·⌊chunk/d⌋, clipped at the head's end. ``fmha_reduce_head``
+    moves its rows the same way in chunks of REDUCE_ELEMENTS (its grid at d = 192, N = 2,048:
+    410 = ⌈2,048 / 5⌉ blocks a K/V head)."""
+    step = (chunk // d) * d
     total = rows * d
-    blocks = -(-rows // (CONVERT_ELEMENTS // d))
-    return sum(min(CONVERT_ELEMENTS, total - b * step) for b in range(blocks))
+    blocks = -(-rows // (chunk // d))
+    return sum(min(chunk, total - b * step) for b in range(blocks))

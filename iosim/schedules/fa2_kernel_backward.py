@@ -28,7 +28,8 @@ from __future__ import annotations
 from .gqa import kv_gradient_targets, reduce_kv_gradients
 
 
-def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buffers: bool = True) -> None:
+def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buffers: bool = True,
+                        tile_blocks: int = 1) -> None:
     """The three backward kernels of flash-attn 2.
 
     ``stats_loads``: how many warps load each row's L_i and D_i in every step of the main
@@ -41,6 +42,11 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
     their real rows (cuDNN), instead of flash-attn's blocks rounded to whole B_r rows; and
     dQaccum's rows are d wide, not flash-attn's rounded head size (cuDNN allocates it N_q × d:
     d = 80 and 112 measured, docs/validation/2026-12-04-s29-cudnn.md).
+    ``tile_blocks``: thread blocks a key block (cuDNN's bprop above d = 128 launches two, each
+    loading K_j, V_j and every visible Q_i, dO_i, L_i, D_i and writing half the columns of dK_j,
+    dV_j and dQ_i: measured, docs/validation/2026-12-04-s29-cudnn.md). The engine tiles no
+    head-dim columns, so the first writes all of them and the others write nothing: every byte
+    moved is counted, and the others' half-column products are counted whole.
     """
     d = ctx.problem.head_dim
     whole = rounded_buffers
@@ -54,8 +60,9 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
                           rounded_cols=whole)
     with ctx.kernel("dq_dk_dv"):                                # 2: one thread block per key block
         for j in ctx.kv_blocks():
-            with ctx.thread_block(("kv", j.index)):
-                _key_block(ctx, j, dK, dV, stats_loads, tma_box, whole)
+            for t in range(tile_blocks):
+                with ctx.thread_block(("kv", j.index) if tile_blocks == 1 else ("kv", j.index, t)):
+                    _key_block(ctx, j, dK, dV, stats_loads, tma_box, whole, writes=t == 0)
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
@@ -64,8 +71,9 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
         reduce_kv_gradients(ctx)
 
 
-def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: bool) -> None:
-    """The main kernel's thread block for key block j: its walk over the visible query blocks."""
+def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: bool, writes: bool = True) -> None:
+    """The main kernel's thread block for key block j: its walk over the visible query blocks
+    (``writes``: it writes dQaccum, dK_j and dV_j; see ``tile_blocks``)."""
     d = ctx.problem.head_dim
     box = {"whole_rows": True, "box_cols": tma_box} if tma_box else {}
     K_j, V_j = ctx.load("K", j, **box), ctx.load("V", j, **box)
@@ -80,11 +88,14 @@ def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: 
         dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
         dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
         dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
-        if tma_box:                                      # TMA reduction: added in L2, real rows, no read
+        if not writes:                                   # another block of the key tile writes them
+            pass
+        elif tma_box:                                    # TMA reduction: added in L2, real rows, no read
             ctx.store("dQaccum", i, (dS_ij @ K_j) * ctx.softmax_scale, reduce=True, rounded_cols=whole)
         else:                                            # atomicAdd: read-modify-write in fp32, whole rows
             acc = ctx.load("dQaccum", i, whole_rows=whole, rounded_cols=whole)
             ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=whole, rounded_cols=whole)
         dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
-    ctx.store(dK, j, dK_j)
-    ctx.store(dV, j, dV_j)
+    if writes:
+        ctx.store(dK, j, dK_j)
+        ctx.store(dV, j, dV_j)

@@ -67,7 +67,7 @@ def test_d96_convert_overlap_is_in_the_exact_count(rows):
 
 
 def test_preset_refuses_what_was_not_measured():
-    for problem, hw in ((Problem(head_dim=256, seq_len=1024), "h200"), (Problem(head_dim=64, seq_len=1024), "a100-80gb"),
+    for problem, hw in ((Problem(head_dim=264, seq_len=1024), "h200"), (Problem(head_dim=64, seq_len=1024), "a100-80gb"),
                         (Problem(head_dim=64, seq_len=1024, dtype="fp32"), "h200")):
         with pytest.raises(IosimError):
             simulate(hw, "fa2", problem, options=Options(kernel="cudnn"))
@@ -161,3 +161,50 @@ def test_cudnn_takes_another_path_for_one_query_row():
     with pytest.raises(IosimError, match="N_q = 1"):
         simulate("h200", "fa2", problem, passes="forward", options=Options(kernel="cudnn", cache=False))
     assert simulate("h200", "fa2", problem, passes="backward", options=Options(kernel="cudnn", cache=False)).kernels
+
+
+WIDE = ROOT / "docs" / "validation" / "2026-12-04-s29-cudnn-wide"
+
+
+def test_head_dims_above_128():
+    """docs/validation/2026-12-04-s29-cudnn.md, "Above d = 128": d = 160, 192 (GQA, causal) and 256
+    (ragged, causal bf16) run the x192 and x256 kernels; the bprop launches two thread blocks a key
+    tile (its grid and its scheduler's atomics: 4 × (2 · tiles + blocks)), each loading the tile's
+    K, V and every Q, dO, L, D, and fmha_reduce_head moves 1,024-element chunks (at d = 192 they
+    overlap). Every quantity of the six configurations exact but the bprop's crossbar loads, over
+    by 0 to 0.0051 % (the run's, as at d ≤ 128)."""
+    import json
+    from iosim.gpu import cudnn
+    from iosim.gpu.sdpa import problem_of
+    cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
+    meta = json.loads((WIDE / "cudnn_configs.json").read_text())
+    seen, h200 = 0, load_profile("h200")
+    for d, configs in meta["grid"].items():
+        groups, _ = cc._groups(str(WIDE / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
+        for cfg, launches in zip(configs, groups):
+            bprop = next(x for x in launches if "bprop" in x["name"])
+            tiles = cfg["batch"] * cfg["heads"] * -(-cfg["seq_len"] // 128) * 2
+            assert bprop["metrics"]["smsp__sass_data_bytes_mem_global_op_atom.sum"] == 4 * (tiles + min(tiles, 132))
+            for launch in cudnn.compare(problem_of(cfg), launches, h200, cache=False)["launches"]:
+                for check in launch["checks"]:
+                    seen += 1
+                    if (launch["kernel"], check["quantity"]) == ("bprop", "loads"):
+                        assert 0 <= check["measured"] - check["predicted"] <= BPROP_XBAR_EXCESS * check["predicted"], \
+                            (cfg, check)
+                    else:
+                        assert check["measured"] == check["predicted"], (cfg, launch["kernel"], check)
+    assert seen == 5 * 11 + 15
+
+
+def test_gradients_of_the_two_block_backward():
+    """Above d = 128 the preset's second thread block of a key tile writes nothing: the gradients
+    are still attention's (GQA, causal, ragged)."""
+    problem = Problem(seq_len=70, head_dim=136, heads=2, kv_heads=1, causal=True)
+    x = random_inputs(problem, seed=5, gradient=True)
+    r = simulate("h200", "fa2", problem, passes="forward+backward", mode="numeric", inputs=x,
+                 options=Options(kernel="cudnn", cache=False))
+    K, V = np.repeat(x["K"], 2, axis=1), np.repeat(x["V"], 2, axis=1)
+    expected = reference_gradients(x["Q"], K, V, x["dO"], True)
+    assert np.max(np.abs(r.outputs["dQ"] - expected["dQ"])) <= 1e-10
+    for name in ("dK", "dV"):
+        assert np.max(np.abs(r.outputs[name] - expected[name].reshape(1, 1, 2, 70, 136).sum(axis=2))) <= 1e-10
