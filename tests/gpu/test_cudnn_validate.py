@@ -41,7 +41,8 @@ def _report(committed, index, launches=None):
 @pytest.mark.parametrize("extra,words", [
     (("--dtype", "fp32"), "--vendor cudnn runs fp16 or bf16"),
     (("--dtype", "fp8"), "--vendor cudnn runs fp16 or bf16"),
-    (("-d", "256"), "head dim 256 is not modelled"),
+    (("-d", "264"), "head dim 264 is not modelled"),
+    (("--seq-len-q", "1", "--seq-len-kv", "256"), "a forward of one query row (N_q = 1) runs cuDNN's sm80"),
     (("-d", "100"), "head dim 100 is no multiple of 8, which PyTorch's cuDNN backend refuses"),
     (("--hw", "a100-80gb"), "is not a Hopper GPU"),
     (("--seq-len-q", "128", "--seq-len-kv", "256", "--causal"), "causal attention with N_q ≠ N_kv"),
