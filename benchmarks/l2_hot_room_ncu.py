@@ -86,7 +86,7 @@ def run_target() -> None:
 
 
 def summary(raw_dir: str) -> str:
-    lines = ["| D (MB) | hot | H (MB) | DRAM read (MB) | beyond D (MB) | L2 writes (MB) | local stores (M) |",
+    lines = ["| D (MB) | hot | H (MB) | DRAM read (MB) | beyond D (MB) | L2 writes (MB) | local store instructions (M, warps) |",
              "|---:|---|---:|---:|---:|---:|---:|"]
     for case, got in measured(raw_dir, "l2_hot_room.csv"):
         h = hot_bytes(case["mode"], case["size"], case.get("sms", 132))
@@ -94,7 +94,7 @@ def summary(raw_dir: str) -> str:
         lines.append(f"| {case['d'] / MB:g} | {('none', 'global', 'local')[case['mode']]} | {h / MB:.1f} "
                      f"| {read:.1f} | {read - case['d'] / MB:.1f} "
                      f"| {got.get('lts__t_sectors_srcunit_tex_op_write.sum', 0):.1f} "
-                     f"| {got.get('smsp__sass_inst_executed_op_local_st.sum', 0) * MB / 1e6:.2f} |")
+                     f"| {got.get('smsp__sass_inst_executed_op_local_st.sum', 0):.2f} |")
     return "\n".join(lines)
 
 
