@@ -27,12 +27,14 @@ class BlockLoops:
     for the cache model's program order).
     """
 
-    def q_blocks(self, visible_to: Block | None = None, interchangeable: bool = False) -> Iterator[Block]:
+    def q_blocks(self, visible_to: Block | None = None, interchangeable: bool = False,
+                 descending: bool = False) -> Iterator[Block]:
         """Query (row) blocks i = 0..T_r−1, or those active with key block ``visible_to``.
         ``interchangeable``: the schedule's promise that the loop's iterations are (see
-        :meth:`_iterate`)."""
+        :meth:`_iterate`); ``descending``: from the last to the first."""
         self._check_blocks("ctx.q_blocks(visible_to=…)", visible_to)
-        return self._iterate(self._blocks(self.mask_info.q, visible_to), interchangeable=interchangeable)
+        blocks = self._blocks(self.mask_info.q, visible_to)
+        return self._iterate(blocks[::-1] if descending else blocks, descending, interchangeable)
 
     def kv_blocks(self, visible_to: Block | None = None, split: Split | None = None,
                   descending: bool = False, interchangeable: bool = False) -> Iterator[Block]:

@@ -119,7 +119,7 @@ def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
     if "backward" in passes:
         out.append(launch_cls("backward", "fa2_kernel_backward", problem, bwd,
                               {"tma_box": bwd.kernel_head_dim, "rounded_buffers": False,
-                               "tile_blocks": bwd.blocks_per_tile}))
+                               "tile_blocks": bwd.blocks_per_tile, "q_descending": True}))
     return out
 
 

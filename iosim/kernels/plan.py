@@ -173,6 +173,8 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
     tile = kernel_tile("fa2", problem.head_dim, profile, direction="bwd", causal=problem.causal)
     options = {"stats_loads": tile.stats_loads} if tile.stats_loads else {}
     fa2 = kernel == "flash-attn-2"
+    if fa2:
+        options["q_descending"] = True        # flash_bwd_kernel.h: m_block = m_block_max - 1, then --m_block
     off_tiles = problem.head_dim == tile.kernel_head_dim and not even_mn(problem, tile)   # lengths, not d
     uneven_mn = uneven_mn_factor(tile.kernel, tile.block_q, tile.block_kv, tile.warps, tile.kernel_head_dim)
     if fa2 and off_tiles and not problem.causal and uneven_mn:   # dense: its Is_even_MN = false instantiation

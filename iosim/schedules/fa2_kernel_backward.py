@@ -29,7 +29,7 @@ from .gqa import kv_gradient_targets, reduce_kv_gradients
 
 
 def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buffers: bool = True,
-                        tile_blocks: int = 1) -> None:
+                        tile_blocks: int = 1, q_descending: bool = False) -> None:
     """The three backward kernels of flash-attn 2.
 
     ``stats_loads``: how many warps load each row's L_i and D_i in every step of the main
@@ -47,6 +47,9 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
     dV_j and dQ_i: measured, docs/validation/2026-12-04-s29-cudnn.md). The engine tiles no
     head-dim columns, so the first writes all of them and the others write nothing: every byte
     moved is counted, and the others' half-column products are counted whole.
+    ``q_descending``: a key block walks its visible query blocks from the last down, as
+    flash-attn 2's ``compute_dq_dk_dv_1colblock`` does (``m_block = m_block_max - 1``, then
+    ``--m_block``) and cuDNN's bprop does by its DRAM reads (docs/validation/2026-12-04-s29-cudnn.md).
     """
     d = ctx.problem.head_dim
     whole = rounded_buffers
@@ -62,7 +65,7 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
         for j in ctx.kv_blocks():
             for t in range(tile_blocks):
                 with ctx.thread_block(("kv", j.index) if tile_blocks == 1 else ("kv", j.index, t)):
-                    _key_block(ctx, j, dK, dV, stats_loads, tma_box, whole, writes=t == 0)
+                    _key_block(ctx, j, dK, dV, stats_loads, tma_box, whole, writes=t == 0, q_descending=q_descending)
     with ctx.kernel("convert_dq"):                              # 3: dQ = convert(dQaccum)
         for i in ctx.q_blocks():
             with ctx.thread_block(("q", i.index)):
@@ -71,7 +74,8 @@ def fa2_kernel_backward(ctx, stats_loads: int = 1, tma_box: int = 0, rounded_buf
         reduce_kv_gradients(ctx)
 
 
-def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: bool, writes: bool = True) -> None:
+def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: bool, writes: bool = True,
+               q_descending: bool = False) -> None:
     """The main kernel's thread block for key block j: its walk over the visible query blocks
     (``writes``: it writes dQaccum, dK_j and dV_j; see ``tile_blocks``)."""
     d = ctx.problem.head_dim
@@ -79,7 +83,7 @@ def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: 
     K_j, V_j = ctx.load("K", j, **box), ctx.load("V", j, **box)
     dK_j = ctx.fill("dK_j", j, 0.0, role="output", cols=d)
     dV_j = ctx.fill("dV_j", j, 0.0, role="output", cols=d)
-    for i in ctx.q_blocks(visible_to=j):
+    for i in ctx.q_blocks(visible_to=j, descending=q_descending):
         Q_i, dO_i = ctx.load("Q", i, **box), ctx.load("dO", i, **box)  # O_i is not reloaded: D_i carries it
         for _ in range(stats_loads):                     # each warp column loads them
             L_i, D_i = ctx.load("L", i), ctx.load("D", i, whole_rows=whole)  # flash's dP_sum: unpredicated

@@ -208,3 +208,25 @@ def test_gradients_of_the_two_block_backward():
     assert np.max(np.abs(r.outputs["dQ"] - expected["dQ"])) <= 1e-10
     for name in ("dK", "dV"):
         assert np.max(np.abs(r.outputs[name] - expected[name].reshape(1, 1, 2, 70, 136).sum(axis=2))) <= 1e-10
+
+
+def test_causal_bprop_dram_with_the_walk_down():
+    """docs/validation/2026-12-04-s29-cudnn.md, "The causal bprop's DRAM reads": walking each key
+    tile's query blocks from the last down, the L2 model's DRAM reads of cuDNN's causal bprops with
+    more tiles than SMs are within 3 % of the H200's (1.30 and 2.59 walking up)."""
+    from iosim.gpu import cudnn
+    from iosim.gpu.sdpa import problem_of
+    import json
+    cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
+    meta = json.loads((RAW / "cudnn_configs.json").read_text())
+    checked = 0
+    for d in ("64", "96"):
+        groups, _ = cc._groups(str(RAW / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
+        for cfg, launches in zip(meta["grid"][d], groups):
+            if not (cfg["causal"] and cfg["seq_len"] == 4096 and cfg["heads"] == 8):
+                continue
+            rows = cudnn.compare(problem_of(cfg), launches, load_profile("h200"), cache=True)["launches"]
+            bprop = next(r for r in rows if r["kernel"] == "bprop")
+            assert abs(bprop["predicted"]["dram_read"] / bprop["measured"]["dram_read"] - 1) <= 0.03, (cfg, bprop)
+            checked += 1
+    assert checked == 2

@@ -369,9 +369,10 @@ def _with_l2(folder: str, keep) -> tuple[int, list]:
 def test_the_session_19_grid_dram_reads_with_the_l2_sets():
     """The same grid's DRAM reads with the L2 model on, for the configurations it replays in
     seconds (the dense ones, GQA causal at N = 6,144 and the two decodes; the long causal ones
-    are in the doc): every launch over 1 MB within 10 % but two kinds the sets miss, as
-    predicted before the run — the decodes' backwards, 15 % under (0.85, 0.84: a K/V head
-    re-read after most of a partition), and the GQA causal backward, 17 % over (1.17)."""
+    are in the doc): every launch over 1 MB within 10 % but the decodes' backwards, 15 % under
+    (0.85, 0.84: a K/V head re-read after most of a partition), as predicted before the run.
+    The GQA causal backward, 1.17 then, is 1.02 since its key blocks walk their query blocks
+    downwards as flash-attn's do (session 29)."""
     configs, rows = _with_l2("2026-12-03-s19-check", lambda cfg: not cfg["causal"] or cfg["seq_len"] == 6144)
     assert configs == 5
     for cfg, row in rows:
@@ -381,7 +382,5 @@ def test_the_session_19_grid_dram_reads_with_the_l2_sets():
         ratio = p["dram_read"] / m["dram_read"]
         if row["kernel"] == "dq_dk_dv" and cfg["seq_len"] == 1:
             assert 0.80 <= ratio <= 0.90, (cfg, ratio)
-        elif row["kernel"] == "dq_dk_dv" and cfg["causal"]:
-            assert 1.12 <= ratio <= 1.22, (cfg, ratio)
         else:
             assert abs(ratio - 1) <= 0.10, (cfg, row["kernel"], ratio)

@@ -37,3 +37,17 @@ def test_a_gqa_decode_backward_rereads_k_and_v_per_query_head_when_batches_come_
     assert abs(_dq_dk_dv_dram(2, 8, 2) - measured) <= 0.01 * measured
     assert _dq_dk_dv_dram(2, 8, 2, "h100-sxm") >= 16 * kv_bytes
     assert _dq_dk_dv_dram(1, 16, 4, "h100-sxm") <= 1.1 * 4 * kv_bytes
+
+
+def test_the_backward_walks_its_query_blocks_down_and_counts_alike():
+    """flash-attn 2's backward (flash_bwd_kernel.h: m_block from m_block_max - 1 down) and the cudnn
+    preset walk a key block's query blocks downwards; the counts are the upward walk's."""
+    from iosim import Options, Problem, simulate
+    from iosim.schedules.fa2_kernel_backward import fa2_kernel_backward
+    problem = Problem(seq_len=700, head_dim=64, heads=2, causal=True)
+    for kernel in ("flash-attn-2", "cudnn"):
+        r = simulate("h200", "fa2", problem, passes="backward", options=Options(kernel=kernel, cache=False))
+        assert r.options["launches"][0]["q_descending"] is True
+    up, down = (simulate("h200", lambda ctx, d=d: fa2_kernel_backward(ctx, q_descending=d), problem,
+                         passes="backward", blocks=(64, 128), options=Options(cache=False)) for d in (False, True))
+    assert up.hbm.read_bytes == down.hbm.read_bytes and up.hbm.write_bytes == down.hbm.write_bytes
