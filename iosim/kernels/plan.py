@@ -131,7 +131,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     cc = gpu_info(profile).compute_capability
     if num_splits > 1:
         code = code_bytes(("splitkv", "combine"), run, split_tile, num_splits, cc)
-        return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits},
+        return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits, "kv_descending": True},
                             l2_note=None if code else CODE_NOTE, code=code,
                             causal_code=causal_code("splitkv", run, split_tile, num_splits, cc))
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)

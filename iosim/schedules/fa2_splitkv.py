@@ -26,25 +26,27 @@ from ..engine.tiles import maximum
 from .fa2 import fa2_forward
 
 
-def fa2_splitkv_forward(ctx, num_splits: int) -> None:
+def fa2_splitkv_forward(ctx, num_splits: int, kv_descending: bool = False) -> None:
     """The split kernel over (query block, split), then the combine kernel.
 
     S = ``num_splits`` is the caller's (:func:`iosim.prepare` asks flash-attn's heuristic,
-    :mod:`iosim.kernels.split_heuristic`, when the user gives none)."""
+    :mod:`iosim.kernels.split_heuristic`, when the user gives none). ``kv_descending``: each
+    split's key blocks from its last down, as flash-attn's split kernel walks them
+    (``compute_attn_1rowblock_splitkv``: ``n_block = n_block_max - 1``, then ``--n_block``)."""
     ctx.set_num_splits(num_splits)
     if num_splits == 1:
-        fa2_forward(ctx)
+        fa2_forward(ctx, kv_descending=kv_descending)
         return
     with ctx.kernel("splitkv"):
         for i in ctx.q_blocks():
             for s in ctx.splits(visible_to=i):
                 with ctx.thread_block(("q", i.index, "split", s.index)):
-                    _split_rows(ctx, i, s)
+                    _split_rows(ctx, i, s, kv_descending)
     with ctx.kernel("combine"):
         _combine(ctx)
 
 
-def _split_rows(ctx, i, s) -> None:
+def _split_rows(ctx, i, s, kv_descending: bool = False) -> None:
     """One thread block of the split kernel: query block i over the key blocks of split s."""
     d = ctx.problem.head_dim
     if not s.members:                                          # empty split: exits early
@@ -55,7 +57,7 @@ def _split_rows(ctx, i, s) -> None:
     O_i = ctx.fill("O_i", i, 0.0, role="output", cols=d)
     l_i = ctx.fill("l_i", i, 0.0, role="stats")
     m_i = ctx.fill("m_i", i, -math.inf, role="stats")
-    for j in ctx.kv_blocks(split=s):                           # FlashAttention-2's inner loop
+    for j in ctx.kv_blocks(split=s, descending=kv_descending):  # FlashAttention-2's inner loop
         K_j, V_j = ctx.load("K", j), ctx.load("V", j)
         S_ij = ctx.keep("S_ij", ctx.mask((Q_i @ K_j.T) * ctx.softmax_scale, i, j), role="scores")
         m_new = maximum(m_i, S_ij.rowmax())
