@@ -101,12 +101,13 @@ def test_gradients_of_the_tma_schedules(kv_heads):
 PROSPECTIVE = ROOT / "docs" / "validation" / "2026-12-04-s29-cudnn"
 
 
-def _prospective_groups():
+def _measured(raw):
+    """(head dim, config, its launches) of every configuration of a committed cuDNN run."""
     import json
     cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
-    meta = json.loads((PROSPECTIVE / "cudnn_configs.json").read_text())
+    meta = json.loads((raw / "cudnn_configs.json").read_text())
     for d, configs in meta["grid"].items():
-        groups, _ = cc._groups(str(PROSPECTIVE / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
+        groups, _ = cc._groups(str(raw / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
         yield from ((int(d), c, groups[i]) for i, c in enumerate(configs))
 
 
@@ -120,7 +121,7 @@ def test_the_session_29_prospective_grid():
     from iosim.gpu.sdpa import problem_of
     h200 = load_profile("h200")
     seen = 0
-    for d, cfg, launches in _prospective_groups():
+    for d, cfg, launches in _measured(PROSPECTIVE):
         problem = problem_of(cfg)
         if problem.seq_len_q == 1:
             assert any("lean_reduction_kernel" in x["name"] for x in launches)
@@ -173,26 +174,21 @@ def test_head_dims_above_128():
     K, V and every Q, dO, L, D, and fmha_reduce_head moves 1,024-element chunks (at d = 192 they
     overlap). Every quantity of the six configurations exact but the bprop's crossbar loads, over
     by 0 to 0.0051 % (the run's, as at d ≤ 128)."""
-    import json
     from iosim.gpu import cudnn
     from iosim.gpu.sdpa import problem_of
-    cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
-    meta = json.loads((WIDE / "cudnn_configs.json").read_text())
     seen, h200 = 0, load_profile("h200")
-    for d, configs in meta["grid"].items():
-        groups, _ = cc._groups(str(WIDE / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
-        for cfg, launches in zip(configs, groups):
-            bprop = next(x for x in launches if "bprop" in x["name"])
-            tiles = cfg["batch"] * cfg["heads"] * -(-cfg["seq_len"] // 128) * 2
-            assert bprop["metrics"]["smsp__sass_data_bytes_mem_global_op_atom.sum"] == 4 * (tiles + min(tiles, 132))
-            for launch in cudnn.compare(problem_of(cfg), launches, h200, cache=False)["launches"]:
-                for check in launch["checks"]:
-                    seen += 1
-                    if (launch["kernel"], check["quantity"]) == ("bprop", "loads"):
-                        assert 0 <= check["measured"] - check["predicted"] <= BPROP_XBAR_EXCESS * check["predicted"], \
-                            (cfg, check)
-                    else:
-                        assert check["measured"] == check["predicted"], (cfg, launch["kernel"], check)
+    for _, cfg, launches in _measured(WIDE):
+        bprop = next(x for x in launches if "bprop" in x["name"])
+        tiles = cfg["batch"] * cfg["heads"] * -(-cfg["seq_len"] // 128) * 2
+        assert bprop["metrics"]["smsp__sass_data_bytes_mem_global_op_atom.sum"] == 4 * (tiles + min(tiles, 132))
+        for launch in cudnn.compare(problem_of(cfg), launches, h200, cache=False)["launches"]:
+            for check in launch["checks"]:
+                seen += 1
+                if (launch["kernel"], check["quantity"]) == ("bprop", "loads"):
+                    assert 0 <= check["measured"] - check["predicted"] <= BPROP_XBAR_EXCESS * check["predicted"], \
+                        (cfg, check)
+                else:
+                    assert check["measured"] == check["predicted"], (cfg, launch["kernel"], check)
     assert seen == 5 * 11 + 15
 
 
@@ -216,17 +212,12 @@ def test_causal_bprop_dram_with_the_walk_down():
     more tiles than SMs are within 3 % of the H200's (1.30 and 2.59 walking up)."""
     from iosim.gpu import cudnn
     from iosim.gpu.sdpa import problem_of
-    import json
-    cc = load_module("cudnn_compare", ROOT / "benchmarks" / "cudnn_compare.py")
-    meta = json.loads((RAW / "cudnn_configs.json").read_text())
     checked = 0
-    for d in ("64", "96"):
-        groups, _ = cc._groups(str(RAW / f"cudnn_d{d}.csv"), meta.get("marker", "spin_kernel"))
-        for cfg, launches in zip(meta["grid"][d], groups):
-            if not (cfg["causal"] and cfg["seq_len"] == 4096 and cfg["heads"] == 8):
-                continue
-            rows = cudnn.compare(problem_of(cfg), launches, load_profile("h200"), cache=True)["launches"]
-            bprop = next(r for r in rows if r["kernel"] == "bprop")
-            assert abs(bprop["predicted"]["dram_read"] / bprop["measured"]["dram_read"] - 1) <= 0.03, (cfg, bprop)
-            checked += 1
+    for d, cfg, launches in _measured(RAW):
+        if d == 128 or not (cfg["causal"] and cfg["seq_len"] == 4096 and cfg["heads"] == 8):
+            continue
+        rows = cudnn.compare(problem_of(cfg), launches, load_profile("h200"), cache=True)["launches"]
+        bprop = next(r for r in rows if r["kernel"] == "bprop")
+        assert abs(bprop["predicted"]["dram_read"] / bprop["measured"]["dram_read"] - 1) <= 0.03, (cfg, bprop)
+        checked += 1
     assert checked == 2
