@@ -106,10 +106,8 @@ def measure_stamps(out_dir: str) -> None:
 
 def steps(spec: dict) -> np.ndarray:
     """Key-block steps of every block in launch order (grid (T_r, B·H), x fastest)."""
-    n, br, bc = spec["seq_len"], spec["block_q"], spec["block_kv"]
-    tc = -(-n // bc)
-    one = np.array([min(tc, (min(br * (i + 1), n) - 1) // bc + 1) if spec["causal"] else tc for i in range(-(-n // br))])
-    return np.tile(one, spec["heads_total"])
+    from l2_drift_sketch import blocks
+    return blocks(spec["seq_len"], spec["block_q"], spec["block_kv"], spec["heads_total"], spec["causal"])[1]
 
 
 def drift_table(a: np.ndarray, spec: dict) -> dict:

@@ -21,17 +21,16 @@ compute in fp32. Layout: Q, K, V, O are [B·H, N, d]; S, P are [B·H, N, N]; ℓ
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import CapacityError, ProblemError, require_choice, require_positive_int
-from ..hardware import load_profile
 from ..kernels.measured_steps import measured_step
 from ..models import measured_time
 from ..models.kernel_time import WarpLayout
 from ..run import Options, simulate
+from ..run.setup import resolve_profile
 from ..run.launches import kernel_times, kernel_traffic
 from . import build
 from .numerics import NP_DTYPE
@@ -171,10 +170,8 @@ def occupancy(profile, cfg: Config) -> dict:
     the compiled kernel's registers a thread. Without them the model counts blocks by shared memory
     and threads alone, and fa2_mma at d = 128 holds fewer (64 × 64: 2 an SM, not 4; 128 × 64: 1, not
     3; docs/validation/2026-12-04-drift-probe.md)."""
-    if isinstance(profile, (str, os.PathLike)):
-        profile = load_profile(profile)
     out = {"threads_per_block": launches(cfg)[0].block}
-    steps = measured(profile, cfg)
+    steps = measured(resolve_profile(profile), cfg)
     if steps is not None:
         out["registers_per_thread"] = steps.registers
     return out

@@ -92,14 +92,19 @@ def _key_block(ctx, j, dK: str, dV: str, stats_loads: int, tma_box: int, whole: 
         dV_j = ctx.keep("dV_j", dV_j + P_ij.T @ dO_i, role="output")
         dP_ij = ctx.keep("dP_ij", dO_i @ V_j.T, role="scores")
         dS_ij = ctx.keep("dP_ij", P_ij * (dP_ij - D_i.col()), role="scores")
-        if not writes:                                   # another block of the key tile writes them
-            pass
-        elif tma_box:                                    # TMA reduction: added in L2, real rows, no read
-            ctx.store("dQaccum", i, (dS_ij @ K_j) * ctx.softmax_scale, reduce=True, rounded_cols=whole)
-        else:                                            # atomicAdd: read-modify-write in fp32, whole rows
-            acc = ctx.load("dQaccum", i, whole_rows=whole, rounded_cols=whole)
-            ctx.store("dQaccum", i, acc + (dS_ij @ K_j) * ctx.softmax_scale, whole_rows=whole, rounded_cols=whole)
+        if writes:                                       # (else another block of the key tile writes dQ_i)
+            _add_dq(ctx, i, (dS_ij @ K_j) * ctx.softmax_scale, tma_box, whole)
         dK_j = ctx.keep("dK_j", dK_j + (dS_ij.T @ Q_i) * ctx.softmax_scale, role="output")
     if writes:
         ctx.store(dK, j, dK_j)
         ctx.store(dV, j, dV_j)
+
+
+def _add_dq(ctx, i, dQ_ij, tma_box: int, whole: bool) -> None:
+    """dQ_i += dQ_ij in dQaccum: a TMA reduction (added in L2, real rows, no read), or an atomicAdd
+    (a read-modify-write in fp32, whole rows)."""
+    if tma_box:
+        ctx.store("dQaccum", i, dQ_ij, reduce=True, rounded_cols=whole)
+    else:
+        acc = ctx.load("dQaccum", i, whole_rows=whole, rounded_cols=whole)
+        ctx.store("dQaccum", i, acc + dQ_ij, whole_rows=whole, rounded_cols=whole)
