@@ -79,26 +79,26 @@ def run_target() -> None:
         cupy.get_default_memory_pool().free_all_blocks()
 
 
-def stamped(spec: dict, flush) -> list:
-    """REPEATS launches of the stamped build: per launch an array (blocks, 3) of start, end, SM."""
+def stamped(spec: dict, flush, repeats: int = REPEATS) -> list:
+    """``repeats`` launches of the stamped build: per launch an array (blocks, 3) of start, end, SM."""
     launch, buf, blocks = launcher(spec, stamps=True)
     out = []
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         flush()
         launch()
         out.append(buf.get().reshape(blocks, 3))
     return out
 
 
-def measure_stamps(out_dir: str) -> None:
+def measure_stamps(out_dir: str, configs: list = CONFIGS, repeats: int = REPEATS) -> None:
     import cupy
     scratch = cupy.empty(256 * 2 ** 20, dtype=cupy.uint8)
 
     def flush():
         scratch.fill(1)                     # 256 MB through the L2 before each launch
     arrays = {}
-    for i, spec in enumerate(CONFIGS):
-        for r, a in enumerate(stamped(spec, flush)):
+    for i, spec in enumerate(configs):
+        for r, a in enumerate(stamped(spec, flush, repeats)):
             arrays[f"c{i}_r{r}"] = a
         cupy.get_default_memory_pool().free_all_blocks()
     np.savez_compressed(os.path.join(out_dir, "stamps.npz"), **arrays)
@@ -128,9 +128,10 @@ def drift_table(a: np.ndarray, spec: dict) -> dict:
             "sms": int(len(np.unique(a[:, 2])))}
 
 
-def predicted(spec: dict, registers: bool = True) -> float:
-    """iosim's L2 model of the launch: its DRAM reads, with the occupancy ``cupy_kernels.occupancy``
-    gives (the compiled kernel's registers), or, not ``registers``, by shared memory and threads alone."""
+def simulation(spec: dict, registers: bool = True):
+    """A call of iosim's L2 model of the launch (returns its Result), with the occupancy
+    ``cupy_kernels.occupancy`` gives (the compiled kernel's registers), or, not ``registers``, by
+    shared memory and threads alone."""
     from iosim import Options, Problem, load_profile, simulate
     from iosim.gpu.cupy_kernels import occupancy
     from iosim.schedules.fa2 import fa2_forward
@@ -141,10 +142,15 @@ def predicted(spec: dict, registers: bool = True) -> float:
     occ = occupancy(profile, config(spec))
     if not registers:
         occ.pop("registers_per_thread", None)
-    r = simulate(profile, walk, Problem(seq_len=spec["seq_len"], head_dim=spec["head_dim"], heads=spec["heads_total"],
-                                        causal=spec["causal"]), blocks=(spec["block_q"], spec["block_kv"]),
-                 options=Options(cache=True, **occ))
-    return r.cache.total.dram_read_bytes
+    problem = Problem(seq_len=spec["seq_len"], head_dim=spec["head_dim"], heads=spec["heads_total"],
+                      causal=spec["causal"])
+    return lambda: simulate(profile, walk, problem, blocks=(spec["block_q"], spec["block_kv"]),
+                            options=Options(cache=True, **occ))
+
+
+def predicted(spec: dict, registers: bool = True) -> float:
+    """iosim's DRAM reads of the launch (:func:`simulation`)."""
+    return simulation(spec, registers)().cache.total.dram_read_bytes
 
 
 def summary(raw_dir: str) -> str:
