@@ -11,7 +11,9 @@ consecutive lines (what the microbenchmarks show of contiguous buffers) part.
 
     python benchmarks/placement_probe.py --predict docs/validation/2026-12-04-l2-address/predictions.json
     PYTHONPATH=$PWD python3 benchmarks/placement_probe.py --out DIR       # on the H200
-    python benchmarks/placement_probe.py --summary DIR
+    python benchmarks/placement_probe.py --summary DIR PREDICTIONS
+
+with ``PLACEMENT_GRID=strides`` in the environment for the second grid (``GRIDS``).
 """
 
 from __future__ import annotations
@@ -25,10 +27,18 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-CONFIGS = ([dict(seq_len=n, head_dim=128, heads_total=h, causal=True, block_q=128, block_kv=64, descending=True)
-            for n, h in ((32768, 1), (65536, 1), (65536, 2), (131072, 1))]
-           + [dict(seq_len=65536, head_dim=128, heads_total=1, causal=True, block_q=64, block_kv=64,
-                   descending=False)])
+def _down(n: int, h: int) -> dict:
+    return dict(seq_len=n, head_dim=128, heads_total=h, causal=True, block_q=128, block_kv=64, descending=True)
+
+
+#: the configs of each grid (``PLACEMENT_GRID``, default ``long``): ``long`` the first run, ``strides``
+#: two heads whose K and V lie 2^24, 63 · 2^18 and 3 · 2^22 bytes apart, and the first run's two
+#: configs again
+GRIDS = {"long": [_down(32768, 1), _down(65536, 1), _down(65536, 2), _down(131072, 1),
+                  dict(seq_len=65536, head_dim=128, heads_total=1, causal=True, block_q=64, block_kv=64,
+                       descending=False)],
+         "strides": [_down(65536, 2), _down(64512, 2), _down(49152, 2), _down(65536, 1)]}
+CONFIGS = GRIDS[os.environ.get("PLACEMENT_GRID", "long")]
 MAPS = ["pages", "lines"]
 REPEATS = 2
 
