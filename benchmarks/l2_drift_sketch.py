@@ -81,8 +81,8 @@ def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitt
     return slot, starts, end
 
 
-def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_kv: int) -> float:
-    """The stream's DRAM reads (bytes) through iosim's two partitions of 16-way sets."""
+def requests(ids: list, steps: np.ndarray, timing, block_q: int, block_kv: int) -> tuple:
+    """The stream in time order: (keys (head, tensor: 0 Q, 1 K, 2 V, 3 O, chunk), writes, sides)."""
     slot, starts, end = timing
     kv_chunks, q_chunks = max(1, block_kv // ROWS), block_q // ROWS
     key, when, write, side = [], [], [], []
@@ -96,15 +96,31 @@ def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_
         for k_, w_, wr in reqs:
             key.append(k_), when.append(w_), write.append(wr), side.append(s)
     order = np.argsort(np.array(when), kind="stable")
-    k = np.array(key)[order]
+    return np.array(key)[order], np.array(write)[order], np.array(side)[order]
+
+
+def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_kv: int,
+              placement: str | None = None) -> float:
+    """The stream's DRAM reads (bytes) through iosim's two partitions of 16-way sets, or, given a
+    ``placement`` (a set map of :mod:`l2_address_sketch`), line by line with (H, N, d) addresses."""
+    k, write, side = requests(ids, steps, timing, block_q, block_kv)
+    size = np.full(len(k), ROWS * d * 2)
+    if placement is not None:
+        import l2_address_sketch as sk
+        chunks = int(k[:, 2].max()) + 1
+        heads = int(k[:, 0].max()) + 1
+        start = (k[:, 1] * (heads * chunks + 64) + k[:, 0] * chunks + k[:, 2]) * ROWS * d * 2
+        where = sk.SetMap(placement)
+        req, line, st, home = sk.sampled_lines(start, size, where, 512)
+        return sk.play(req, line, st, home, side, write, where.ways) * sk.LINE * where.sets / 512
     ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
     parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
-    played = partitions.played(parts, ids_, np.full(len(k), ROWS * d * 2), np.array(write)[order],
-                               np.array(side)[order], L2_BYTES, ways=16)
+    played = partitions.played(parts, ids_, size, write, side, L2_BYTES, ways=16)
     return played.stats.dram_read_bytes
 
 
 def main() -> None:
+    global PER_SM
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("n", type=int)
     ap.add_argument("d", type=int)
@@ -116,11 +132,16 @@ def main() -> None:
     ap.add_argument("--pre", type=float, default=0.5)
     ap.add_argument("--post", type=float, default=0.3)
     ap.add_argument("--jitter", type=float, nargs="*", default=[0.03, 0.06, 0.12])
+    ap.add_argument("--placement", choices=["pages", "xor", "lines"],
+                    help="play lines at (H, N, d) addresses on this set map (l2_address_sketch.py)")
+    ap.add_argument("--per-sm", type=int, default=2, help="blocks an SM (flash-attn's forward: 2)")
     a = ap.parse_args()
+    PER_SM = a.per_sm
     ids, steps = blocks(a.n, a.block_q, a.block_kv, a.heads, a.causal)
     once = 3 * a.n * a.d * 2 * a.heads
     for label, lock, jitter in [("lock", True, 0.0), ("share", False, 0.0)] + [("share", False, s) for s in a.jitter]:
-        got = dram_read(ids, steps, timed(steps, a.pair, a.pre, a.post, lock, jitter), a.d, a.block_q, a.block_kv)
+        got = dram_read(ids, steps, timed(steps, a.pair, a.pre, a.post, lock, jitter), a.d, a.block_q, a.block_kv,
+                       a.placement)
         print(f"{label:5s} jitter {jitter:.2f}: {got / 1e6:8.1f} MB  {got / once:.3f} x Q, K, V once", flush=True)
 
 
