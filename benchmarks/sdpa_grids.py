@@ -333,6 +333,15 @@ GRIDS = {
               (1000, 1000, 1, 4, 4, False, "fp16")),
         192: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 1, 8, 2, True, "fp16")),
         160: ((1024, 1024, 1, 4, 4, False, "fp16"),)}),
+    # session 30, exploratory, not yet run (the session had no device for it): cuDNN's decode forward (N_q = 1), which runs
+    # the sm80 flash_fprop_wmma kernel and lean_reduction_kernel: their grids, splits and bytes over
+    # N_kv, batch, heads and groups (run with --backend cudnn)
+    "s30-cudnn-decode": dict(head_dims=(64, 128), configs={
+        d: ((1, 4096, 4, 16, 4, False, "fp16"), (1, 1024, 1, 8, 8, False, "fp16"), (1, 8192, 2, 32, 8, False, "fp16"),
+            (1, 16384, 1, 8, 1, False, "fp16"), (1, 1000, 2, 8, 2, False, "fp16"), (1, 12345, 1, 4, 4, False, "bf16"),
+            (1, 2048, 16, 8, 8, False, "fp16"), (1, 512, 8, 32, 32, False, "fp16"), (1, 65536, 1, 4, 4, False, "fp16"),
+            (1, 300, 3, 6, 3, False, "bf16"))
+        for d in (64, 128)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
