@@ -139,9 +139,28 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     code = code_bytes(("main",), run, tile, 1, cc)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
-                        l2_note=_notes(note, None if code else CODE_NOTE), frames=frames,
+                        l2_note=_notes(note, _long_causal(run, profile), None if code else CODE_NOTE), frames=frames,
                         time_note=_instruction_fetch(run, tile), code=code,
                         causal_code=causal_code("main", run, tile, 1, cc))
+
+
+#: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
+#: reads part from the H200's, both ways (the committed grids' 19 such forwards, session 30)
+LONG_CAUSAL_NOTE = (
+    "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
+    "on the H200 the model's DRAM reads of 19 such forwards were 0.84-2.48 x the measured (4 within 10 %): it "
+    "places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, and both "
+    "part from the GPU there (docs/validation/2026-12-04-l2-address.md)")
+
+
+def _long_causal(run: Problem, profile) -> str | None:
+    """:data:`LONG_CAUSAL_NOTE` for a causal forward of ``run`` on ``profile``'s L2, or None."""
+    cache = profile.cache
+    if not run.causal or cache is None:
+        return None
+    half = cache.capacity_bytes / max(1, cache.partitions) / 2
+    kv = 2 * run.seq_len_kv * run.head_dim * run.width
+    return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if kv >= half else None
 
 
 def _notes(*notes) -> str | None:

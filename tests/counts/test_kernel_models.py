@@ -93,6 +93,26 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_backward(capsys):
         capsys.readouterr().out
 
 
+def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys):
+    """docs/validation/2026-12-04-l2-address.md: a causal forward whose K/V head's K and V pass half
+    an L2 partition (15.7 MB on the H200) is where the model's DRAM reads part from the GPU's
+    (0.84-2.48 x over 19 such forwards); the forward launch says so, with its bytes, and no other:
+    not below half a partition, not a dense forward, not the backward."""
+    import json
+    from iosim.cli.main import main
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json"]
+    for n, d, causal, noted in ((40000, 128, True, True), (28000, 128, True, False), (40000, 128, False, False),
+                                (65536, 64, True, True), (61000, 64, True, False), (16384, 256, True, True)):
+        extra = ["--causal"] if causal else []
+        assert main(argv + ["--seq-len", str(n), "-d", str(d), "--heads", "2", "--pass", "forward+backward"] + extra) == 0
+        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
+        notes = [l.get("l2_note") or "" for l in launches]
+        assert ["pass half an L2 partition" in x for x in notes] == [noted, False], (n, d, causal)
+        if noted:
+            assert f"K and V ({2 * n * d * 2 / 1e6:.1f} MB) pass half an L2 partition (15.7 MB)" in notes[0]
+
+
 def test_a_launch_says_whether_its_shared_lines_were_played_as_lines(capsys, monkeypatch):
     """docs/validation/2026-12-04-lines.md: a flash-attn-2 GQA backward whose dK, dV rows leave
     lines to share names how the L2 model played them (options.launches[].l2_lines): as lines
