@@ -202,7 +202,8 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                       gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=fa2, code=code,
-                        l2_note=_notes(_shared_sectors(problem), None if code else CODE_NOTE) if fa2 else None,
+                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), None if code else CODE_NOTE)
+                        if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
                         interleaved=EXPANDED if fa2 and problem.group_size > 1 else ())
 
@@ -250,6 +251,21 @@ SHARED_SECTORS_NOTE = (
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
     "or in windows of rounds); on the measured launches at such head dims it reads 0.74-1.08 of the DRAM "
     "bytes (docs/validation/2026-12-04-lines.md)")
+
+
+#: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
+#: 27 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
+GQA_DECODE_ROWS = 16
+GQA_DECODE_NOTE = (
+    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 27 such backwards "
+    "were 0.72-1.00 x the measured (16 within 10 %; inputs (B, H, N, d)): the next query head of a group re-reads "
+    "its K/V head about a partition's traffic later, and the GPU keeps less of it than the model "
+    "(docs/cache.md, \"Sets\")")
+
+
+def _gqa_decode(problem: Problem) -> str | None:
+    """:data:`GQA_DECODE_NOTE` for a GQA backward of at most GQA_DECODE_ROWS query rows, or None."""
+    return GQA_DECODE_NOTE if problem.group_size > 1 and problem.seq_len_q <= GQA_DECODE_ROWS else None
 
 
 def _shared_sectors(problem: Problem) -> str | None:

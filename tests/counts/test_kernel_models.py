@@ -87,7 +87,7 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_backward(capsys):
     for d, kv_heads, noted in ((40, 2, True), (72, 2, True), (40, 8, False), (48, 2, False), (64, 2, False)):
         assert main(argv + [str(d), "--kv-heads", str(kv_heads), "--format", "json"]) == 0
         launches = json.loads(capsys.readouterr().out)["options"]["launches"]
-        assert [("l2_note" in l) for l in launches] == [False, noted], (d, kv_heads)
+        assert [("dK and dV rows" in (l.get("l2_note") or "")) for l in launches] == [False, noted], (d, kv_heads)
     assert main(argv + ["40", "--kv-heads", "2"]) == 0
     assert "L2 model, backward: not exact: the main backward kernel's dK and dV rows (80 bytes" in \
         capsys.readouterr().out
@@ -111,6 +111,22 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys
         assert ["pass half an L2 partition" in x for x in notes] == [noted, False], (n, d, causal)
         if noted:
             assert f"K and V ({2 * n * d * 2 / 1e6:.1f} MB) pass half an L2 partition (15.7 MB)" in notes[0]
+
+
+def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_decode_backward(capsys):
+    """docs/cache.md, "Sets": a GQA backward of at most 16 query rows is where the model reads too
+    little (0.72-1.00 x over 27 such backwards); the backward launch says so, an MHA decode's or a
+    GQA backward of 17 rows does not, nor does the forward."""
+    import json
+    from iosim.cli.main import main
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json",
+            "--seq-len-kv", "8192", "-d", "64", "--batch", "2", "--heads", "8", "--pass", "forward+backward"]
+    for n_q, kv_heads, noted in ((1, 2, True), (16, 4, True), (1, 8, False), (17, 2, False)):
+        assert main(argv + ["--seq-len-q", str(n_q), "--kv-heads", str(kv_heads)]) == 0
+        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
+        notes = [l.get("l2_note") or "" for l in launches]
+        assert ["a GQA backward of N_q <= 16 query rows" in x for x in notes] == [False, noted], (n_q, kv_heads)
 
 
 def test_a_launch_says_whether_its_shared_lines_were_played_as_lines(capsys, monkeypatch):
