@@ -153,6 +153,11 @@ def predicted(spec: dict, registers: bool = True) -> float:
     return simulation(spec, registers)().cache.total.dram_read_bytes
 
 
+def walk_label(spec: dict) -> str:
+    """A config's tile and walk, as the tables name them: "128 × 64, down"."""
+    return f"{spec['block_q']} × {spec['block_kv']}, {'down' if spec['descending'] else 'up'}"
+
+
 def summary(raw_dir: str) -> str:
     from iosim.gpu.ncu import read_launches
     with open(os.path.join(raw_dir, "drift.csv")) as f:
@@ -165,7 +170,7 @@ def summary(raw_dir: str) -> str:
         got, model, plain = launch["metrics"]["dram__bytes_read.sum"], predicted(spec), predicted(spec, registers=False)
         tabs = [drift_table(stamps[f"c{i}_r{r}"], spec) for r in range(REPEATS)]
         cv = [t["step_cv_median"] for t in tabs if t["step_cv_median"] is not None]
-        walk = f"{spec['block_q']} × {spec['block_kv']}, {'down' if spec['descending'] else 'up'}"
+        walk = walk_label(spec)
         lines.append(f"| {spec['head_dim']} | {spec['seq_len']:,} | {spec['heads_total']} | {'y' if spec['causal'] else ''} "
                      f"| {walk} "
                      f"| {got / 1e6:.1f} | {model / 1e6:.1f} | {model / got:.3f} | {plain / got:.3f} "

@@ -77,7 +77,7 @@ def step_spread(a: np.ndarray, spec: dict) -> float:
 
 
 def summary(raw_dir: str, predictions: str) -> str:
-    from drift_probe import drift_table
+    from drift_probe import drift_table, walk_label
     from iosim.gpu.ncu import read_launches
     with open(os.path.join(raw_dir, "placement.csv")) as f:
         launches = read_launches(f.read())
@@ -91,7 +91,7 @@ def summary(raw_dir: str, predictions: str) -> str:
         tabs = [drift_table(stamps[f"c{i}_r{r}"], p["config"]) for r in range(REPEATS)]
         spread = max(step_spread(stamps[f"c{i}_r{r}"], p["config"]) for r in range(REPEATS))
         spec, got = p["config"], launch["metrics"]["dram__bytes_read.sum"]
-        walk = f"{spec['block_q']} × {spec['block_kv']}, {'down' if spec['descending'] else 'up'}"
+        walk = walk_label(spec)
         cells = " | ".join(f"{p[k] / got:.2f}" for k in ["model", *MAPS])
         lines.append(f"| {spec['seq_len']:,} | {spec['heads_total']} | {walk} | {got / 1e6:.1f} | {cells} "
                      f"| {launch['metrics']['gpu__time_duration.sum'] / 1e3:.0f} "
