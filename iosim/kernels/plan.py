@@ -139,7 +139,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     code = code_bytes(("main",), run, tile, 1, cc)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
-                        l2_note=_notes(note, _long_causal(run, profile), None if code else CODE_NOTE), frames=frames,
+                        l2_note=_notes(note, _long_causal(run, profile) or _waves_d128(run, tile, profile),
+                                       None if code else CODE_NOTE), frames=frames,
                         time_note=_instruction_fetch(run, tile), code=code,
                         causal_code=causal_code("main", run, tile, 1, cc))
 
@@ -161,6 +162,24 @@ def _long_causal(run: Problem, profile) -> str | None:
     half = cache.capacity_bytes / max(1, cache.partitions) / 2
     kv = 2 * run.seq_len_kv * run.head_dim * run.width
     return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if kv >= half else None
+
+
+#: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
+#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (23 such forwards; one wave: 1.00-1.03)
+WAVES_D128_NOTE = (
+    "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
+    "{slots:,} at once); on the H200 the model's DRAM reads of 23 such forwards were 0.85-1.04 x the measured "
+    "(19 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
+    "model's sets (docs/validation/2026-12-04-s29-heads.md)")
+
+
+def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
+    """:data:`WAVES_D128_NOTE` for a causal forward of ``run`` at kernel head dim 128 past one wave, or None."""
+    if not run.causal or tile.kernel_head_dim != 128 or tile.coresident is None:
+        return None
+    blocks = -(-run.seq_len_q // tile.block_q) * run.heads_total
+    slots = tile.coresident[0] * profile.sm_count
+    return WAVES_D128_NOTE.format(blocks=blocks, slots=slots) if blocks > slots else None
 
 
 def _notes(*notes) -> str | None:

@@ -113,6 +113,29 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys
             assert f"K and V ({2 * n * d * 2 / 1e6:.1f} MB) pass half an L2 partition (15.7 MB)" in notes[0]
 
 
+def test_the_l2_model_says_where_it_is_not_exact_in_a_causal_forward_of_many_waves_at_d128(capsys):
+    """docs/validation/2026-12-04-s29-heads.md: causal forwards at kernel head dim 128 past one wave
+    of thread blocks (2 an SM on 132 SMs) read more than the model (0.85-1.04 x over 23); the
+    forward says so with its blocks; one wave, d = 64 or 256, or a dense forward does not, and a
+    forward past half a partition gets the long causal note alone."""
+    import json
+    from iosim.cli.main import main
+
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json"]
+    for extra, expected in ((["-d", "128", "--seq-len", "4096", "--heads", "32", "--causal"], "1,024 blocks, 264 at once"),
+                            (["-d", "112", "--seq-len", "2048", "--heads", "33", "--causal"], "528 blocks, 264 at once"),
+                            (["-d", "128", "--seq-len", "2048", "--heads", "16", "--causal"], None),
+                            (["-d", "64", "--seq-len", "4096", "--heads", "32", "--causal"], None),
+                            (["-d", "128", "--seq-len", "4096", "--heads", "32"], None),
+                            (["-d", "128", "--seq-len", "40000", "--heads", "32", "--causal"], None)):
+        assert main(argv + extra) == 0
+        (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
+        note = launch.get("l2_note") or ""
+        assert ("more than one wave" in note) == (expected is not None), extra
+        if expected:
+            assert expected in note, note
+
+
 def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_decode_backward(capsys):
     """docs/cache.md, "Sets": a GQA backward of at most 16 query rows is where the model reads too
     little (0.72-1.00 x over 27 such backwards); the backward launch says so, an MHA decode's or a
