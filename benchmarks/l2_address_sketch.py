@@ -20,8 +20,11 @@ writer), under one of three set maps:
   any aligned strided pattern also fills the sets evenly); 16,384 sets of 15 ways.
 * ``lines``: every line on a set drawn at random.
 
-Only the sets below ``--sample`` are played (set sampling); their misses are scaled by sets /
-sample. A line's home is a hash of its address (``xor``: a parity of its bits).
+Only every k-th set is played, k = sets // ``--sample`` (set sampling), and its misses are scaled
+by k. (The first predictions of 2026-12-04-l2-address.md played the sets below ``--sample``
+instead: a run of consecutive sets is a run of consecutive lines under ``pages``, so that
+sample came in clumps and was noisy on small or partly covered pages.) A line's home is a hash
+of its address (``xor``: a parity of its bits).
 
     python benchmarks/l2_address_sketch.py docs/validation/2026-12-03-s19-check '{"head_dim": 256, "causal": true}'
 """
@@ -100,7 +103,8 @@ def addresses(key_parts: np.ndarray, size: np.ndarray, tensors: dict, chunk_rows
 
 
 def sampled_lines(start: np.ndarray, size: np.ndarray, where: SetMap, sample: int) -> tuple:
-    """(request, line, set, home) of every line the requests touch whose set is below ``sample``."""
+    """(request, line, set, home) of every line the requests touch whose set is a multiple of
+    sets // ``sample``."""
     l0, l1 = start // LINE, (start + size - 1) // LINE + 1
     n = l1 - l0
     req, line, st, home = [], [], [], []
@@ -109,7 +113,7 @@ def sampled_lines(start: np.ndarray, size: np.ndarray, where: SetMap, sample: in
         r = np.repeat(np.arange(lo, lo + len(nn)), nn)
         ln = l0[r] + (np.arange(int(nn.sum())) - np.repeat(np.cumsum(nn) - nn, nn))
         s, h = where.place(ln)
-        keep = s < sample
+        keep = s % (where.sets // sample) == 0
         req.append(r[keep]), line.append(ln[keep]), st.append(s[keep]), home.append(h[keep])
     return tuple(np.concatenate(a) for a in (req, line, st, home))
 
@@ -177,7 +181,7 @@ def sketch(run, maps: list, sample: int, kernel: str | None = "main") -> dict:
     for kind in maps:
         where = SetMap(kind)
         req, line, st, home = sampled_lines(start, s.size, where, sample)
-        out[kind] = play(req, line, st, home, s.side, s.write, where.ways) * LINE * where.sets / sample
+        out[kind] = play(req, line, st, home, s.side, s.write, where.ways) * LINE * (where.sets // sample)
     return out
 
 

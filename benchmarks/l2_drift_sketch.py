@@ -43,9 +43,10 @@ def blocks(n: int, block_q: int, block_kv: int, heads: int, causal: bool) -> tup
     return ids, np.array(steps)
 
 
-def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitter: float, dt: float = 0.02):
+def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitter: float, dt: float = 0.02,
+          per_sm: int = PER_SM):
     """(slot, the time each step starts, end) of every block, in launch order; time in a lone step's."""
-    n, slots = len(steps), SMS * PER_SM
+    n, slots = len(steps), SMS * per_sm
     rate_of = np.exp(jitter * np.random.default_rng(1).standard_normal(n))
     g, phase, rem, prog = np.full(slots, -1), np.zeros(slots, int), np.zeros(slots), np.zeros(slots)
     slot, starts, end, nxt, t = np.zeros(n, int), [[] for _ in range(n)], np.zeros(n), 0, 0.0
@@ -112,7 +113,7 @@ def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_
         start = (k[:, 1] * (heads * chunks + 64) + k[:, 0] * chunks + k[:, 2]) * ROWS * d * 2
         where = sk.SetMap(placement)
         req, line, st, home = sk.sampled_lines(start, size, where, 512)
-        return sk.play(req, line, st, home, side, write, where.ways) * sk.LINE * where.sets / 512
+        return sk.play(req, line, st, home, side, write, where.ways) * sk.LINE * (where.sets // 512)
     ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
     parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
     played = partitions.played(parts, ids_, size, write, side, L2_BYTES, ways=16)
@@ -120,7 +121,6 @@ def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_
 
 
 def main() -> None:
-    global PER_SM
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("n", type=int)
     ap.add_argument("d", type=int)
@@ -134,14 +134,13 @@ def main() -> None:
     ap.add_argument("--jitter", type=float, nargs="*", default=[0.03, 0.06, 0.12])
     ap.add_argument("--placement", choices=["pages", "xor", "lines"],
                     help="play lines at (H, N, d) addresses on this set map (l2_address_sketch.py)")
-    ap.add_argument("--per-sm", type=int, default=2, help="blocks an SM (flash-attn's forward: 2)")
+    ap.add_argument("--per-sm", type=int, default=PER_SM, help="blocks an SM (flash-attn's forward: 2)")
     a = ap.parse_args()
-    PER_SM = a.per_sm
     ids, steps = blocks(a.n, a.block_q, a.block_kv, a.heads, a.causal)
     once = 3 * a.n * a.d * 2 * a.heads
     for label, lock, jitter in [("lock", True, 0.0), ("share", False, 0.0)] + [("share", False, s) for s in a.jitter]:
-        got = dram_read(ids, steps, timed(steps, a.pair, a.pre, a.post, lock, jitter), a.d, a.block_q, a.block_kv,
-                       a.placement)
+        timing = timed(steps, a.pair, a.pre, a.post, lock, jitter, per_sm=a.per_sm)
+        got = dram_read(ids, steps, timing, a.d, a.block_q, a.block_kv, a.placement)
         print(f"{label:5s} jitter {jitter:.2f}: {got / 1e6:8.1f} MB  {got / once:.3f} x Q, K, V once", flush=True)
 
 

@@ -36,7 +36,19 @@ def runs(probe, grid: str, predictions: str) -> list:
 
 @pytest.fixture(scope="module")
 def measured(probe):
+    """The runs with the predictions as committed before them (a run of 512 consecutive sets)."""
     return runs(probe, "long", "predictions.json") + runs(probe, "strides", "predictions-strides.json")
+
+
+@pytest.fixture(scope="module")
+def resampled(probe):
+    """The runs with the same predictions on every 30th set, as the sketch now samples."""
+    return runs(probe, "long", "resampled.json") + runs(probe, "strides", "resampled-strides.json")
+
+
+def test_the_resampled_predictions_are_the_committed_ones_but_the_sample(measured, resampled):
+    """The model's column is the same in both; only the sketch's sample of the sets changed."""
+    assert [p["model"] for _, p, _, _ in measured] == [p["model"] for _, p, _, _ in resampled]
 
 
 def test_the_committed_predictions_are_the_models(probe):
@@ -55,27 +67,28 @@ def test_the_blocks_keep_step(probe, measured):
             assert np.all(np.diff(a[:, 0].astype(np.int64)) >= -1000), spec
 
 
-def test_lines_placed_by_their_runs_read_what_one_head_reads(measured):
+def test_lines_placed_by_their_runs_read_what_one_head_reads(measured, resampled):
     """One head: the sketch's ``pages`` map (runs of consecutive lines fill the sets evenly) is
-    within 10 % of the measured DRAM reads on all five launches; the shipped model (lines at
-    random) is over by 18-27 % on the four at N ≥ 65,536."""
-    one = [(s, p, got) for s, p, got, _ in measured if s["heads_total"] == 1]
-    assert len(one) == 5
-    for spec, p, got in one:
-        assert p["pages"] / got == pytest.approx(1.0, abs=0.10), spec
-        if spec["seq_len"] >= 65536:
-            assert 1.15 < p["model"] / got < 1.30, spec
+    within 6 % of the measured DRAM reads on all five launches (within 10 % as committed); the
+    shipped model (lines at random) is over by 18-27 % on the four at N ≥ 65,536."""
+    for runs_, tolerance in ((resampled, 0.06), (measured, 0.10)):
+        one = [(s, p, got) for s, p, got, _ in runs_ if s["heads_total"] == 1]
+        assert len(one) == 5
+        for spec, p, got in one:
+            assert p["pages"] / got == pytest.approx(1.0, abs=tolerance), spec
+            if spec["seq_len"] >= 65536:
+                assert 1.15 < p["model"] / got < 1.30, spec
 
 
-def test_two_heads_lie_between_the_two_placements(measured):
+def test_two_heads_lie_between_the_two_placements(resampled):
     """Two heads: the H200 reads more than the even fill and less than lines at random, by far at
-    N ≥ 64,512 (pages 0.39-0.61, the model 1.57-2.33 of the measured)."""
-    two = [(s, p, got) for s, p, got, _ in measured if s["heads_total"] == 2]
+    N ≥ 64,512 (pages 0.58-0.76, the model 1.66-2.33 of the measured)."""
+    two = [(s, p, got) for s, p, got, _ in resampled if s["heads_total"] == 2]
     assert len(two) == 4
     for spec, p, got in two:
         assert p["pages"] < got < p["model"], spec
         if spec["seq_len"] >= 64512:
-            assert p["pages"] / got < 0.65 and p["model"] / got > 1.5, spec
+            assert p["pages"] / got < 0.8 and p["model"] / got > 1.5, spec
 
 
 def test_run_to_run(measured):
