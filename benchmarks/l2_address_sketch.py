@@ -173,15 +173,21 @@ def flash_forward(problem):
                             options=Options(kernel="flash-attn-2", cache=True))
 
 
+def dram_read(start: np.ndarray, size: np.ndarray, sides, writes, kind: str, sample: int = 512) -> int:
+    """DRAM bytes the requests (first byte ``start``, ``size`` bytes, in stream order) read under
+    the set map ``kind``: the sampled sets' line misses (:func:`play`), scaled by sets // ``sample``."""
+    where = SetMap(kind)
+    req, line, st, home = sampled_lines(start, size, where, sample)
+    return play(req, line, st, home, sides, writes, where.ways) * LINE * (where.sets // sample)
+
+
 def sketch(run, maps: list, sample: int, kernel: str | None = "main") -> dict:
     """DRAM bytes read under each set map, and iosim's."""
     s, tensors, model = launch_stream(run, kernel)
     start = addresses(s.key_parts, s.size, tensors)
     out = {"model": model, "requests": len(s.size)}
     for kind in maps:
-        where = SetMap(kind)
-        req, line, st, home = sampled_lines(start, s.size, where, sample)
-        out[kind] = play(req, line, st, home, s.side, s.write, where.ways) * LINE * (where.sets // sample)
+        out[kind] = dram_read(start, s.size, s.side, s.write, kind, sample)
     return out
 
 

@@ -111,9 +111,7 @@ def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_
         chunks = int(k[:, 2].max()) + 1
         heads = int(k[:, 0].max()) + 1
         start = (k[:, 1] * (heads * chunks + 64) + k[:, 0] * chunks + k[:, 2]) * ROWS * d * 2
-        where = sk.SetMap(placement)
-        req, line, st, home = sk.sampled_lines(start, size, where, 512)
-        return sk.play(req, line, st, home, side, write, where.ways) * sk.LINE * (where.sets // 512)
+        return sk.dram_read(start, size, side, write, placement)
     ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
     parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
     played = partitions.played(parts, ids_, size, write, side, L2_BYTES, ways=16)
