@@ -40,7 +40,7 @@ from ..workload.problem import Problem
 from .coresidency import uneven_mn_factor
 from .cudnn_preset import plan_cudnn
 from .flash_code import UNMEASURED_NOTE as CODE_NOTE
-from .flash_code import causal_code, code_bytes
+from .flash_code import causal_code, code_bytes, partial_code
 from .spill_frames import SpillFrames, even_mn, spill_frames
 from .split_heuristic import default_num_splits
 from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
@@ -132,7 +132,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     if num_splits > 1:
         code = code_bytes(("splitkv", "combine"), run, split_tile, num_splits, cc)
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits, "kv_descending": True},
-                            l2_note=None if code else CODE_NOTE, code=code,
+                            l2_note=_notes(partial_code("splitkv", run, split_tile, num_splits, code),
+                                           None if code else CODE_NOTE), code=code,
                             causal_code=causal_code("splitkv", run, split_tile, num_splits, cc))
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     frames, note = spill_frames(tile, d, run.causal, cc)
@@ -140,7 +141,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
                         l2_note=_notes(note, _long_causal(run, profile) or _waves_d128(run, tile, profile),
-                                       None if code else CODE_NOTE), frames=frames,
+                                       partial_code("main", run, tile, 1, code), None if code else CODE_NOTE),
+                        frames=frames,
                         time_note=_instruction_fetch(run, tile), code=code,
                         causal_code=causal_code("main", run, tile, 1, cc))
 

@@ -10,9 +10,10 @@ import pytest
 
 from conftest import load_module
 from iosim import Options, Problem, load_profile, simulate
-from iosim.gpu.sdpa import raw_configs
+from iosim.gpu.sdpa import label, measured_classes, raw_configs
 from iosim.kernels.flash_code import TABLE, instantiation
 from iosim.kernels.plan import plan
+from iosim.kernels.spill_frames import even_mn, masking_steps
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CODE = ROOT / "docs" / "validation" / "2026-12-04-code"
@@ -94,3 +95,37 @@ def test_prospective_code_grid():
     out = [(r["head_dim"], r["seq_len"], r["kernel"]) for r in main
            if abs(r["predicted"]["dram_read"] / r["measured"]["dram_read"] - 1) > 0.10]
     assert len(main) == 22 and out == [(16, 500, "splitkv")]
+
+
+def test_causal_forwards_of_fewer_key_blocks_than_step_copies_fetch_part_of_their_code():
+    """docs/validation/2026-12-04-code.md, session 31: a causal forward whose thread blocks all run
+    fewer key blocks than its code's unrolled copies of the step reads less from DRAM beyond its
+    inputs than its code (65-89 KB, for code of 65-133 KB), where one whose blocks reach every copy
+    or one more, reads at least 0.98 of its code; the first kind, and only it, carries the partial-code note. Every
+    such launch is small enough to read its inputs once."""
+    h200, noted, reached = load_profile("h200"), [], 0
+    runs = RUNS + [ROOT / "docs" / "validation" / name for name in ("2026-12-04-code-check", "2026-12-04-pad-check")]
+    for run in runs:
+        for _, problem, launches in raw_configs(str(run)):
+            (kl,) = plan("flash-attn-2", "fa2", problem, h200, "forward") if problem.causal else (None,)
+            if kl is None or not kl.code:
+                continue
+            kernel = "splitkv" if kl.schedule == "fa2-splitkv" else "main"
+            p, t = kl.problem, kl.tile
+            steps = -(-(-(-p.seq_len_kv // t.block_kv)) // kl.schedule_options.get("num_splits", 1))
+            copies = masking_steps(t.block_q, t.block_kv, True, even_mn(p, t)) + 1
+            note = kl.l2_note or ""
+            assert ("fetches only part of that code" in note) == (steps < copies), (run, problem)
+            if steps > copies + 1:          # (larger launches re-read their inputs)
+                continue
+            (measured,) = [x for x in launches if label(x["name"]) == kernel]
+            inputs = (p.seq_len_q * p.heads + 2 * p.seq_len_kv * p.kv_heads) * p.batch * p.head_dim * p.width
+            beyond = measured_classes(measured["metrics"])["dram_read"] - inputs
+            if steps < copies:
+                noted.append(beyond)
+                assert 65_000 <= beyond <= min(89_000, kl.code[kernel] + 1_000), (run, problem, beyond)
+                assert f"({kl.code[kernel]:,} B)" in note
+            else:
+                reached += 1
+                assert beyond >= 0.979 * kl.code[kernel], (run, problem, beyond)
+    assert len(noted) == 16 and reached == 11
