@@ -191,29 +191,43 @@ def sketch(run, maps: list, sample: int, kernel: str | None = "main") -> dict:
     return out
 
 
+def rough_requests(cfg: dict) -> float:
+    """About how many requests the forward of ``cfg`` plays (K and V tiles of 64 keys for each
+    query block of 128 rows; half when causal), to skip the longest before playing them."""
+    n_q, n_kv = cfg.get("seq_len_q") or cfg["seq_len"], cfg.get("seq_len_kv") or cfg["seq_len"]
+    return cfg["batch"] * cfg["heads"] * (n_q / 128 + 1) * (n_kv / 64 + 1) * 2 * (0.5 if cfg["causal"] else 1)
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("raw", help="a benchmarks/sdpa_ncu.py run's directory")
-    ap.add_argument("match", help="JSON: the config fields a launch must have")
+    ap.add_argument("match", help="JSON: the config fields a launch must have ('{}': every config)")
     ap.add_argument("--maps", default="pages,xor,lines")
     ap.add_argument("--sample", type=int, default=512, help="sets played a partition")
+    ap.add_argument("--max-requests", type=float, default=float("inf"),
+                    help="skip configs of more requests than this (roughly: rough_requests)")
+    ap.add_argument("--json", help="write the rows here too")
     a = ap.parse_args(argv)
     from iosim.gpu import sdpa
-    want, maps = json.loads(a.match), a.maps.split(",")
+    want, maps, rows = json.loads(a.match), a.maps.split(","), []
     if any(m not in MAPS for m in maps):
         raise SystemExit(f"--maps: one of {', '.join(MAPS)}")
     for cfg, problem, launches in sdpa.raw_configs(a.raw):
-        if any(cfg.get(k) != v for k, v in want.items()):
+        if any(cfg.get(k) != v for k, v in want.items()) or cfg.get("layout", "bhnd") != "bhnd":
             continue
         main_launch = [x for x in launches if sdpa.label(x["name"]) == "main"]
-        if not main_launch:
+        if not main_launch or rough_requests(cfg) > a.max_requests:
             continue
         measured = sdpa.measured_classes(main_launch[0]["metrics"])["dram_read"]
         t = time.time()
         got = sketch(flash_forward(problem), maps, a.sample)
+        rows.append({"config": cfg, "measured": measured, **got})
         cells = " | ".join(f"{got[k] / measured:.2f}" for k in ["model", *maps])
         print(f"| {json.dumps(cfg)} | {measured / 1e6:.1f} | {cells} |  ({got['requests']:,} requests, "
               f"{time.time() - t:.0f} s)", flush=True)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(rows, f, indent=1)
 
 
 if __name__ == "__main__":
