@@ -223,8 +223,8 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                       gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=fa2, code=code,
-                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), None if code else CODE_NOTE)
-                        if fa2 else None,
+                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), _long_backward(problem, profile),
+                                       None if code else CODE_NOTE) if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
                         interleaved=EXPANDED if fa2 and problem.group_size > 1 else ())
 
@@ -287,6 +287,25 @@ GQA_DECODE_NOTE = (
 def _gqa_decode(problem: Problem) -> str | None:
     """:data:`GQA_DECODE_NOTE` for a GQA backward of at most GQA_DECODE_ROWS query rows, or None."""
     return GQA_DECODE_NOTE if problem.group_size > 1 and problem.seq_len_q <= GQA_DECODE_ROWS else None
+
+
+#: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 45 such backwards, session 31)
+LONG_BACKWARD_NOTE = (
+    "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB), which its key blocks "
+    "walk together, pass half an L2 partition ({half:.1f} MB); on the H200 the model's DRAM reads of 45 such "
+    "backwards were 0.86-1.19 x the measured (41 within 10 %), where below that size all 371 of more than 16 "
+    "query rows were within 10 %; why was not measured (docs/cache.md, \"Sets\")")
+
+
+def _long_backward(problem: Problem, profile) -> str | None:
+    """:data:`LONG_BACKWARD_NOTE` for a backward of ``problem`` on ``profile``'s L2, or None."""
+    cache = profile.cache
+    if cache is None:
+        return None
+    half = cache.capacity_bytes / max(1, cache.partitions) / 2
+    rows = problem.seq_len_q * problem.head_dim * (2 * problem.width + 4)
+    return LONG_BACKWARD_NOTE.format(rows=rows / 1e6, half=half / 1e6) if rows >= half else None
 
 
 def _shared_sectors(problem: Problem) -> str | None:
