@@ -156,14 +156,17 @@ LONG_CAUSAL_NOTE = (
     "part from the GPU there (docs/validation/2026-12-04-l2-address.md)")
 
 
+def _half_partition(profile) -> float | None:
+    """Half of one partition of ``profile``'s L2 (bytes), or None without an L2 model."""
+    cache = profile.cache
+    return None if cache is None else cache.capacity_bytes / max(1, cache.partitions) / 2
+
+
 def _long_causal(run: Problem, profile) -> str | None:
     """:data:`LONG_CAUSAL_NOTE` for a causal forward of ``run`` on ``profile``'s L2, or None."""
-    cache = profile.cache
-    if not run.causal or cache is None:
-        return None
-    half = cache.capacity_bytes / max(1, cache.partitions) / 2
+    half = _half_partition(profile)
     kv = 2 * run.seq_len_kv * run.head_dim * run.width
-    return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if kv >= half else None
+    return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if run.causal and half and kv >= half else None
 
 
 #: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
@@ -252,7 +255,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
-    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.17 over 38 launches); the "
+    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 42 launches); the "
     "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
     "(docs/validation/2026-12-04-red-contention.md)")
 
@@ -270,8 +273,8 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the measured launches at such head dims it reads 0.74-1.08 of the DRAM "
-    "bytes (docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 15 such backwards were 0.74-1.01 x the "
+    "measured (9 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
@@ -300,12 +303,9 @@ LONG_BACKWARD_NOTE = (
 
 def _long_backward(problem: Problem, profile) -> str | None:
     """:data:`LONG_BACKWARD_NOTE` for a backward of ``problem`` on ``profile``'s L2, or None."""
-    cache = profile.cache
-    if cache is None:
-        return None
-    half = cache.capacity_bytes / max(1, cache.partitions) / 2
+    half = _half_partition(profile)
     rows = problem.seq_len_q * problem.head_dim * (2 * problem.width + 4)
-    return LONG_BACKWARD_NOTE.format(rows=rows / 1e6, half=half / 1e6) if rows >= half else None
+    return LONG_BACKWARD_NOTE.format(rows=rows / 1e6, half=half / 1e6) if half and rows >= half else None
 
 
 def _shared_sectors(problem: Problem) -> str | None:

@@ -108,7 +108,7 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys
         assert main(argv + ["--seq-len", str(n), "-d", str(d), "--heads", "2", "--pass", "forward+backward"] + extra) == 0
         launches = json.loads(capsys.readouterr().out)["options"]["launches"]
         notes = [l.get("l2_note") or "" for l in launches]
-        assert ["pass half an L2 partition" in x for x in notes] == [noted, False], (n, d, causal)
+        assert ["K/V head's K and V" in x for x in notes] == [noted, False], (n, d, causal)
         if noted:
             assert f"K and V ({2 * n * d * 2 / 1e6:.1f} MB) pass half an L2 partition (15.7 MB)" in notes[0]
 

@@ -2,7 +2,7 @@
 docs/validation/2026-12-04-status/rows/, written by ``benchmarks/sdpa_compare.py RAW --cache --json``
 at session 31's model (docs/validation/2026-12-04-status.md, "Session 31"). Every main kernel whose
 DRAM reads miss the measured by more than 10 % says so in its launch's ``l2_note`` (but one, named),
-and each note's figures are what these rows give for the launches it marks."""
+and each note's figures (DRAM or time) are what these rows give for the launches it marks."""
 
 import json
 import pathlib
@@ -17,9 +17,9 @@ from iosim.kernels import flash_code, plan as plans
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 ROWS = ROOT / "docs" / "validation" / "2026-12-04-status" / "rows"
 MAIN = ("main", "splitkv", "dq_dk_dv")
-#: each note, and the launches its figures count (the GQA decode's: (B, H, N, d) inputs)
+#: each note, and the launches its figures count (two count (B, H, N, d) inputs only)
 NOTES = {"LONG_CAUSAL_NOTE": None, "WAVES_D128_NOTE": None, "GQA_DECODE_NOTE": "bhnd",
-         "LONG_BACKWARD_NOTE": None, "PARTIAL_CODE_NOTE": None}
+         "LONG_BACKWARD_NOTE": None, "PARTIAL_CODE_NOTE": None, "SHARED_SECTORS_NOTE": "bhnd"}
 #: the one miss no note marks: docs/validation/2026-12-04-lines.md
 UNNOTED = [("main", 72, 32768, 2, 16, 4)]
 
@@ -30,19 +30,25 @@ def _key(template: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def launches():
-    """(row, its config, its launch's l2_note) of every main kernel with measured DRAM reads."""
+def planned():
+    """(row, its config, its launch as iosim plans it) of every row, in the runs' order."""
     h200, out = load_profile("h200"), []
     for path in sorted(ROWS.glob("*.json")):
         rows, at = json.loads(path.read_text()), 0
         for cfg, problem, measured in raw_configs(str(ROOT / "docs" / "validation" / path.stem.replace("_", "/"))):
             mine, at = rows[at:at + len(measured)], at + len(measured)
             assert all(r.get(k) == v for r in mine for k, v in cfg.items()), (path, cfg)
-            planned = {kl.passes: kl for kl in plans.plan("flash-attn-2", "fa2", problem, h200, "forward+backward")}
-            out += [(r, cfg, planned[r["pass"]].l2_note or "") for r in mine
-                    if r["kernel"] in MAIN and r["measured"].get("dram_read")]
+            by_pass = {kl.passes: kl for kl in plans.plan("flash-attn-2", "fa2", problem, h200, "forward+backward")}
+            out += [(r, cfg, by_pass[r["pass"]]) for r in mine]
         assert at == len(rows), path
     return out
+
+
+@pytest.fixture(scope="module")
+def launches(planned):
+    """(row, its config, its launch's l2_note) of every main kernel with measured DRAM reads."""
+    return [(r, cfg, kl.l2_note or "") for r, cfg, kl in planned
+            if r["kernel"] in MAIN and r["measured"].get("dram_read")]
 
 
 def _ratio(row) -> float:
@@ -99,3 +105,17 @@ def test_the_rows_are_the_models_now():
             continue
         again = compare(problem, measured, h200, cache=True)
         assert [r["predicted"] for r in again] == [r["predicted"] for r in rows[at:at + len(measured)]], path
+
+
+@pytest.mark.parametrize("name", ("FETCH_NOTE", "ONE_QUERY_BLOCK_NOTE"))
+def test_each_time_notes_figures_are_the_rows(planned, name):
+    """A time note's range and median of the measured over the predicted time, and its count,
+    are those of the main kernels it marks."""
+    import statistics
+    template = getattr(plans, name)
+    low, high, median, count = re.search(r"(\d\.\d\d)-(\d\.\d\d) x the predicted time.*?\(median (\d\.\d\d) over "
+                                         r"(\d+) launches", template).groups()
+    marked = [r["measured"]["time_s"] / r["predicted"]["time_s"] for r, _, kl in planned
+              if r["kernel"] in MAIN and _key(template) in (kl.time_note or "")]
+    assert len(marked) == int(count)
+    assert (f"{min(marked):.2f}", f"{max(marked):.2f}", f"{statistics.median(marked):.2f}") == (low, high, median)
