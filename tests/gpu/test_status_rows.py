@@ -119,3 +119,27 @@ def test_each_time_notes_figures_are_the_rows(planned, name):
               if r["kernel"] in MAIN and _key(template) in (kl.time_note or "")]
     assert len(marked) == int(count)
     assert (f"{min(marked):.2f}", f"{max(marked):.2f}", f"{statistics.median(marked):.2f}") == (low, high, median)
+
+
+def test_the_readmes_figures_are_the_rows(launches):
+    """README's sentence on the flash-attn-2 preset: launches, head dims, exact counts, DRAM reads
+    within 10 %, misses that say so, and the main kernels' time at N ≥ 2,048, from these rows."""
+    import statistics
+    from conftest import load_module
+    compare = load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
+    text = " ".join((ROOT / "README.md").read_text().split())
+    got = re.search(r"over (\d+) runs, ([\d,]+) launches at head dims (\d+)–(\d+), every load, store and atomic "
+                    r"exact; DRAM reads of (\d+) of (\d+) main kernels within 10 %, and (\d+) of the other (\d+) say "
+                    r"so; time of all (\d+) main kernels at N ≥ 2,048 within 20 %, median error ([\d.]+) %", text)
+    runs, n, d_lo, d_hi, within, main, noted, missed, timed, median = got.groups()
+    rows = [r for path in ROWS.glob("*.json") for r in json.loads(path.read_text())]
+    ok = [r for r in rows if r["within_target"]["loads"] and all(compare.agreement(r)[k] for k in ("stores", "atomics"))]
+    assert (int(runs), int(n.replace(",", "")), len(ok)) == (len(list(ROWS.glob("*.json"))), len(rows), len(rows))
+    assert (int(d_lo), int(d_hi)) == (min(r["head_dim"] for r in rows), max(r["head_dim"] for r in rows))
+    misses = [note for r, _, note in launches if abs(_ratio(r) - 1) > 0.10]
+    assert (int(main), int(within), int(missed)) == (len(launches), len(launches) - len(misses), len(misses))
+    assert int(noted) == sum("not exact" in note for note in misses)
+    errors = [abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in rows
+              if r["kernel"] in MAIN and (r.get("seq_len_q") or r["seq_len"]) >= 2048 and r["measured"].get("time_s")]
+    assert int(timed) == len(errors) and max(errors) <= 0.20
+    assert f"{100 * statistics.median(errors):.1f}" == median
