@@ -12,15 +12,7 @@ import itertools
 
 HEAD_DIMS = (32, 64, 128, 256)
 
-#: issue 14's cuDNN grid, explicit configs (N_q, N_kv, B, H, H_kv, causal, dtype): fp16 and bf16,
-#: N = 1,024 and 4,096, ragged N = 1,000, N_q < N_kv, causal or not, B×H = 1×4 and 2×8, one GQA
-CUDNN_CONFIGS = (
-    (1024, 1024, 1, 4, 4, False, "fp16"), (4096, 4096, 2, 8, 8, True, "fp16"),
-    (1000, 1000, 2, 8, 8, False, "bf16"), (1024, 4096, 1, 4, 4, False, "fp16"),
-    (1024, 1024, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 8, False, "fp16"),
-    (1024, 1024, 2, 8, 8, False, "bf16"), (4096, 4096, 1, 4, 4, True, "bf16"),
-    (1000, 1000, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 2, False, "fp16"),
-)
+from sdpa_grids_cudnn import CUDNN_CONFIGS, CUDNN_GRIDS  # noqa: E402  (cuDNN's grids, --backend cudnn)
 
 GRIDS = {
     # issue 5's check of the counts: small enough that every metric pass is quick
@@ -315,43 +307,27 @@ GRIDS = {
         96: ((4096, 4096, 1, 128, 128, True, "fp16"), (2048, 2048, 1, 256, 256, True, "fp16")),
         64: ((4096, 4096, 1, 128, 128, True, "fp16"), (8192, 8192, 1, 32, 32, True, "fp16")),
         256: ((2048, 2048, 1, 128, 128, True, "fp16"),)}),
-    # session 29, prospective (predictions first, benchmarks/sdpa_predict.py --backend cudnn): cuDNN's
-    # fused attention on shapes its grid never had: N to 16,384, ragged N, decode, MQA, 128-256 heads,
-    # d = 32, 80, 112 (run with --backend cudnn)
-    "s29-cudnn": dict(head_dims=(64, 128, 32, 80, 112), configs={
-        64: ((16384, 16384, 1, 8, 8, True, "bf16"), (777, 777, 3, 6, 6, False, "fp16"),
-             (1, 4096, 4, 16, 4, False, "fp16"), (2048, 2048, 8, 32, 32, True, "fp16")),
-        128: ((3000, 3000, 2, 8, 8, True, "bf16"), (512, 8192, 1, 8, 2, False, "fp16"),
-              (8192, 8192, 1, 16, 1, True, "fp16"), (2048, 2048, 4, 32, 32, False, "bf16")),
-        32: ((2048, 2048, 2, 8, 8, False, "fp16"),),
-        80: ((1500, 1500, 2, 4, 4, True, "fp16"),),
-        112: ((2500, 2500, 1, 8, 8, False, "bf16"),)}),
-    # session 29: cuDNN above d = 128, which the cudnn preset refuses (not measured): which kernels run,
-    # and with which tiles (run with --backend cudnn)
-    "s29-cudnn-wide": dict(head_dims=(256, 192, 160), configs={
-        256: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 2, 8, 8, True, "bf16"),
-              (1000, 1000, 1, 4, 4, False, "fp16")),
-        192: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 1, 8, 2, True, "fp16")),
-        160: ((1024, 1024, 1, 4, 4, False, "fp16"),)}),
-    # session 30, exploratory, not yet run (the session had no device for it): cuDNN's decode forward (N_q = 1), which runs
-    # the sm80 flash_fprop_wmma kernel and lean_reduction_kernel: their grids, splits and bytes over
-    # N_kv, batch, heads and groups (run with --backend cudnn)
-    "s30-cudnn-decode": dict(head_dims=(64, 128), configs={
-        d: ((1, 4096, 4, 16, 4, False, "fp16"), (1, 1024, 1, 8, 8, False, "fp16"), (1, 8192, 2, 32, 8, False, "fp16"),
-            (1, 16384, 1, 8, 1, False, "fp16"), (1, 1000, 2, 8, 2, False, "fp16"), (1, 12345, 1, 4, 4, False, "bf16"),
-            (1, 2048, 16, 8, 8, False, "fp16"), (1, 512, 8, 32, 32, False, "fp16"), (1, 65536, 1, 4, 4, False, "fp16"),
-            (1, 300, 3, 6, 3, False, "bf16"))
-        for d in (64, 128)}),
+    # session 31, prospective (predictions first; no device that session): the notes' boundaries
+    # (docs/known-limits.md) and shapes no grid had: backwards just below and above half a partition
+    # (d = 64 at N = 28,000 and 36,000), a dense GQA forward like the one miss without a note (d = 88),
+    # causal forwards past one wave at kernel head dim 128, short causal forwards that run part of
+    # their code, a GQA decode backward of 8 rows, a long causal forward at d = 96, d = 208 GQA causal
+    "s31": dict(head_dims=(32, 48, 56, 64, 80, 88, 96, 112, 120, 128, 208), configs={
+        32: ((200, 200, 2, 8, 8, True, "fp16"),),
+        48: ((1, 30000, 8, 16, 2, False, "bf16"),),
+        56: ((20000, 20000, 1, 8, 1, False, "fp16"),),
+        64: ((28000, 28000, 1, 4, 4, False, "fp16"), (36000, 36000, 1, 4, 4, False, "bf16")),
+        80: ((300, 300, 1, 4, 4, True, "bf16"),),
+        88: ((24576, 24576, 2, 16, 4, False, "fp16"),),
+        96: ((24000, 24000, 1, 4, 2, True, "fp16"), (48000, 48000, 1, 2, 2, True, "fp16")),
+        112: ((3000, 3000, 2, 24, 24, True, "bf16"),),
+        120: ((9999, 9999, 1, 8, 8, True, "fp16"),),
+        128: ((8, 16000, 4, 32, 8, False, "fp16"),),
+        208: ((5000, 5000, 2, 12, 3, True, "bf16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
-    # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
-    "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
-    # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
-    # by amounts that differ between launches of identical work; the same launches repeated
-    # tell whether the excess is the kernel's (fixed) or the run's (varies)
-    "cudnn-repeat": dict(head_dims=(64,), configs={64: (CUDNN_CONFIGS[5],) * 3 + (CUDNN_CONFIGS[9],) * 2 +
-                                                   (CUDNN_CONFIGS[0],) * 2}),
+    **CUDNN_GRIDS,
 }
 
 

@@ -1,0 +1,54 @@
+"""cuDNN's grids for ``benchmarks/sdpa_ncu.py --backend cudnn`` (``--grid NAME``), in the format of
+benchmarks/sdpa_grids.py, which merges them into its ``GRIDS``: explicit configs per head dim,
+(N_q, N_kv, B, H, H_kv, causal, dtype)."""
+
+from __future__ import annotations
+
+#: issue 14's cuDNN grid, explicit configs (N_q, N_kv, B, H, H_kv, causal, dtype): fp16 and bf16,
+#: N = 1,024 and 4,096, ragged N = 1,000, N_q < N_kv, causal or not, B×H = 1×4 and 2×8, one GQA
+CUDNN_CONFIGS = (
+    (1024, 1024, 1, 4, 4, False, "fp16"), (4096, 4096, 2, 8, 8, True, "fp16"),
+    (1000, 1000, 2, 8, 8, False, "bf16"), (1024, 4096, 1, 4, 4, False, "fp16"),
+    (1024, 1024, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 8, False, "fp16"),
+    (1024, 1024, 2, 8, 8, False, "bf16"), (4096, 4096, 1, 4, 4, True, "bf16"),
+    (1000, 1000, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 2, False, "fp16"),
+)
+
+CUDNN_GRIDS = {
+    # session 29, prospective (predictions first, benchmarks/sdpa_predict.py --backend cudnn): cuDNN's
+    # fused attention on shapes its grid never had: N to 16,384, ragged N, decode, MQA, 128-256 heads,
+    # d = 32, 80, 112 (run with --backend cudnn)
+    "s29-cudnn": dict(head_dims=(64, 128, 32, 80, 112), configs={
+        64: ((16384, 16384, 1, 8, 8, True, "bf16"), (777, 777, 3, 6, 6, False, "fp16"),
+             (1, 4096, 4, 16, 4, False, "fp16"), (2048, 2048, 8, 32, 32, True, "fp16")),
+        128: ((3000, 3000, 2, 8, 8, True, "bf16"), (512, 8192, 1, 8, 2, False, "fp16"),
+              (8192, 8192, 1, 16, 1, True, "fp16"), (2048, 2048, 4, 32, 32, False, "bf16")),
+        32: ((2048, 2048, 2, 8, 8, False, "fp16"),),
+        80: ((1500, 1500, 2, 4, 4, True, "fp16"),),
+        112: ((2500, 2500, 1, 8, 8, False, "bf16"),)}),
+    # session 29: cuDNN above d = 128, which the cudnn preset refuses (not measured): which kernels run,
+    # and with which tiles (run with --backend cudnn)
+    "s29-cudnn-wide": dict(head_dims=(256, 192, 160), configs={
+        256: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 2, 8, 8, True, "bf16"),
+              (1000, 1000, 1, 4, 4, False, "fp16")),
+        192: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 1, 8, 2, True, "fp16")),
+        160: ((1024, 1024, 1, 4, 4, False, "fp16"),)}),
+    # session 30, exploratory, not yet run (the session had no device for it): cuDNN's decode forward (N_q = 1), which runs
+    # the sm80 flash_fprop_wmma kernel and lean_reduction_kernel: their grids, splits and bytes over
+    # N_kv, batch, heads and groups (run with --backend cudnn)
+    "s30-cudnn-decode": dict(head_dims=(64, 128), configs={
+        d: ((1, 4096, 4, 16, 4, False, "fp16"), (1, 1024, 1, 8, 8, False, "fp16"), (1, 8192, 2, 32, 8, False, "fp16"),
+            (1, 16384, 1, 8, 1, False, "fp16"), (1, 1000, 2, 8, 2, False, "fp16"), (1, 12345, 1, 4, 4, False, "bf16"),
+            (1, 2048, 16, 8, 8, False, "fp16"), (1, 512, 8, 32, 32, False, "fp16"), (1, 65536, 1, 4, 4, False, "fp16"),
+            (1, 300, 3, 6, 3, False, "bf16"))
+        for d in (64, 128)}),
+    # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
+    "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
+    # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
+    # by amounts that differ between launches of identical work; the same launches repeated
+    # tell whether the excess is the kernel's (fixed) or the run's (varies)
+    "cudnn-repeat": dict(head_dims=(64,), configs={64: (CUDNN_CONFIGS[5],) * 3 + (CUDNN_CONFIGS[9],) * 2 +
+                                                   (CUDNN_CONFIGS[0],) * 2}),
+}
+
+__all__ = ["CUDNN_CONFIGS", "CUDNN_GRIDS"]
