@@ -33,10 +33,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))   # sdpa_grids, for --grid
 
 LINE = 128
 PART = 30 * 2 ** 20          # bytes a partition (docs/cache.md, "Sets")
@@ -198,33 +201,63 @@ def rough_requests(cfg: dict) -> float:
     return cfg["batch"] * cfg["heads"] * (n_q / 128 + 1) * (n_kv / 64 + 1) * 2 * (0.5 if cfg["causal"] else 1)
 
 
+def measured_rows(raw: str, want: dict, maps: list, sample: int, max_requests: float) -> list:
+    """The sketch beside the measured DRAM reads of every forward of a run in ``raw`` whose config
+    has the fields ``want`` ((B, H, N, d) inputs, a main kernel, at most ``max_requests``)."""
+    from iosim.gpu import sdpa
+    rows = []
+    for cfg, problem, launches in sdpa.raw_configs(raw):
+        if any(cfg.get(k) != v for k, v in want.items()) or cfg.get("layout", "bhnd") != "bhnd":
+            continue
+        main_launch = [x for x in launches if sdpa.label(x["name"]) == "main"]
+        if not main_launch or rough_requests(cfg) > max_requests:
+            continue
+        measured = sdpa.measured_classes(main_launch[0]["metrics"])["dram_read"]
+        t = time.time()
+        got = sketch(flash_forward(problem), maps, sample)
+        rows.append({"config": cfg, "measured": measured, **got})
+        cells = " | ".join(f"{got[k] / measured:.2f}" for k in ["model", *maps])
+        print(f"| {json.dumps(cfg)} | {measured / 1e6:.1f} | {cells} |  ({got['requests']:,} requests, "
+              f"{time.time() - t:.0f} s)", flush=True)
+    return rows
+
+
+def grid_rows(name: str, maps: list, sample: int, max_requests: float) -> dict:
+    """The sketch of every forward of ``benchmarks/sdpa_grids.py``'s grid ``name`` whose launch has a
+    main kernel, before any measurement (a prospective check's second prediction)."""
+    import sdpa_grids
+    from iosim.gpu.sdpa import problem_of
+    rows = []
+    for d in sdpa_grids.GRIDS[name]["head_dims"]:
+        for cfg in sdpa_grids.grid(d, name):
+            if rough_requests(cfg) > max_requests:
+                continue
+            try:
+                rows.append({"config": cfg, **sketch(flash_forward(problem_of(cfg)), maps, sample)})
+            except SystemExit:          # a split-KV forward: no main kernel
+                continue
+            print(json.dumps(rows[-1]), flush=True)
+    return {"written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": rows}
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("raw", help="a benchmarks/sdpa_ncu.py run's directory")
-    ap.add_argument("match", help="JSON: the config fields a launch must have ('{}': every config)")
+    ap.add_argument("raw", nargs="?", help="a benchmarks/sdpa_ncu.py run's directory")
+    ap.add_argument("match", nargs="?", default="{}", help="JSON: the config fields a launch must have (default {})")
+    ap.add_argument("--grid", help="instead of a run: every forward of this grid of benchmarks/sdpa_grids.py")
     ap.add_argument("--maps", default="pages,xor,lines")
     ap.add_argument("--sample", type=int, default=512, help="sets played a partition")
     ap.add_argument("--max-requests", type=float, default=float("inf"),
                     help="skip configs of more requests than this (roughly: rough_requests)")
     ap.add_argument("--json", help="write the rows here too")
     a = ap.parse_args(argv)
-    from iosim.gpu import sdpa
-    want, maps, rows = json.loads(a.match), a.maps.split(","), []
+    maps = a.maps.split(",")
     if any(m not in MAPS for m in maps):
         raise SystemExit(f"--maps: one of {', '.join(MAPS)}")
-    for cfg, problem, launches in sdpa.raw_configs(a.raw):
-        if any(cfg.get(k) != v for k, v in want.items()) or cfg.get("layout", "bhnd") != "bhnd":
-            continue
-        main_launch = [x for x in launches if sdpa.label(x["name"]) == "main"]
-        if not main_launch or rough_requests(cfg) > a.max_requests:
-            continue
-        measured = sdpa.measured_classes(main_launch[0]["metrics"])["dram_read"]
-        t = time.time()
-        got = sketch(flash_forward(problem), maps, a.sample)
-        rows.append({"config": cfg, "measured": measured, **got})
-        cells = " | ".join(f"{got[k] / measured:.2f}" for k in ["model", *maps])
-        print(f"| {json.dumps(cfg)} | {measured / 1e6:.1f} | {cells} |  ({got['requests']:,} requests, "
-              f"{time.time() - t:.0f} s)", flush=True)
+    if (a.raw is None) == (a.grid is None):
+        raise SystemExit("give a run's directory or --grid NAME")
+    rows = grid_rows(a.grid, maps, a.sample, a.max_requests) if a.grid else \
+        measured_rows(a.raw, json.loads(a.match), maps, a.sample, a.max_requests)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
