@@ -195,8 +195,9 @@ def sketch(run, maps: list, sample: int, kernel: str | None = "main") -> dict:
 
 
 def rough_requests(cfg: dict) -> float:
-    """About how many requests the forward of ``cfg`` plays (K and V tiles of 64 keys for each
-    query block of 128 rows; half when causal), to skip the longest before playing them."""
+    """A rough count of the requests the forward of ``cfg`` plays (K and V tiles of 64 keys for
+    each query block of 128 rows; half when causal), only to skip the longest before playing them:
+    the stream's real count differs by up to about 2 × either way (other tiles, merged requests)."""
     n_q, n_kv = cfg.get("seq_len_q") or cfg["seq_len"], cfg.get("seq_len_kv") or cfg["seq_len"]
     return cfg["batch"] * cfg["heads"] * (n_q / 128 + 1) * (n_kv / 64 + 1) * 2 * (0.5 if cfg["causal"] else 1)
 

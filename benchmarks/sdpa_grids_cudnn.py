@@ -26,7 +26,7 @@ CUDNN_GRIDS = {
         32: ((2048, 2048, 2, 8, 8, False, "fp16"),),
         80: ((1500, 1500, 2, 4, 4, True, "fp16"),),
         112: ((2500, 2500, 1, 8, 8, False, "bf16"),)}),
-    # session 29: cuDNN above d = 128, which the cudnn preset refuses (not measured): which kernels run,
+    # session 29: cuDNN above d = 128, which the cudnn preset refused then (not measured): which kernels run,
     # and with which tiles (run with --backend cudnn)
     "s29-cudnn-wide": dict(head_dims=(256, 192, 160), configs={
         256: ((1024, 1024, 1, 4, 4, False, "fp16"), (2048, 2048, 2, 8, 8, True, "bf16"),

@@ -110,6 +110,22 @@ def submission(tmp_path, body: str, name: str = "submission.py") -> pathlib.Path
     return path
 
 
+def note_figures(text: str) -> dict:
+    """The figures a "not exact" note states (iosim/kernels/plan.py, flash_code.py): ``count``
+    launches, the first range over the measured (or of the measured over the predicted),
+    ``low``-``high``, and ``within`` (within 10 %) or ``median``."""
+    import re
+    low, high = re.search(r"(\d\.\d\d)-(\d\.\d\d) x the", text).groups()
+    within = re.search(r"(?<!\w)(\d+) such \w+ .*?\((\d+) within 10 %", text)
+    median = re.search(r"\(median (\d\.\d\d) over (\d+) launches", text)
+    out = {"low": low, "high": high}
+    if within:
+        out.update(count=int(within.group(1)), within=int(within.group(2)))
+    if median:
+        out.update(count=int(median.group(2)), median=median.group(1))
+    return out
+
+
 def load_module(name, path):
     """The Python file at ``path``, imported as a module called ``name`` (not in sys.modules)."""
     spec = importlib.util.spec_from_file_location(name, path)

@@ -29,13 +29,12 @@ from .combine_kernel import block_rows
 from .spill_frames import MEASURED_ON, even_mn, masking_steps
 
 #: a causal forward whose thread blocks all run fewer key blocks than the unrolled copies of its
-#: step: it fetches only part of its code, and the model counts all of it (session 31)
+#: step: it may fetch only part of its code, and the model counts all of it (session 31)
 PARTIAL_CODE_NOTE = (
     "not exact: no thread block of this causal forward runs more than {steps} key block(s), fewer than the {copies} "
-    "unrolled copies of the step in its code ({code:,} B), so it fetches only part of that code, and the L2 model "
-    "counts all of it; on the H200, 16 such launches read 65-89 KB from DRAM beyond their inputs, for code of "
-    "65-133 KB, and the model's DRAM reads were 1.00-1.20 x the measured (15 within 10 %; "
-    "docs/validation/2026-12-04-code.md)")
+    "unrolled copies of the step in its code ({code:,} B), and the L2 model counts all of that code; on the H200, "
+    "16 such launches read 0.54-1.01 of their code from DRAM beyond their inputs (65-89 KB), and the model's DRAM "
+    "reads were 1.00-1.20 x the measured (15 within 10 %; docs/validation/2026-12-04-code.md)")
 
 TABLE = os.path.join(os.path.dirname(__file__), "flash_code_sm90.json")
 UNMEASURED_NOTE = ("the L2 model adds no DRAM reads for the kernels' code, read once a launch after the "
@@ -117,8 +116,13 @@ def causal_code(kernel: str, problem, tile, num_splits: int, compute_capability)
             for c in (True, False)]
     if None in both:
         return None
-    masking = masking_steps(tile.block_q, tile.block_kv, True, even_mn(problem, tile))
-    return CausalCode(both[0][kernel], both[1][kernel], masking + 1)
+    return CausalCode(both[0][kernel], both[1][kernel], step_copies(problem, tile))
+
+
+def step_copies(problem, tile) -> int:
+    """The copies of the step a causal forward's code holds: its ``n_masking_steps`` unrolled
+    masking steps and the loop body."""
+    return masking_steps(tile.block_q, tile.block_kv, True, even_mn(problem, tile)) + 1
 
 
 def partial_code(kernel: str, problem, tile, num_splits: int, code: dict | None) -> str | None:
@@ -128,9 +132,9 @@ def partial_code(kernel: str, problem, tile, num_splits: int, code: dict | None)
     if not problem.causal or not code or kernel not in code:
         return None
     steps = -(-(-(-problem.seq_len_kv // tile.block_kv)) // num_splits)
-    copies = masking_steps(tile.block_q, tile.block_kv, True, even_mn(problem, tile)) + 1
+    copies = step_copies(problem, tile)
     return PARTIAL_CODE_NOTE.format(steps=steps, copies=copies, code=code[kernel]) if steps < copies else None
 
 
 __all__ = ["PARTIAL_CODE_NOTE", "UNMEASURED_NOTE", "CausalCode", "causal_code", "code_bytes", "instantiation",
-           "partial_code"]
+           "partial_code", "step_copies"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ..engine.tensors import rounded_head_size
 from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout, sdpa_padded, unaligned_row_bytes
 from ..workload.problem import Problem
@@ -282,9 +283,9 @@ SHARED_SECTORS_NOTE = (
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
     "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 27 such backwards "
-    "were 0.72-1.00 x the measured (16 within 10 %; inputs (B, H, N, d)): the next query head of a group re-reads "
-    "its K/V head about a partition's traffic later, and the GPU keeps less of it than the model "
-    "(docs/cache.md, \"Sets\")")
+    "were 0.72-1.00 x the measured (16 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
+    "0.36-0.37 x: the next query head of a group re-reads its K/V head about a partition's traffic later, and "
+    "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
 
 def _gqa_decode(problem: Problem) -> str | None:
@@ -295,16 +296,16 @@ def _gqa_decode(problem: Problem) -> str | None:
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
 #: model's DRAM reads part from the H200's, both ways (the committed grids' 45 such backwards, session 31)
 LONG_BACKWARD_NOTE = (
-    "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB), which its key blocks "
-    "walk together, pass half an L2 partition ({half:.1f} MB); on the H200 the model's DRAM reads of 45 such "
-    "backwards were 0.86-1.19 x the measured (41 within 10 %), where below that size all 371 of more than 16 "
-    "query rows were within 10 %; why was not measured (docs/cache.md, \"Sets\")")
+    "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
+    "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
+    "H200 the model's DRAM reads of 45 such backwards were 0.86-1.19 x the measured (41 within 10 %), where below "
+    "that size all 371 of more than 16 query rows were within 10 %; why was not measured (docs/cache.md, \"Sets\")")
 
 
 def _long_backward(problem: Problem, profile) -> str | None:
     """:data:`LONG_BACKWARD_NOTE` for a backward of ``problem`` on ``profile``'s L2, or None."""
     half = _half_partition(profile)
-    rows = problem.seq_len_q * problem.head_dim * (2 * problem.width + 4)
+    rows = problem.seq_len_q * (2 * problem.width * problem.head_dim + 4 * rounded_head_size(problem.head_dim))
     return LONG_BACKWARD_NOTE.format(rows=rows / 1e6, half=half / 1e6) if half and rows >= half else None
 
 

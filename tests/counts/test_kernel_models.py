@@ -138,7 +138,7 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_causal_forward_of_many_wav
 
 def test_the_l2_model_says_where_it_is_not_exact_in_a_long_backward(capsys):
     """docs/cache.md, "Sets": a backward whose query head's Q, dO and fp32 dQaccum rows
-    (N_q · d · 8 bytes at fp16 or bf16) pass half an L2 partition (15.7 MB on the H200) is where the
+    (N_q · (4 d + 4 d_rounded) bytes at fp16 or bf16) pass half an L2 partition (15.7 MB on the H200) is where the
     model's DRAM reads part from the GPU's (0.86-1.19 x over 45 such backwards); the backward launch
     says so, with its bytes, and not the forward; nor a backward below that size, however long its keys."""
     import json
@@ -147,13 +147,15 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_long_backward(capsys):
     argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json",
             "--pass", "forward+backward", "--heads", "2"]
     for n_q, n_kv, d, noted in ((32768, 32768, 64, True), (30000, 30000, 64, False), (16384, 16384, 128, True),
-                                (15000, 15000, 128, False), (4096, 65536, 64, False), (8192, 8192, 256, True)):
+                                (15000, 15000, 128, False), (4096, 65536, 64, False), (8192, 8192, 256, True),
+                                (38000, 38000, 40, True)):   # d = 40: dQaccum 64 wide (12.2 MB at d · 8 B a row)
         assert main(argv + ["--seq-len-q", str(n_q), "--seq-len-kv", str(n_kv), "-d", str(d)]) == 0
         launches = json.loads(capsys.readouterr().out)["options"]["launches"]
         notes = [l.get("l2_note") or "" for l in launches]
         assert ["which its key blocks walk together" in x for x in notes] == [False, noted], (n_q, n_kv, d)
         if noted:
-            assert f"dQaccum rows ({n_q * d * 8 / 1e6:.1f} MB)" in notes[1] and "(15.7 MB)" in notes[1]
+            rows = n_q * (4 * d + 4 * (-(-d // 32) * 32))        # Q, dO at 2 bytes; dQaccum fp32, d rounded to 32
+            assert f"dQaccum rows ({rows / 1e6:.1f} MB, " in notes[1] and "(15.7 MB)" in notes[1]
 
 
 def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_decode_backward(capsys):

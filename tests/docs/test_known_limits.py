@@ -5,6 +5,7 @@ committed rows)."""
 import pathlib
 import re
 
+from conftest import note_figures
 from iosim.kernels import flash_code, plan, spill_frames
 
 DOC = (pathlib.Path(__file__).resolve().parents[2] / "docs" / "known-limits.md").read_text()
@@ -32,9 +33,6 @@ def test_each_rows_figures_are_its_notes():
         text = getattr(MODULES[module], attr)
         if not text.startswith("not exact"):
             continue
-        low, high = re.search(r"(\d\.\d\d)-(\d\.\d\d) x the (?:measured|predicted)", text).groups()
-        assert f"{low}–{high}" in cells, (key, cells)
-        within = re.search(r"(\d+) such \w+ .*?\((\d+) within 10 %", text)
-        median = re.search(r"\(median (\d\.\d\d) over (\d+) launches", text)
-        count, extra = within.groups() if within else median.groups()[::-1]
-        assert f"{count} ({extra})" in cells, (key, cells)
+        stated = note_figures(text)
+        assert f"{stated['low']}–{stated['high']}" in cells, (key, cells)
+        assert f"{stated['count']} ({stated.get('within', stated.get('median'))})" in cells, (key, cells)

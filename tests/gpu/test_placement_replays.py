@@ -102,7 +102,6 @@ def test_run_to_run(measured):
         assert abs(a - b) / min(a, b) < (0.19 if '"heads_total": 2' in k else 0.09), k
 
 
-
 def test_placed_by_their_runs_flash_attns_causal_forwards_read_too_little():
     """Session 31 (the page's "Every forward"): the sketch's ``pages`` on flash-attn 2's committed
     forwards as iosim plays them, in lockstep. Over 30 MB, the dense ones agree with the GPU under
@@ -112,7 +111,8 @@ def test_placed_by_their_runs_flash_attns_causal_forwards_read_too_little():
     import csv
     sketch = load_module("l2_address_sketch", ROOT / "benchmarks" / "l2_address_sketch.py")
     from iosim.gpu import sdpa
-    rows = list(csv.DictReader((RAW / "pages-sweep.csv").open()))
+    with (RAW / "pages-sweep.csv").open() as f:
+        rows = list(csv.DictReader(f))
     assert len(rows) == 311
     big = [(json.loads(r["config"]), {k: int(r[k]) / int(r["measured_dram_read"]) for k in ("model", "pages")})
            for r in rows if int(r["measured_dram_read"]) > 30e6]

@@ -1,17 +1,20 @@
 """The per-launch comparison rows of the committed flash-attn 2 runs (no GPU needed):
 docs/validation/2026-12-04-status/rows/, written by ``benchmarks/sdpa_compare.py RAW --cache --json``
 at session 31's model (docs/validation/2026-12-04-status.md, "Session 31"). Every main kernel whose
-DRAM reads miss the measured by more than 10 % says so in its launch's ``l2_note`` (but one, named),
-and each note's figures (DRAM or time) are what these rows give for the launches it marks."""
+DRAM reads miss the measured by more than 10 % says so in its launch's ``l2_note``, inside a range the
+note states (but one, named), and each note's figures (DRAM or time) are what these rows give for the
+launches it marks."""
 
 import json
 import pathlib
 import re
+import statistics
 
 import pytest
 
+from conftest import load_module, note_figures
 from iosim import load_profile
-from iosim.gpu.sdpa import raw_configs
+from iosim.gpu.sdpa import compare, raw_configs
 from iosim.kernels import flash_code, plan as plans
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -25,22 +28,30 @@ UNNOTED = [("main", 72, 32768, 2, 16, 4)]
 
 
 def _key(template: str) -> str:
-    """A phrase of the note's text that no other note has (its words before the first field)."""
-    return template.split("{")[0][:60] if "{" in template[:60] else template[:60]
+    """A phrase that marks the note in a launch's text: its words before its first field."""
+    return template.split("{")[0][:60]
+
+
+def _runs():
+    """(rows file, that run's rows, (config, problem, measured launches, its rows) per config)."""
+    for path in sorted(ROWS.glob("*.json")):
+        rows, at, configs = json.loads(path.read_text()), 0, []
+        for cfg, problem, measured in raw_configs(str(ROOT / "docs" / "validation" / path.stem.replace("_", "/"))):
+            configs.append((cfg, problem, measured, rows[at:at + len(measured)]))
+            at += len(measured)
+        assert at == len(rows), path
+        yield path, rows, configs
 
 
 @pytest.fixture(scope="module")
 def planned():
     """(row, its config, its launch as iosim plans it) of every row, in the runs' order."""
     h200, out = load_profile("h200"), []
-    for path in sorted(ROWS.glob("*.json")):
-        rows, at = json.loads(path.read_text()), 0
-        for cfg, problem, measured in raw_configs(str(ROOT / "docs" / "validation" / path.stem.replace("_", "/"))):
-            mine, at = rows[at:at + len(measured)], at + len(measured)
+    for path, _, configs in _runs():
+        for cfg, problem, _, mine in configs:
             assert all(r.get(k) == v for r in mine for k, v in cfg.items()), (path, cfg)
             by_pass = {kl.passes: kl for kl in plans.plan("flash-attn-2", "fa2", problem, h200, "forward+backward")}
             out += [(r, cfg, by_pass[r["pass"]]) for r in mine]
-        assert at == len(rows), path
     return out
 
 
@@ -59,11 +70,30 @@ def test_the_rows_are_the_committed_runs(launches):
     assert len(list(ROWS.glob("*.json"))) == 26 and len(launches) == 976
 
 
-def test_every_miss_says_so_but_one(launches):
-    """A main kernel's DRAM reads more than 10 % from the measured: its launch's note says
-    "not exact" (but the d = 72 GQA forward at N = 32,768, the only dense forward that misses)."""
-    unnoted = [(r["kernel"], r["head_dim"], r["seq_len"], r["batch"], r["heads"], cfg.get("kv_heads"))
-               for r, cfg, note in launches if abs(_ratio(r) - 1) > 0.10 and "not exact" not in note]
+def test_the_rows_are_the_models_now():
+    """The rows hold the model as it is: the smallest config of every run, played again (but the
+    longest run's, of 2 · 131,072² scores and more). The other rows are the same commit's."""
+    h200 = load_profile("h200")
+    for path, _, configs in _runs():
+        problem, measured, mine = min(((p, m, r) for _, p, m, r in configs),
+                                      key=lambda c: c[0].batch * c[0].heads * c[0].seq_len_q * c[0].seq_len_kv)
+        if problem.batch * problem.heads * problem.seq_len_q * problem.seq_len_kv > 2 ** 34:
+            continue
+        again = compare(problem, measured, h200, cache=True)
+        assert [r["predicted"] for r in again] == [r["predicted"] for r in mine], path
+
+
+def test_every_miss_says_so_within_a_range_its_note_states_but_one(launches):
+    """A main kernel's DRAM reads more than 10 % from the measured: its launch's note says "not
+    exact" and states a range that holds it (but the d = 72 GQA forward at N = 32,768, the only
+    dense forward that misses)."""
+    unnoted = []
+    for r, cfg, note in launches:
+        if abs(_ratio(r) - 1) <= 0.10:
+            continue
+        ranges = [(float(a), float(b)) for a, b in re.findall(r"(\d\.\d\d)-(\d\.\d\d) x", note)]
+        if "not exact" not in note or not any(a <= round(_ratio(r), 2) <= b for a, b in ranges):
+            unnoted.append((r["kernel"], r["head_dim"], r["seq_len"], r["batch"], r["heads"], cfg.get("kv_heads")))
     assert unnoted == UNNOTED
 
 
@@ -71,14 +101,12 @@ def test_every_miss_says_so_but_one(launches):
 def test_each_notes_figures_are_the_rows(launches, name):
     """The count, range and count within 10 % a note states are those of the launches it marks."""
     template = getattr(flash_code if name == "PARTIAL_CODE_NOTE" else plans, name)
-    count, low, high, within = re.search(r"(\d+) such \w+ .*?(\d\.\d\d)-(\d\.\d\d) x the measured \((\d+) within 10 %",
-                                         template).groups()
-    layout = NOTES[name]
+    stated, layout = note_figures(template), NOTES[name]
     marked = [_ratio(r) for r, cfg, note in launches
               if _key(template) in note and (layout is None or cfg.get("layout", "bhnd") == layout)]
-    assert len(marked) == int(count)
-    assert (f"{min(marked):.2f}", f"{max(marked):.2f}") == (low, high)
-    assert sum(abs(q - 1) <= 0.10 for q in marked) == int(within)
+    assert len(marked) == stated["count"]
+    assert (f"{min(marked):.2f}", f"{max(marked):.2f}") == (stated["low"], stated["high"])
+    assert sum(abs(q - 1) <= 0.10 for q in marked) == stated["within"]
 
 
 def test_below_the_long_backwards_size_every_backward_of_more_than_16_rows_is_within_10_percent(launches):
@@ -90,51 +118,32 @@ def test_below_the_long_backwards_size_every_backward_of_more_than_16_rows_is_wi
     assert len(rest) == count and all(abs(q - 1) <= 0.10 for q in rest)
 
 
-def test_the_rows_are_the_models_now():
-    """The rows hold the model as it is: the smallest config of every run, played again (but the
-    longest run's, of 2 · 131,072² scores and more)."""
-    from iosim.gpu.sdpa import compare
-    h200 = load_profile("h200")
-    for path in sorted(ROWS.glob("*.json")):
-        rows, at, configs = json.loads(path.read_text()), 0, []
-        for cfg, problem, measured in raw_configs(str(ROOT / "docs" / "validation" / path.stem.replace("_", "/"))):
-            configs.append((problem.batch * problem.heads * problem.seq_len_q * problem.seq_len_kv, at, problem, measured))
-            at += len(measured)
-        size, at, problem, measured = min(configs, key=lambda c: c[0])
-        if size > 2 ** 34:
-            continue
-        again = compare(problem, measured, h200, cache=True)
-        assert [r["predicted"] for r in again] == [r["predicted"] for r in rows[at:at + len(measured)]], path
-
-
 @pytest.mark.parametrize("name", ("FETCH_NOTE", "ONE_QUERY_BLOCK_NOTE"))
 def test_each_time_notes_figures_are_the_rows(planned, name):
     """A time note's range and median of the measured over the predicted time, and its count,
     are those of the main kernels it marks."""
-    import statistics
     template = getattr(plans, name)
-    low, high, median, count = re.search(r"(\d\.\d\d)-(\d\.\d\d) x the predicted time.*?\(median (\d\.\d\d) over "
-                                         r"(\d+) launches", template).groups()
+    stated = note_figures(template)
     marked = [r["measured"]["time_s"] / r["predicted"]["time_s"] for r, _, kl in planned
               if r["kernel"] in MAIN and _key(template) in (kl.time_note or "")]
-    assert len(marked) == int(count)
-    assert (f"{min(marked):.2f}", f"{max(marked):.2f}", f"{statistics.median(marked):.2f}") == (low, high, median)
+    assert len(marked) == stated["count"]
+    assert (f"{min(marked):.2f}", f"{max(marked):.2f}", f"{statistics.median(marked):.2f}") == \
+        (stated["low"], stated["high"], stated["median"])
 
 
 def test_the_readmes_figures_are_the_rows(launches):
     """README's sentence on the flash-attn-2 preset: launches, head dims, exact counts, DRAM reads
     within 10 %, misses that say so, and the main kernels' time at N ≥ 2,048, from these rows."""
-    import statistics
-    from conftest import load_module
-    compare = load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
+    sdpa_compare = load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
     text = " ".join((ROOT / "README.md").read_text().split())
     got = re.search(r"over (\d+) runs, ([\d,]+) launches at head dims (\d+)–(\d+), every load, store and atomic "
                     r"exact; DRAM reads of (\d+) of (\d+) main kernels within 10 %, and (\d+) of the other (\d+) say "
                     r"so; time of all (\d+) main kernels at N ≥ 2,048 within 20 %, median error ([\d.]+) %", text)
     runs, n, d_lo, d_hi, within, main, noted, missed, timed, median = got.groups()
     rows = [r for path in ROWS.glob("*.json") for r in json.loads(path.read_text())]
-    ok = [r for r in rows if r["within_target"]["loads"] and all(compare.agreement(r)[k] for k in ("stores", "atomics"))]
-    assert (int(runs), int(n.replace(",", "")), len(ok)) == (len(list(ROWS.glob("*.json"))), len(rows), len(rows))
+    exact = [r for r in rows if (ok := sdpa_compare.agreement(r))["stores"] and ok["atomics"]
+             and (ok["loads_sass"] or ok["loads_l1tex"])]
+    assert (int(runs), int(n.replace(",", "")), len(exact)) == (len(list(ROWS.glob("*.json"))), len(rows), len(rows))
     assert (int(d_lo), int(d_hi)) == (min(r["head_dim"] for r in rows), max(r["head_dim"] for r in rows))
     misses = [note for r, _, note in launches if abs(_ratio(r) - 1) > 0.10]
     assert (int(main), int(within), int(missed)) == (len(launches), len(launches) - len(misses), len(misses))
