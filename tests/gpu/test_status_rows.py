@@ -1,9 +1,9 @@
 """The per-launch comparison rows of the committed flash-attn 2 runs (no GPU needed):
-docs/validation/2026-12-04-status/rows/, written by ``benchmarks/sdpa_compare.py RAW --cache --json``
-at session 31's model (docs/validation/2026-12-04-status.md, "Session 31"). Every main kernel whose
-DRAM reads miss the measured by more than 10 % says so in its launch's ``l2_note``, inside a range the
-note states (but one, named), and each note's figures (DRAM or time) are what these rows give for the
-launches it marks."""
+docs/validation/2026-12-04-status/rows/, written by ``benchmarks/status_rows.py`` (``sdpa_compare.py
+RAW --cache --json`` for each run) at session 31's model (docs/validation/2026-12-04-status.md,
+"Session 31"). Every main kernel whose DRAM reads miss the measured by more than 10 % says so in
+its launch's ``l2_note``, inside a range the note states (but one, named), and each note's figures
+(DRAM or time) are what these rows give for the launches it marks."""
 
 import json
 import pathlib
