@@ -250,7 +250,7 @@ def run_vendor(args: argparse.Namespace) -> int:
     report = {"vendor": "torch-sdpa", "hw_profile": profile.name,
               "problem": sdpa.config_of(problem) | {"dtype": problem.dtype, "kv_heads": problem.kv_heads,
                                                     "seq_len_kv": problem.seq_len_kv},
-              "targets": sdpa.TARGETS, "launches": rows, "ok": ok}
+              "targets": sdpa.TARGETS, "launches": rows, "notes": sdpa.launch_notes(problem, profile), "ok": ok}
     print(json.dumps(report, indent=2) if args.format == "json" else format_vendor_table(report))
     return 0 if ok else 1
 
@@ -281,5 +281,7 @@ def format_vendor_table(report: dict) -> str:
             f"{mark[ok['dram_read']]:<2}{pr.get('dram_write', 0):>12,} {me['dram_write']:>14,} "
             f"{_ms(pr['time_s']):>11} {_ms(me['time_s']):>11} {_ratio(pr['time_s'], me['time_s']):>6}"
             f"{mark[ok['time']]:<2} {pr['time_bound'] or '-'}")
+    lines += [f"note, {passes} ({'L2' if kind == 'l2_note' else 'time'}): {text}"
+              for passes, notes in report.get("notes", {}).items() for kind, text in notes.items()]
     lines += ["", "load counts meet their targets" if report["ok"] else "MISMATCH in the load counts: see above"]
     return "\n".join(lines)

@@ -20,6 +20,7 @@ import os
 
 from ..errors import DependencyError, IosimError
 from ..run import Options, simulate
+from ..kernels.plan import plan
 from ..kernels.tile_tables import kernel_tile
 from ..workload.layouts import sdpa_padded
 from ..workload.problem import Problem
@@ -246,3 +247,15 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> list[
         rows.append({"kernel": kernel, "pass": passes, "grid": launch["grid"], "predicted": pred, "measured": meas,
                      "within_target": checks(problem, kernel, pred, meas, passes)})
     return rows
+
+
+def launch_notes(problem, profile) -> dict:
+    """pass -> {"l2_note": ..., "time_note": ...}: what the flash-attn-2 preset says of each of its
+    launches for ``problem`` where its L2 or time model is known not to be exact
+    (docs/known-limits.md); passes without a note are left out."""
+    out = {}
+    for launch in plan("flash-attn-2", "fa2", problem, profile, "forward+backward"):
+        notes = {k: v for k, v in (("l2_note", launch.l2_note), ("time_note", launch.time_note)) if v}
+        if notes:
+            out[launch.passes] = notes
+    return out

@@ -217,7 +217,8 @@ def test_overlap_check_replays(compare_module):
 
 
 def test_vendor_report_from_committed_measurements():
-    """The --vendor table and its target checks, on one committed config (no GPU needed)."""
+    """The --vendor table and its target checks, on one committed config (no GPU needed), with the
+    notes the preset gives its launches where a model is known not to be exact."""
     from iosim.cli.validate_command import format_vendor_table
 
     cfg, rows = next((c, r) for c, r in _measured_rows() if c["seq_len"] == 4096 and c["heads"] == 32
@@ -226,9 +227,14 @@ def test_vendor_report_from_committed_measurements():
     assert all(r["within_target"]["loads"] for r in rows)       # forward exact, backward within 5 %
     main = rows[0]
     assert main["predicted"]["loads"] == main["measured"]["loads"]
-    report = {"hw_profile": "h200", "problem": {**cfg, "dtype": "fp16"}, "launches": rows, "ok": True}
+    from iosim import load_profile
+    from iosim.gpu.sdpa import launch_notes, problem_of
+    notes = launch_notes(problem_of(cfg), load_profile("h200"))
+    assert list(notes) == ["forward"] and list(notes["forward"]) == ["l2_note"]    # past one wave at d = 128
+    report = {"hw_profile": "h200", "problem": {**cfg, "dtype": "fp16"}, "launches": rows, "notes": notes, "ok": True}
     text = format_vendor_table(report)
     assert "dq_dk_dv" in text and "compute, two warps a sub-partition at 0.87 a step (" in text
+    assert "note, forward (L2): not exact: a causal forward at kernel head dim 128 in more than one wave" in text
     assert "load counts meet their targets" in text
 
 
