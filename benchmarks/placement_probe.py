@@ -27,6 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+
 def _down(n: int, h: int) -> dict:
     return dict(seq_len=n, head_dim=128, heads_total=h, causal=True, block_q=128, block_kv=64, descending=True)
 

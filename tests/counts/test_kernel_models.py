@@ -93,21 +93,27 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_backward(capsys):
         capsys.readouterr().out
 
 
+#: a flash-attn-2 simulation on the H200 without the L2 model, as JSON (the notes come from the plan)
+NOTED = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json"]
+
+
+def _l2_notes(capsys, *args) -> list:
+    """Each launch's l2_note ("" where none) of ``iosim simulate`` with ``NOTED`` and ``args``."""
+    import json
+    from iosim.cli.main import main
+    assert main(NOTED + [str(a) for a in args]) == 0
+    return [l.get("l2_note") or "" for l in json.loads(capsys.readouterr().out)["options"]["launches"]]
+
+
 def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys):
     """docs/validation/2026-12-04-l2-address.md: a causal forward whose K/V head's K and V pass half
     an L2 partition (15.7 MB on the H200) is where the model's DRAM reads part from the GPU's
     (0.84-2.48 x over 19 such forwards); the forward launch says so, with its bytes, and no other:
     not below half a partition, not a dense forward, not the backward."""
-    import json
-    from iosim.cli.main import main
-
-    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json"]
     for n, d, causal, noted in ((40000, 128, True, True), (28000, 128, True, False), (40000, 128, False, False),
                                 (65536, 64, True, True), (61000, 64, True, False), (16384, 256, True, True)):
         extra = ["--causal"] if causal else []
-        assert main(argv + ["--seq-len", str(n), "-d", str(d), "--heads", "2", "--pass", "forward+backward"] + extra) == 0
-        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
-        notes = [l.get("l2_note") or "" for l in launches]
+        notes = _l2_notes(capsys, "--seq-len", n, "-d", d, "--heads", 2, "--pass", "forward+backward", *extra)
         assert ["K/V head's K and V" in x for x in notes] == [noted, False], (n, d, causal)
         if noted:
             assert f"K and V ({2 * n * d * 2 / 1e6:.1f} MB) pass half an L2 partition (15.7 MB)" in notes[0]
@@ -118,19 +124,13 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_causal_forward_of_many_wav
     of thread blocks (2 an SM on 132 SMs) read more than the model (0.85-1.04 x over 23); the
     forward says so with its blocks; one wave, d = 64 or 256, or a dense forward does not, and a
     forward past half a partition gets the long causal note alone."""
-    import json
-    from iosim.cli.main import main
-
-    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json"]
     for extra, expected in ((["-d", "128", "--seq-len", "4096", "--heads", "32", "--causal"], "1,024 blocks, 264 at once"),
                             (["-d", "112", "--seq-len", "2048", "--heads", "33", "--causal"], "528 blocks, 264 at once"),
                             (["-d", "128", "--seq-len", "2048", "--heads", "16", "--causal"], None),
                             (["-d", "64", "--seq-len", "4096", "--heads", "32", "--causal"], None),
                             (["-d", "128", "--seq-len", "4096", "--heads", "32"], None),
                             (["-d", "128", "--seq-len", "40000", "--heads", "32", "--causal"], None)):
-        assert main(argv + extra) == 0
-        (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
-        note = launch.get("l2_note") or ""
+        (note,) = _l2_notes(capsys, *extra)
         assert ("more than one wave" in note) == (expected is not None), extra
         if expected:
             assert expected in note, note
@@ -141,17 +141,11 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_long_backward(capsys):
     (N_q · (4 d + 4 d_rounded) bytes at fp16 or bf16) pass half an L2 partition (15.7 MB on the H200) is where the
     model's DRAM reads part from the GPU's (0.86-1.19 x over 45 such backwards); the backward launch
     says so, with its bytes, and not the forward; nor a backward below that size, however long its keys."""
-    import json
-    from iosim.cli.main import main
-
-    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json",
-            "--pass", "forward+backward", "--heads", "2"]
     for n_q, n_kv, d, noted in ((32768, 32768, 64, True), (30000, 30000, 64, False), (16384, 16384, 128, True),
                                 (15000, 15000, 128, False), (4096, 65536, 64, False), (8192, 8192, 256, True),
                                 (38000, 38000, 40, True)):   # d = 40: dQaccum 64 wide (12.2 MB at d · 8 B a row)
-        assert main(argv + ["--seq-len-q", str(n_q), "--seq-len-kv", str(n_kv), "-d", str(d)]) == 0
-        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
-        notes = [l.get("l2_note") or "" for l in launches]
+        notes = _l2_notes(capsys, "--pass", "forward+backward", "--heads", 2, "--seq-len-q", n_q, "--seq-len-kv", n_kv,
+                          "-d", d)
         assert ["which its key blocks walk together" in x for x in notes] == [False, noted], (n_q, n_kv, d)
         if noted:
             rows = n_q * (4 * d + 4 * (-(-d // 32) * 32))        # Q, dO at 2 bytes; dQaccum fp32, d rounded to 32
@@ -162,15 +156,9 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_decode_backward(capsys
     """docs/cache.md, "Sets": a GQA backward of at most 16 query rows is where the model reads too
     little (0.72-1.00 x over 27 such backwards); the backward launch says so, an MHA decode's or a
     GQA backward of 17 rows does not, nor does the forward."""
-    import json
-    from iosim.cli.main import main
-
-    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "--no-cache", "--format", "json",
-            "--seq-len-kv", "8192", "-d", "64", "--batch", "2", "--heads", "8", "--pass", "forward+backward"]
     for n_q, kv_heads, noted in ((1, 2, True), (16, 4, True), (1, 8, False), (17, 2, False)):
-        assert main(argv + ["--seq-len-q", str(n_q), "--kv-heads", str(kv_heads)]) == 0
-        launches = json.loads(capsys.readouterr().out)["options"]["launches"]
-        notes = [l.get("l2_note") or "" for l in launches]
+        notes = _l2_notes(capsys, "--seq-len-kv", 8192, "-d", 64, "--batch", 2, "--heads", 8, "--pass", "forward+backward",
+                          "--seq-len-q", n_q, "--kv-heads", kv_heads)
         assert ["a GQA backward of N_q <= 16 query rows" in x for x in notes] == [False, noted], (n_q, kv_heads)
 
 
