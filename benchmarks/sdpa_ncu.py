@@ -234,14 +234,14 @@ def run_target(head_dim: int, grid_name: str, backend: str = "flash", status: st
 
 
 def run_ncu(ncu: str, kernel_filter: str | None, metrics: list[str], target: list[str], path: str, timeout: float,
-            env: dict | None = None, extra: list[str] = ()) -> str:
-    """Run ``python TARGET...`` under ``ncu --clock-control none --csv`` (and the options
-    ``extra``) for the kernels matching ``kernel_filter`` (None: all); write ncu's CSV to
-    ``path`` (with the target's stderr after ``#STDERR`` when it failed, or ``#TIMEOUT`` after
-    what came before a time-out) and return it."""
+            env: dict | None = None, extra: list[str] = (), python: bool = True) -> str:
+    """Run ``python TARGET...`` (or, not ``python``, the program TARGET) under ``ncu
+    --clock-control none --csv`` (and the options ``extra``) for the kernels matching
+    ``kernel_filter`` (None: all); write ncu's CSV to ``path`` (with the target's stderr after
+    ``#STDERR`` when it failed, or ``#TIMEOUT`` after what came before a time-out) and return it."""
     names = ["--kernel-name", kernel_filter] if kernel_filter else []
     cmd = [ncu, "--clock-control", "none", *extra, "--csv", "--print-units", "base", *names,
-           "--metrics", ",".join(metrics), sys.executable, *target]
+           "--metrics", ",".join(metrics), *([sys.executable] if python else []), *target]
     try:
         res = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
         text = res.stdout + ("\n#STDERR\n" + res.stderr[-4000:] if res.returncode else "")

@@ -1,0 +1,132 @@
+"""The predictions and the table of ``benchmarks/flash_stamps.py``: iosim's DRAM reads of each
+config's forward, the same stream replayed in lockstep and in the order the stamps give, against
+what Nsight Compute measured of the stamped, plain and PyTorch builds."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import numpy as np
+
+import flash_stamps as fs
+import flash_stamps_replay as rp
+
+#: sets a partition the replays play under ``pages`` (every k-th, l2_address_sketch.py)
+SAMPLE = 256
+
+
+ROWS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                    "docs", "validation", "2026-12-04-status", "rows")
+
+
+def committed(cfg: dict) -> dict | None:
+    """The committed comparison row of the config's forward (2026-12-04-status/rows/): iosim's
+    prediction and PyTorch's launch as measured then, or None."""
+    import glob
+    keys = ("seq_len", "head_dim", "batch", "heads", "causal")
+    for path in sorted(glob.glob(os.path.join(ROWS, "*.json"))):
+        with open(path) as f:
+            for r in json.load(f):
+                if r["kernel"] == "main" and all(r[k] == cfg[k] for k in keys):
+                    return {"run": os.path.basename(path)[:-5], "model": r["predicted"]["dram_read"],
+                            "torch_then": r["measured"]["dram_read"]}
+    return None
+
+
+def replays(cfg: dict, timing) -> dict:
+    """The stream played in ``timing``'s order: DRAM reads through the model's sets and under
+    ``pages``, and how far apart a K tile's readers come."""
+    t0 = time.time()
+    sets = rp.dram_read(cfg, fs.tile(cfg), timing, None)
+    pages = rp.dram_read(cfg, fs.tile(cfg), timing, "pages", SAMPLE)
+    median, p90 = rp.reuse_mb(cfg, fs.tile(cfg), timing)
+    return {"sets": float(sets), "pages": float(pages), "reuse_mb": median, "reuse_mb_p90": p90,
+            "seconds": round(time.time() - t0, 1)}
+
+
+def predict(path: str) -> None:
+    """iosim's DRAM reads of every config (as committed) and the lockstep replays, written before
+    the run."""
+    out = []
+    for cfg in fs.GRID:
+        row = {"config": cfg, "name": fs.name(cfg), **(committed(cfg) or {}),
+               "lockstep": replays(cfg, rp.lockstep_timing(cfg, fs.tile(cfg), 2))}
+        out.append(row)
+        print(json.dumps(row), flush=True)
+        with open(path, "w") as f:
+            json.dump(out, f, indent=1)
+
+
+def _launches(path: str) -> list[dict]:
+    """The launches of one ncu CSV; none where the run failed or timed out before its table."""
+    from iosim.errors import IosimError
+    from iosim.gpu.ncu import read_launches
+    try:
+        with open(path) as f:
+            return read_launches(f.read())
+    except (OSError, IosimError):
+        return []
+
+
+def measured(raw_dir: str, cfg: dict) -> dict:
+    """What one config's stamps and ncu runs say (absent parts left out)."""
+    bm = fs.tile(cfg)[0]
+    blocks = -(-cfg["seq_len"] // bm) * cfg["batch"] * cfg["heads"]
+    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
+    row = {"name": fs.name(cfg), "config": cfg}
+    for kind in ("plain", "stamps"):
+        launches = _launches(os.path.join(raw_dir, "ncu", f"{fs.name(cfg)}_{kind}.csv"))
+        if launches:
+            row[kind] = launches[0]["metrics"]
+    grid = f"({-(-cfg['seq_len'] // bm)}, {cfg['batch']}, {cfg['heads']})"
+    torch = {x["grid"]: x["metrics"] for x in _launches(os.path.join(raw_dir, "ncu", "torch.csv"))}
+    if grid in torch:
+        row["torch"] = torch[grid]
+    path = os.path.join(raw_dir, "stamps", fs.name(cfg) + ".bin")
+    if os.path.exists(path):
+        runs = rp.read_stamps(path, blocks)
+        row["spread"] = [rp.spread(s, e, steps) for _, s, e, _ in runs]
+        row["per_sm"] = [rp.per_sm(s, sm) for _, s, _, sm in runs]
+        row["launch_ns"] = [t for t, _, _, _ in runs]
+        _, s, e, sm = runs[0]
+        row["replay"] = replays(cfg, rp.measured_timing(s, e, sm, steps))
+    return row
+
+
+def _mb(m: dict | None, key: str = "dram__bytes_read.sum") -> str:
+    return f"{m[key] / 1e6:,.1f}" if m and key in m else "—"
+
+
+def line(row: dict, pred: dict | None) -> str:
+    """One config's row of the table."""
+    cfg, got = row["config"], (row.get("stamps") or {}).get("dram__bytes_read.sum")
+    ratio = (lambda x: f"{x / got:.2f}" if got and x is not None else "—")  # noqa: E731
+    lock, rep = (pred or {}).get("lockstep", {}), row.get("replay", {})
+    time_us = " / ".join(f"{m['gpu__time_duration.sum'] / 1e3:,.0f}" if m else "—"
+                         for m in (row.get("torch"), row.get("plain"), row.get("stamps")))
+    spread = [x for x in row.get("spread", []) if x is not None]
+    reuse = " / ".join(f"{d['reuse_mb']:.1f}" if "reuse_mb" in d else "—" for d in (lock, rep))
+    return (f"| {cfg['head_dim']} | {cfg['seq_len']:,} | {cfg['batch']} × {cfg['heads']} | "
+            f"{'y' if cfg['causal'] else ''} | {_mb(row.get('torch'))} / {_mb(row.get('plain'))} / "
+            f"{_mb(row.get('stamps'))} | {ratio((pred or {}).get('model'))} | {ratio(lock.get('sets'))} / "
+            f"{ratio(lock.get('pages'))} | {ratio(rep.get('sets'))} / {ratio(rep.get('pages'))} | {reuse} | "
+            f"{f'{max(spread):.3f}' if spread else '—'} | {time_us} |")
+
+
+HEADER = ("| d | N | B × H | causal | DRAM read, MB: torch / plain / stamped | iosim | lockstep: sets / pages "
+          "| stamped order: sets / pages | K tile's readers apart, MB: lockstep / stamped | step spread "
+          "| time, µs: torch / plain / stamped |\n|---:|---:|---|:---:|---|---:|---|---|---|---:|---|")
+
+
+def summary(raw_dir: str, predictions: str | None = None) -> str:
+    """The table (ratios over the stamped build's measured DRAM reads); writes raw_dir/summary.json."""
+    pred = {}
+    if predictions:
+        with open(predictions) as f:
+            pred = {p["name"]: p for p in json.load(f)}
+    rows = [measured(raw_dir, cfg) for cfg in fs.GRID]
+    with open(os.path.join(raw_dir, "summary.json"), "w") as f:
+        json.dump(rows, f, indent=1, default=lambda x: float(x) if isinstance(x, np.floating) else str(x))
+    return "\n".join([HEADER] + [line(r, pred.get(r["name"])) for r in rows])
