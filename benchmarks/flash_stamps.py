@@ -35,11 +35,11 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 #: the configs (fp16, (B, H, N, d) inputs): the long causal forwards the L2 model misses most
-#: (2026-12-04-status.md), one past a wave of blocks at d = 128, and a dense control
+#: (2026-12-04-status.md), three past many waves of blocks at d = 128, and a dense control
 GRID = [dict(seq_len=n, head_dim=d, batch=b, heads=h, causal=c) for n, d, b, h, c in (
     (65536, 128, 1, 2, True), (131072, 64, 1, 2, True), (262144, 64, 1, 1, True), (32768, 128, 1, 16, True),
     (40000, 128, 1, 2, True), (16384, 256, 1, 4, True), (28000, 256, 1, 2, True), (2048, 128, 8, 64, True),
-    (16000, 128, 1, 6, False))]
+    (16000, 128, 1, 6, False), (4096, 128, 4, 32, True), (1024, 128, 8, 128, True))]
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum",
            "launch__registers_per_thread"]

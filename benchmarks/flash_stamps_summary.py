@@ -48,9 +48,14 @@ def replays(cfg: dict, timing) -> dict:
 
 def predict(path: str) -> None:
     """iosim's DRAM reads of every config (as committed) and the lockstep replays, written before
-    the run."""
+    the run; the configs already in ``path`` are kept as they are."""
     out = []
+    if os.path.exists(path):
+        with open(path) as f:
+            out = [p for p in json.load(f) if p["config"] in fs.GRID]
     for cfg in fs.GRID:
+        if any(p["config"] == cfg for p in out):
+            continue
         row = {"config": cfg, "name": fs.name(cfg), **(committed(cfg) or {}),
                "lockstep": replays(cfg, rp.lockstep_timing(cfg, fs.tile(cfg), 2))}
         out.append(row)
