@@ -58,6 +58,28 @@ def step_times(start: np.ndarray, end: np.ndarray, steps: np.ndarray, pre: float
     return out
 
 
+def paired_step_times(start: np.ndarray, end: np.ndarray, sm: np.ndarray, steps: np.ndarray, pair: float,
+                      pre: float = 0.5, post: float = 0.3) -> list[list[float]]:
+    """As :func:`step_times`, but each block's progress over its span weighted by how many blocks
+    its SM holds at each moment (from the stamps): 1 alone, 1 / (c · ``pair``) among c, ``pair``
+    being the kernel's measured co-residency factor (iosim.kernels.coresidency; two blocks each
+    step at 1 / (2 · pair) of a lone block's rate)."""
+    out: list[list[float]] = [[] for _ in range(len(start))]
+    for s in np.unique(sm):
+        mine = np.flatnonzero(sm == s)
+        cuts = np.unique(np.r_[start[mine], end[mine]])
+        mid = (cuts[:-1] + cuts[1:]) / 2
+        held = ((start[mine][:, None] <= mid) & (mid < end[mine][:, None])).sum(0)
+        rate = np.where(held <= 1, 1.0, 1.0 / (np.maximum(held, 1) * pair))
+        weight = np.r_[0.0, np.cumsum(rate * np.diff(cuts))]          # progress at each cut
+        for b in mine:
+            w0, w1 = np.interp([start[b], end[b]], cuts, weight)
+            k = int(steps[b])
+            at = w0 + (w1 - w0) * (pre + np.arange(k + 1)) / (k + pre + post)
+            out[b] = np.interp(at, weight, cuts).tolist()
+    return out
+
+
 def spread(start: np.ndarray, end: np.ndarray, steps: np.ndarray, least: int = 64) -> float | None:
     """How far blocks part in pace: the 90th less the 10th percentile of a step's time over its
     median, among blocks of ``least`` steps or more past the first wave (None if too few)."""
@@ -98,9 +120,13 @@ def dram_read(cfg: dict, tile: tuple[int, int], timing, placement: str | None, s
     return sk.dram_read(begin, size, side, write, placement, sample)
 
 
-def measured_timing(start: np.ndarray, end: np.ndarray, sm: np.ndarray, steps: np.ndarray) -> tuple:
-    """(slot, step times, end) of every block as the stamps have them, for :func:`dram_read`."""
-    return sm, step_times(start, end, steps), end
+def measured_timing(start: np.ndarray, end: np.ndarray, sm: np.ndarray, steps: np.ndarray,
+                    pair: float | None = None) -> tuple:
+    """(slot, step times, end) of every block as the stamps have them, for :func:`dram_read`: the
+    steps even over each block's span, or, given ``pair``, paced by its SM's company
+    (:func:`paired_step_times`)."""
+    times = step_times(start, end, steps) if pair is None else paired_step_times(start, end, sm, steps, pair)
+    return sm, times, end
 
 
 def lockstep_timing(cfg: dict, tile: tuple[int, int], slots: int) -> tuple:

@@ -109,3 +109,18 @@ def test_summary_reads_a_device_run(tmp_path, monkeypatch):
     row = table.splitlines()[-1]
     assert "| 1.00 / " in row, row                       # the replay of its own order, sets
     assert (tmp_path / "summary.json").exists()
+
+
+def test_pacing_by_the_sm_s_company_recovers_a_paired_play():
+    """A play where two blocks on an SM each step at 1 / (2 r) of a lone block's rate: spreading a
+    block's steps by its SM's company, from the spans alone, puts them nearer their true times than
+    spreading them evenly."""
+    from l2_drift_sketch import timed
+    tile, pair = fs.tile(SMALL), 0.798
+    _, steps = rp.blocks_of(SMALL, tile)
+    slot, starts, end = timed(steps, pair, 0.5, 0.3, False, 0.0, per_sm=2)
+    start, end, sm = np.array([s[0] for s in starts]) - 0.5, np.asarray(end, float), slot % rp.SMS
+
+    def worst(times):
+        return np.percentile([np.max(np.abs(np.subtract(a[:k], b[:k]))) for a, b, k in zip(starts, times, steps)], 90)
+    assert worst(rp.paired_step_times(start, end, sm, steps, pair)) < 0.5 * worst(rp.step_times(start, end, steps))
