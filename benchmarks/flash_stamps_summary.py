@@ -115,7 +115,8 @@ def _mb(m: dict | None, key: str = "dram__bytes_read.sum") -> str:
 def line(row: dict, pred: dict | None) -> str:
     """One config's row of the table."""
     cfg, got = row["config"], (row.get("stamps") or {}).get("dram__bytes_read.sum")
-    ratio = (lambda x: f"{x / got:.2f}" if got and x is not None else "—")  # noqa: E731
+    ratio = (lambda x, of=got: f"{x / of:.2f}" if of and x is not None else "—")  # noqa: E731
+    torch_got = (row.get("torch") or {}).get("dram__bytes_read.sum")
     lock, rep, paired = (pred or {}).get("lockstep", {}), row.get("replay", {}), row.get("replay_paired", {})
     time_us = " / ".join(f"{m['gpu__time_duration.sum'] / 1e3:,.0f}" if m else "—"
                          for m in (row.get("torch"), row.get("plain"), row.get("stamps")))
@@ -123,7 +124,7 @@ def line(row: dict, pred: dict | None) -> str:
     reuse = " / ".join(f"{d['reuse_mb']:.1f}" if "reuse_mb" in d else "—" for d in (lock, rep))
     return (f"| {cfg['head_dim']} | {cfg['seq_len']:,} | {cfg['batch']} × {cfg['heads']} | "
             f"{'y' if cfg['causal'] else ''} | {_mb(row.get('torch'))} / {_mb(row.get('plain'))} / "
-            f"{_mb(row.get('stamps'))} | {ratio((pred or {}).get('model'))} | {ratio(lock.get('sets'))} / "
+            f"{_mb(row.get('stamps'))} | {ratio((pred or {}).get('model'), torch_got)} | {ratio(lock.get('sets'))} / "
             f"{ratio(lock.get('pages'))} | {ratio(rep.get('sets'))} / {ratio(rep.get('pages'))} / "
             f"{ratio(paired.get('pages'))} | {reuse} | {f'{max(spread):.3f}' if spread else '—'} | {time_us} |")
 
@@ -135,7 +136,8 @@ HEADER = ("| d | N | B × H | causal | DRAM read, MB: torch / plain / stamped | 
 
 
 def summary(raw_dir: str, predictions: str | None = None) -> str:
-    """The table (ratios over the stamped build's measured DRAM reads); writes raw_dir/summary.json."""
+    """The table (iosim's DRAM reads over PyTorch's launch, the replays' over the stamped build's);
+    writes raw_dir/summary.json."""
     pred = {}
     if predictions:
         with open(predictions) as f:
