@@ -100,6 +100,7 @@ def measured(raw_dir: str, cfg: dict) -> dict:
     if os.path.exists(path):
         runs = rp.read_stamps(path, blocks)
         row["spread"] = [rp.spread(s, e, steps) for _, s, e, _ in runs]
+        row["sm_spread"] = [rp.sm_spread(s, e, steps, sm) for _, s, e, sm in runs]
         row["per_sm"] = [rp.per_sm(s, sm) for _, s, _, sm in runs]
         row["launch_ns"] = [t for t, _, _, _ in runs]
         _, s, e, sm = runs[0]
@@ -121,17 +122,19 @@ def line(row: dict, pred: dict | None) -> str:
     time_us = " / ".join(f"{m['gpu__time_duration.sum'] / 1e3:,.0f}" if m else "—"
                          for m in (row.get("torch"), row.get("plain"), row.get("stamps")))
     spread = [x for x in row.get("spread", []) if x is not None]
+    by_sm = [x for x in row.get("sm_spread", []) if x is not None]
     reuse = " / ".join(f"{d['reuse_mb']:.1f}" if "reuse_mb" in d else "—" for d in (lock, rep))
     return (f"| {cfg['head_dim']} | {cfg['seq_len']:,} | {cfg['batch']} × {cfg['heads']} | "
             f"{'y' if cfg['causal'] else ''} | {_mb(row.get('torch'))} / {_mb(row.get('plain'))} / "
             f"{_mb(row.get('stamps'))} | {ratio((pred or {}).get('model'), torch_got)} | {ratio(lock.get('sets'))} / "
             f"{ratio(lock.get('pages'))} | {ratio(rep.get('sets'))} / {ratio(rep.get('pages'))} / "
-            f"{ratio(paired.get('pages'))} | {reuse} | {f'{max(spread):.3f}' if spread else '—'} | {time_us} |")
+            f"{ratio(paired.get('pages'))} | {reuse} | {f'{max(spread):.3f}' if spread else '—'} / "
+            f"{f'{max(by_sm):.3f}' if by_sm else '—'} | {time_us} |")
 
 
 HEADER = ("| d | N | B × H | causal | DRAM read, MB: torch / plain / stamped | iosim | lockstep: sets / pages "
           "| stamped order: sets / pages / pages paced by the SM's company "
-          "| K tile's readers apart, MB: lockstep / stamped | step spread | time, µs: torch / plain / stamped |\n"
+          "| K tile's readers apart, MB: lockstep / stamped | step spread: blocks / SMs | time, µs: torch / plain / stamped |\n"
           "|---:|---:|---|:---:|---|---:|---|---|---|---:|---|")
 
 

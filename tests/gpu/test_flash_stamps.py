@@ -124,3 +124,14 @@ def test_pacing_by_the_sm_s_company_recovers_a_paired_play():
     def worst(times):
         return np.percentile([np.max(np.abs(np.subtract(a[:k], b[:k]))) for a, b, k in zip(starts, times, steps)], 90)
     assert worst(rp.paired_step_times(start, end, sm, steps, pair)) < 0.5 * worst(rp.step_times(start, end, steps))
+
+
+def test_sm_spread_tells_slow_sms_from_slow_blocks():
+    n = 4000
+    rng = np.random.default_rng(1)
+    sm, steps = np.arange(n) % rp.SMS, np.full(n, 100)
+    start = rp.WAVE_NS + np.arange(n) * 10.0
+    own = 1 + 0.2 * (sm % 2)                                 # odd SMs a fifth slower
+    by_sm = rp.sm_spread(start, start + 1000 * steps * own, steps, sm)
+    by_block = rp.sm_spread(start, start + 1000 * steps * np.exp(0.2 * rng.standard_normal(n)), steps, sm)
+    assert by_sm == pytest.approx(0.2 / 1.1) and by_block < 0.1      # spread over the median SM, 1.1
