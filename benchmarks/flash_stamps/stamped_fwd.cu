@@ -7,14 +7,13 @@
 //
 //   -DHDIM=128 -DBLOCK_M=128 -DBLOCK_N=64 -DNWARPS=4 -DCAUSAL=1 -DEVEN_MN=1 -DEVEN_K=1 [-DBF16] [-DSTAMPS]
 //
-// (the traits flash_fwd_launch_template.h picks on sm90 for that head dim; benchmarks/flash_stamps.py
-// has the table and builds them)
-// and launches it on the grid run_flash_fwd gives it, (ceil(N / kBlockM), B, H), with (B, H, N, d)
-// inputs and output, as PyTorch's SDPA passes them. Built with -DSTAMPS, thread 0 of each block
-// writes %globaltimer when the block starts and when its warp leaves compute_attn, and %smid; the
-// stamps are calls, which keep the kernel's registers as they were (stamp). Without it
-// the kernel is flash's, for comparing its registers, code size, time and DRAM bytes with
-// PyTorch's build.
+// (the traits flash_fwd_launch_template.h picks on sm90 for that head dim: benchmarks/flash_stamps.py
+// has the table and builds them). It launches the kernel on the grid run_flash_fwd gives it,
+// (ceil(N / kBlockM), B, H), with (B, H, N, d) inputs and output, as PyTorch's SDPA passes them.
+// Built with -DSTAMPS, thread 0 of each block writes %globaltimer when the block starts and when
+// its warp leaves compute_attn, and %smid; the stamps are calls, which keep the kernel's registers
+// as they were (see stamp). Without -DSTAMPS the kernel is flash's, for comparing its registers,
+// code size, time and DRAM bytes with PyTorch's build.
 //
 //   stamped_fwd B H H_KV N D REPEATS OUT.bin
 //
