@@ -19,8 +19,14 @@ WAVE_NS = 2_000          # blocks that start within 2 µs of the launch's first 
 
 def read_stamps(path: str, blocks: int) -> list[tuple[float, np.ndarray, np.ndarray, np.ndarray]]:
     """Every run in a stamps file: (the launch's time, ns; each block's start and end, ns from the
-    first block's start; each block's SM), blocks in launch order."""
-    raw = np.fromfile(path, dtype=np.uint64)
+    first block's start; each block's SM), blocks in launch order. A file ending .gz is read
+    through gzip (the committed stamps are)."""
+    if path.endswith(".gz"):
+        import gzip
+        with gzip.open(path, "rb") as f:
+            raw = np.frombuffer(f.read(), dtype=np.uint64)
+    else:
+        raw = np.fromfile(path, dtype=np.uint64)
     per = 1 + 3 * blocks
     if raw.size == 0 or raw.size % per:
         raise SystemExit(f"{path}: {raw.size} words, not runs of {per} for {blocks} blocks")

@@ -97,6 +97,7 @@ def measured(raw_dir: str, cfg: dict) -> dict:
     if grid in torch:
         row["torch"] = torch[grid]
     path = os.path.join(raw_dir, "stamps", fs.name(cfg) + ".bin")
+    path = path if os.path.exists(path) else path + ".gz"
     if os.path.exists(path):
         runs = rp.read_stamps(path, blocks)
         row["spread"] = [rp.spread(s, e, steps) for _, s, e, _ in runs]

@@ -149,10 +149,10 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 
 
 #: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
-#: reads part from the H200's, both ways (the committed grids' 19 such forwards, session 30)
+#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 19 such forwards were 0.84-2.48 x the measured (4 within 10 %): it "
+    "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.48 x the measured (5 within 10 %): it "
     "places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, and both "
     "part from the GPU there (docs/validation/2026-12-04-l2-address.md)")
 
@@ -171,11 +171,11 @@ def _long_causal(run: Problem, profile) -> str | None:
 
 
 #: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
-#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (23 such forwards; one wave: 1.00-1.03)
+#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (25 such forwards; one wave: 1.00-1.03)
 WAVES_D128_NOTE = (
     "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
-    "{slots:,} at once); on the H200 the model's DRAM reads of 23 such forwards were 0.85-1.04 x the measured "
-    "(19 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
+    "{slots:,} at once); on the H200 the model's DRAM reads of 25 such forwards were 0.85-1.04 x the measured "
+    "(21 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
     "model's sets (docs/validation/2026-12-04-s29-heads.md)")
 
 
@@ -242,7 +242,7 @@ FETCH_NOTE = (
     "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch. The time model "
     "has the first wave's wait at the kernel head dims only (docs/validation/2026-12-04-mask-cost.md), not "
     "the waits of the blocks after it: on the H200 such launches took 0.84-1.71 x the predicted time "
-    "(median 1.35 over 26 launches)")
+    "(median 1.36 over 27 launches)")
 
 
 def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
@@ -256,7 +256,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
-    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 42 launches); the "
+    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 43 launches); the "
     "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
     "(docs/validation/2026-12-04-red-contention.md)")
 
@@ -274,16 +274,16 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 15 such backwards were 0.74-1.01 x the "
+    "or in windows of rounds); on the H200 the model's DRAM reads of 17 such backwards were 0.74-1.01 x the "
     "measured (9 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
-#: 27 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
+#: 29 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
-    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 27 such backwards "
-    "were 0.72-1.00 x the measured (16 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
+    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 29 such backwards "
+    "were 0.72-1.00 x the measured (18 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
     "0.36-0.37 x: the next query head of a group re-reads its K/V head about a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
@@ -294,12 +294,12 @@ def _gqa_decode(problem: Problem) -> str | None:
 
 
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 45 such backwards, session 31)
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 49 such backwards, sessions 31-32)
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 45 such backwards were 0.86-1.19 x the measured (41 within 10 %), where below "
-    "that size all 371 of more than 16 query rows were within 10 %; why was not measured (docs/cache.md, \"Sets\")")
+    "H200 the model's DRAM reads of 49 such backwards were 0.86-1.19 x the measured (43 within 10 %), where below "
+    "that size 376 of 378 of more than 16 query rows were within 10 % (the others 0.90 and 1.10); why was not measured (docs/cache.md, \"Sets\")")
 
 
 def _long_backward(problem: Problem, profile) -> str | None:

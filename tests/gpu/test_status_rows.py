@@ -1,8 +1,8 @@
 """The per-launch comparison rows of the committed flash-attn 2 runs (no GPU needed):
 docs/validation/2026-12-04-status/rows/, written by ``benchmarks/status_rows.py`` (``sdpa_compare.py
-RAW --cache --json`` for each run) at session 31's model (docs/validation/2026-12-04-status.md,
-"Session 31"). Every main kernel whose DRAM reads miss the measured by more than 10 % says so in
-its launch's ``l2_note``, inside a range the note states (but one, named), and each note's figures
+RAW --cache --json`` for each run) at session 31's model, with session 32's run of grid s31
+(docs/validation/2026-12-04-status.md, "Session 31" and "Session 32"). Every main kernel whose DRAM reads miss the measured by more than 10 % says so in
+its launch's ``l2_note``, inside a range the note states (but two, named), and each note's figures
 (DRAM or time) are what these rows give for the launches it marks."""
 
 import json
@@ -23,8 +23,10 @@ MAIN = ("main", "splitkv", "dq_dk_dv")
 #: each note, and the launches its figures count (two count (B, H, N, d) inputs only)
 NOTES = {"LONG_CAUSAL_NOTE": None, "WAVES_D128_NOTE": None, "GQA_DECODE_NOTE": "bhnd",
          "LONG_BACKWARD_NOTE": None, "PARTIAL_CODE_NOTE": None, "SHARED_SECTORS_NOTE": "bhnd"}
-#: the one miss no note marks: docs/validation/2026-12-04-lines.md
-UNNOTED = [("main", 72, 32768, 2, 16, 4)]
+#: the misses no note marks: the d = 72 GQA forward (docs/validation/2026-12-04-lines.md) and the d = 64
+#: backward of the prospective grid s31 just below the long backwards' size (1.1004;
+#: docs/validation/2026-12-04-s31-check.md)
+UNNOTED = [("main", 72, 32768, 2, 16, 4), ("dq_dk_dv", 64, 28000, 1, 4, None)]
 
 
 def _key(template: str) -> str:
@@ -71,7 +73,7 @@ def _ratio(row) -> float:
 
 
 def test_the_rows_are_the_committed_runs(launches):
-    assert len(list(ROWS.glob("*.json"))) == 26 and len(launches) == 976
+    assert len(list(ROWS.glob("*.json"))) == 27 and len(launches) == 1002
 
 
 #: configs of at most this many scores (B · H · N_q · N_kv) are played again: 275 of the 488, with
@@ -91,10 +93,9 @@ def test_the_rows_are_the_models_now(path):
         assert [r["predicted"] for r in again] == [r["predicted"] for r in mine], (path, problem)
 
 
-def test_every_miss_says_so_within_a_range_its_note_states_but_one(launches):
+def test_every_miss_says_so_within_a_range_its_note_states_but_two(launches):
     """A main kernel's DRAM reads more than 10 % from the measured: its launch's note says "not
-    exact" and states a range that holds it (but the d = 72 GQA forward at N = 32,768, the only
-    dense forward that misses)."""
+    exact" and states a range that holds it (but the two of UNNOTED)."""
     unnoted = []
     for r, cfg, note in launches:
         if abs(_ratio(r) - 1) <= 0.10:
@@ -117,13 +118,16 @@ def test_each_notes_figures_are_the_rows(launches, name):
     assert sum(abs(q - 1) <= 0.10 for q in marked) == stated["within"]
 
 
-def test_below_the_long_backwards_size_every_backward_of_more_than_16_rows_is_within_10_percent(launches):
-    """LONG_BACKWARD_NOTE's other figure: the backwards of more than 16 query rows it does not mark."""
-    count = int(re.search(r"all (\d+) of more than 16", plans.LONG_BACKWARD_NOTE).group(1))
+def test_below_the_long_backwards_size_the_backwards_of_more_than_16_rows_are_as_the_note_says(launches):
+    """LONG_BACKWARD_NOTE's other figures: the backwards of more than 16 query rows it does not mark,
+    how many are within 10 %, and the others' ratios."""
+    pattern = r"(\d+) of (\d+) of more than 16 query rows were within 10 % \(the others ([\d. and]+)\)"
+    within, count, others = re.search(pattern, plans.LONG_BACKWARD_NOTE).groups()
     rest = [_ratio(r) for r, _, note in launches
             if r["kernel"] == "dq_dk_dv" and (r.get("seq_len_q") or r["seq_len"]) > 16
             and _key(plans.LONG_BACKWARD_NOTE) not in note]
-    assert len(rest) == count and all(abs(q - 1) <= 0.10 for q in rest)
+    assert len(rest) == int(count) and sum(abs(q - 1) <= 0.10 for q in rest) == int(within)
+    assert [f"{q:.2f}" for q in sorted(q for q in rest if abs(q - 1) > 0.10)] == others.split(" and ")
 
 
 @pytest.mark.parametrize("name", ("FETCH_NOTE", "ONE_QUERY_BLOCK_NOTE"))
@@ -145,7 +149,7 @@ def test_the_readmes_figures_are_the_rows(launches):
     sdpa_compare = load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
     text = " ".join((ROOT / "README.md").read_text().split())
     got = re.search(r"over (\d+) runs, ([\d,]+) launches at head dims (\d+)–(\d+), every load, store and atomic "
-                    r"exact; DRAM reads of (\d+) of (\d+) main kernels within 10 %, and (\d+) of the other (\d+) say "
+                    r"exact; DRAM reads of (\d+) of ([\d,]+) main kernels within 10 %, and (\d+) of the other (\d+) say "
                     r"so; time of all (\d+) main kernels at N ≥ 2,048 within 20 %, median error ([\d.]+) %", text)
     runs, n, d_lo, d_hi, within, main, noted, missed, timed, median = got.groups()
     rows = [r for path in ROWS.glob("*.json") for r in json.loads(path.read_text())]
@@ -154,7 +158,8 @@ def test_the_readmes_figures_are_the_rows(launches):
     assert (int(runs), int(n.replace(",", "")), len(exact)) == (len(list(ROWS.glob("*.json"))), len(rows), len(rows))
     assert (int(d_lo), int(d_hi)) == (min(r["head_dim"] for r in rows), max(r["head_dim"] for r in rows))
     misses = [note for r, _, note in launches if abs(_ratio(r) - 1) > 0.10]
-    assert (int(main), int(within), int(missed)) == (len(launches), len(launches) - len(misses), len(misses))
+    main = int(main.replace(",", ""))
+    assert (main, int(within), int(missed)) == (len(launches), len(launches) - len(misses), len(misses))
     assert int(noted) == sum("not exact" in note for note in misses)
     errors = [abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in rows
               if r["kernel"] in MAIN and (r.get("seq_len_q") or r["seq_len"]) >= 2048 and r["measured"].get("time_s")]
