@@ -135,3 +135,22 @@ def test_sm_spread_tells_slow_sms_from_slow_blocks():
     assert rp.sm_spread(start, start + 1000 * steps * own, steps, sm) == pytest.approx(0.2 / 1.1)  # over the median SM
     noisy = start + 1000 * steps * np.exp(0.2 * rng.standard_normal(n))   # blocks apart, SMs alike
     assert rp.sm_spread(start, noisy, steps, sm) < 0.3 * rp.spread(start, noisy, steps)
+
+
+RAW = os.path.join(os.path.dirname(BENCH), "docs", "validation", "2026-12-05-flash-stamps", "raw")
+
+
+@pytest.mark.parametrize("name, blocks_spread, sms_spread", [("d128_n65536_b1h2_causal", "0.138", "0.008"),
+                                                             ("d256_n28000_b1h2_causal", "0.289", "0.010")])
+def test_the_committed_stamps_give_the_pages_figures(name, blocks_spread, sms_spread):
+    """docs/validation/2026-12-05-flash-stamps.md: two blocks an SM, every block started in launch
+    order, and the step spreads of blocks and of SMs in its table (the first call's, the most of
+    its three launches)."""
+    cfg = next(c for c in fs.GRID if fs.name(c) == name)
+    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
+    runs = rp.read_stamps(os.path.join(RAW, "stamps", name + ".bin.gz"), len(steps))
+    assert len(runs) == fs.REPEATS
+    for _, start, end, sm in runs:
+        assert rp.per_sm(start, sm) == 2 and not (np.diff(start) < -1000).any() and (end > start).all()
+    assert f"{max(rp.spread(s, e, steps) for _, s, e, _ in runs):.3f}" == blocks_spread
+    assert f"{max(rp.sm_spread(s, e, steps, sm) for _, s, e, sm in runs):.3f}" == sms_spread
