@@ -12,6 +12,7 @@ block stamps its start, end and SM. The plain build is the same code without the
     python benchmarks/flash_stamps.py --predict docs/validation/2026-12-05-flash-stamps/predictions.json
     PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --device DIR BIN_DIR [FLASH_SRC CUTLASS_INCLUDE]  # on the H200
     python benchmarks/flash_stamps.py --summary DIR
+    FLASH_STAMPS_ONLY=NAME,NAME PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --repeat DIR BIN_DIR TIMES  # on the H200
 
 FLASH_SRC is flash-attention's csrc/flash_attn/src (Dao-AILab/flash-attention, read at 0251105a),
 CUTLASS_INCLUDE CUTLASS's include/ at its submodule pin (7127592): the user brings both, as they
@@ -126,12 +127,18 @@ def runs_here(bins: str) -> bool:
         return False
 
 
+def chosen() -> list[dict]:
+    """GRID, or the configs named in the environment's FLASH_STAMPS_ONLY (comma-separated)."""
+    only = [n for n in os.environ.get("FLASH_STAMPS_ONLY", "").split(",") if n]
+    return [c for c in GRID if not only or name(c) in only]
+
+
 def torch_target() -> None:
-    """PyTorch's flash forward of every config of GRID once (what ncu profiles for torch.csv)."""
+    """PyTorch's flash forward of every chosen config once (what ncu profiles for torch.csv)."""
     import torch
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
-    for cfg in GRID:
+    for cfg in chosen():
         shape = (cfg["batch"], cfg["heads"], cfg["seq_len"], cfg["head_dim"])
         q, k, v = (torch.randn(shape, dtype=torch.float16, device="cuda") for _ in range(3))
         with sdpa_kernel(SDPBackend.FLASH_ATTENTION):
@@ -174,12 +181,32 @@ def device(out: str, bins: str, src: str | None, cutlass: str | None) -> None:
         json.dump({"grid": GRID, "repeats": REPEATS, "metrics": metrics, "bins": bins}, f, indent=1)
 
 
+def repeat(out: str, bins: str, times: int) -> None:
+    """The plain build's and PyTorch's launches of the chosen configs measured ``times`` times, each
+    in a process of its own, for their run-to-run spread: out/NAME_plain_I.csv, out/torch_I.csv."""
+    from iosim.gpu.ncu import find_ncu
+    from sdpa_ncu import available_metrics, run_ncu
+    ncu = find_ncu()
+    metrics = available_metrics(ncu, METRICS)
+    os.makedirs(out, exist_ok=True)
+    for i in range(times):
+        for cfg in chosen():
+            run_ncu(ncu, "regex:stamped_fwd", metrics, [os.path.join(bins, f"fwd_{build_name(cfg)}"),
+                                                          *args_of(cfg, 1, os.devnull)],
+                    os.path.join(out, f"{name(cfg)}_plain_{i}.csv"), timeout=120, python=False,
+                    extra=["--launch-skip", "1", "--launch-count", "1"])
+        run_ncu(ncu, "regex:flash_fwd_kernel", metrics, [os.path.abspath(__file__), "--torch-target"],
+                os.path.join(out, f"torch_{i}.csv"), timeout=200)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["--build"] and len(argv) == 4:
         build(*argv[1:4])
     elif argv[:1] == ["--torch-target"]:
         torch_target()
+    elif argv[:1] == ["--repeat"] and len(argv) == 4:
+        repeat(argv[1], argv[2], int(argv[3]))
     elif argv[:1] == ["--device"] and len(argv) in (3, 5):
         device(argv[1], argv[2], *(argv[3:5] or [None, None]))
     elif argv[:1] == ["--predict"] and len(argv) == 2:
