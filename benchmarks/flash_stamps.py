@@ -24,6 +24,7 @@ DIR/ncu/NAME_plain.csv and NAME_stamps.csv (the launch after a warm-up) and DIR/
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -53,12 +54,17 @@ FLAGS = ["-std=c++17", "-O3", "--expt-relaxed-constexpr", "--expt-extended-lambd
          "-gencode", "arch=compute_90,code=sm_90", "-cudart", "static", "-Xptxas", "-v"]
 
 
-def traits(cfg: dict) -> tuple[int, int, int]:
-    """(kBlockM, kBlockN, warps) of the config's forward on the H200: iosim's tile table, read from
-    run_mha_fwd_hdimD (flash_fwd_launch_template.h)."""
+@functools.lru_cache(maxsize=None)
+def _kernel_tile(head_dim: int, causal: bool):
+    """iosim's tile table's forward tile on the H200 (run_mha_fwd_hdimD, flash_fwd_launch_template.h)."""
     from iosim import load_profile
     from iosim.kernels.tile_tables import kernel_tile
-    t = kernel_tile("fa2", cfg["head_dim"], load_profile("h200"), causal=cfg["causal"])
+    return kernel_tile("fa2", head_dim, load_profile("h200"), causal=causal)
+
+
+def traits(cfg: dict) -> tuple[int, int, int]:
+    """(kBlockM, kBlockN, warps) of the config's forward on the H200."""
+    t = _kernel_tile(cfg["head_dim"], cfg["causal"])
     return t.block_q, t.block_kv, t.warps
 
 
@@ -68,9 +74,10 @@ def tile(cfg: dict) -> tuple[int, int]:
 
 
 def even_mn(cfg: dict) -> bool:
-    """run_flash_fwd's Is_even_MN: N a multiple of both blocks, kHeadDim at most 128."""
-    bm, bn = tile(cfg)
-    return cfg["seq_len"] % bm == 0 and cfg["seq_len"] % bn == 0 and cfg["head_dim"] <= 128
+    """run_flash_fwd's Is_even_MN for the config (iosim.kernels.spill_frames.even_mn)."""
+    from iosim.gpu.sdpa import problem_of
+    from iosim.kernels.spill_frames import even_mn as flash_even_mn
+    return flash_even_mn(problem_of(cfg), _kernel_tile(cfg["head_dim"], cfg["causal"]))
 
 
 def build_name(cfg: dict) -> str:
@@ -148,10 +155,24 @@ def torch_target() -> None:
         torch.cuda.empty_cache()
 
 
+def _ncu_build(ncu: str, metrics: list, exe: str, cfg: dict, path: str, timeout: float) -> None:
+    """ncu's CSV of one build's launch of ``cfg``, the one after its warm-up, to ``path``."""
+    from sdpa_ncu import run_ncu
+    run_ncu(ncu, "regex:stamped_fwd", metrics, [exe, *args_of(cfg, 1, os.devnull)], path, timeout=timeout,
+            python=False, extra=["--launch-skip", "1", "--launch-count", "1"])
+
+
+def _ncu_torch(ncu: str, metrics: list, path: str, timeout: float) -> None:
+    """ncu's CSV of PyTorch's flash forward of every chosen config (:func:`torch_target`), to ``path``."""
+    from sdpa_ncu import run_ncu
+    run_ncu(ncu, "regex:flash_fwd_kernel", metrics, [os.path.abspath(__file__), "--torch-target"], path,
+            timeout=timeout)
+
+
 def device(out: str, bins: str, src: str | None, cutlass: str | None) -> None:
     """The measurement (H200): stamps, then ncu of the plain and stamped builds and of PyTorch's."""
     from iosim.gpu.ncu import find_ncu
-    from sdpa_ncu import available_metrics, run_ncu, write_env
+    from sdpa_ncu import available_metrics, write_env
     ncu = find_ncu()
     for sub in ("stamps", "ncu"):
         os.makedirs(os.path.join(out, sub), exist_ok=True)
@@ -171,12 +192,9 @@ def device(out: str, bins: str, src: str | None, cutlass: str | None) -> None:
                              capture_output=True, text=True, timeout=300)
         print(name(cfg), "stamps:", res.returncode, res.stdout.strip(), res.stderr.strip()[-500:], file=log, flush=True)
         for kind, exe in (("plain", stamped[:-len("_stamps")]), ("stamps", stamped)):
-            run_ncu(ncu, "regex:stamped_fwd", metrics, [exe, *args_of(cfg, 1, os.devnull)],
-                    os.path.join(out, "ncu", f"{name(cfg)}_{kind}.csv"), timeout=300, python=False,
-                    extra=["--launch-skip", "1", "--launch-count", "1"])
+            _ncu_build(ncu, metrics, exe, cfg, os.path.join(out, "ncu", f"{name(cfg)}_{kind}.csv"), 300)
         print(name(cfg), f"{time.time() - t0:.0f} s", file=log, flush=True)
-    run_ncu(ncu, "regex:flash_fwd_kernel", metrics, [os.path.abspath(__file__), "--torch-target"],
-            os.path.join(out, "ncu", "torch.csv"), timeout=400)
+    _ncu_torch(ncu, metrics, os.path.join(out, "ncu", "torch.csv"), 400)
     with open(os.path.join(out, "configs.json"), "w") as f:
         json.dump({"grid": GRID, "repeats": REPEATS, "metrics": metrics, "bins": bins}, f, indent=1)
 
@@ -185,18 +203,15 @@ def repeat(out: str, bins: str, times: int) -> None:
     """The plain build's and PyTorch's launches of the chosen configs measured ``times`` times, each
     in a process of its own, for their run-to-run spread: out/NAME_plain_I.csv, out/torch_I.csv."""
     from iosim.gpu.ncu import find_ncu
-    from sdpa_ncu import available_metrics, run_ncu
+    from sdpa_ncu import available_metrics
     ncu = find_ncu()
     metrics = available_metrics(ncu, METRICS)
     os.makedirs(out, exist_ok=True)
     for i in range(times):
         for cfg in chosen():
-            run_ncu(ncu, "regex:stamped_fwd", metrics, [os.path.join(bins, f"fwd_{build_name(cfg)}"),
-                                                          *args_of(cfg, 1, os.devnull)],
-                    os.path.join(out, f"{name(cfg)}_plain_{i}.csv"), timeout=120, python=False,
-                    extra=["--launch-skip", "1", "--launch-count", "1"])
-        run_ncu(ncu, "regex:flash_fwd_kernel", metrics, [os.path.abspath(__file__), "--torch-target"],
-                os.path.join(out, f"torch_{i}.csv"), timeout=200)
+            _ncu_build(ncu, metrics, os.path.join(bins, f"fwd_{build_name(cfg)}"), cfg,
+                       os.path.join(out, f"{name(cfg)}_plain_{i}.csv"), 120)
+        _ncu_torch(ncu, metrics, os.path.join(out, f"torch_{i}.csv"), 200)
 
 
 def main() -> None:

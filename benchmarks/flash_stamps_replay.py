@@ -123,21 +123,11 @@ def dram_read(cfg: dict, tile: tuple[int, int], timing, placement: str | None, s
     16-way sets at random (``placement`` None) or, line by line, at (B, H, N, d) addresses on the set
     map ``placement`` (l2_address_sketch.py). The stream is Q, K and V tiles and O; no code, LSE
     or spill frames."""
-    from l2_drift_sketch import L2_BYTES, ROWS, requests
-
-    from iosim.models.cache import partitions
+    from l2_drift_sketch import played_bytes, requests
     ids, steps = blocks_of(cfg, tile)
     k, write, side = requests(ids, steps, timing, tile[0], tile[1])
-    size = np.full(len(k), ROWS * cfg["head_dim"] * 2)
     k[:, 0] = memory_head(k[:, 0], cfg)
-    if placement is None:
-        ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
-        parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
-        return partitions.played(parts, ids_, size, write, side, L2_BYTES, ways=16).stats.dram_read_bytes
-    import l2_address_sketch as sk
-    chunks, heads = int(k[:, 2].max()) + 1, cfg["batch"] * cfg["heads"]
-    begin = (k[:, 1] * (heads * chunks + 64) + k[:, 0] * chunks + k[:, 2]) * ROWS * cfg["head_dim"] * 2
-    return sk.dram_read(begin, size, side, write, placement, sample)
+    return played_bytes(k, write, side, cfg["head_dim"], placement, sample, heads=cfg["batch"] * cfg["heads"])
 
 
 def measured_timing(start: np.ndarray, end: np.ndarray, sm: np.ndarray, steps: np.ndarray,

@@ -85,7 +85,6 @@ def _launches(path: str) -> list[dict]:
 def measured(raw_dir: str, cfg: dict) -> dict:
     """What one config's stamps and ncu runs say (absent parts left out)."""
     bm = fs.tile(cfg)[0]
-    blocks = -(-cfg["seq_len"] // bm) * cfg["batch"] * cfg["heads"]
     _, steps = rp.blocks_of(cfg, fs.tile(cfg))
     row = {"name": fs.name(cfg), "config": cfg}
     for kind in ("plain", "stamps"):
@@ -99,7 +98,7 @@ def measured(raw_dir: str, cfg: dict) -> dict:
     path = os.path.join(raw_dir, "stamps", fs.name(cfg) + ".bin")
     path = path if os.path.exists(path) else path + ".gz"
     if os.path.exists(path):
-        runs = rp.read_stamps(path, blocks)
+        runs = rp.read_stamps(path, len(steps))
         row["spread"] = [rp.spread(s, e, steps) for _, s, e, _ in runs]
         row["sm_spread"] = [rp.sm_spread(s, e, steps, sm) for _, s, e, sm in runs]
         row["per_sm"] = [rp.per_sm(s, sm) for _, s, _, sm in runs]

@@ -105,13 +105,21 @@ def dram_read(ids: list, steps: np.ndarray, timing, d: int, block_q: int, block_
     """The stream's DRAM reads (bytes) through iosim's two partitions of 16-way sets, or, given a
     ``placement`` (a set map of :mod:`l2_address_sketch`), line by line with (H, N, d) addresses."""
     k, write, side = requests(ids, steps, timing, block_q, block_kv)
+    return played_bytes(k, write, side, d, placement)
+
+
+def played_bytes(k: np.ndarray, write, side, d: int, placement: str | None = None, sample: int = 512,
+                 heads: int | None = None) -> float:
+    """DRAM bytes of a stream of :func:`requests`' keys (head, tensor, chunk): through iosim's two
+    partitions of 16-way sets, or line by line at (H, N, d) addresses on the set map ``placement``
+    (``heads``: the heads the addresses lay out, by default those the stream names)."""
     size = np.full(len(k), ROWS * d * 2)
     if placement is not None:
         import l2_address_sketch as sk
         chunks = int(k[:, 2].max()) + 1
-        heads = int(k[:, 0].max()) + 1
+        heads = heads or int(k[:, 0].max()) + 1
         start = (k[:, 1] * (heads * chunks + 64) + k[:, 0] * chunks + k[:, 2]) * ROWS * d * 2
-        return sk.dram_read(start, size, side, write, placement)
+        return sk.dram_read(start, size, side, write, placement, sample)
     ids_ = k[:, 0] * 10 ** 8 + k[:, 1] * 10 ** 7 + k[:, 2]
     parts = np.stack([k[:, 0], k[:, 1] * 10 ** 6 + k[:, 2], np.zeros(len(k), np.int64)], 1)
     played = partitions.played(parts, ids_, size, write, side, L2_BYTES, ways=16)

@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
   p.window_size_left = CAUSAL ? n : -1;
   p.window_size_right = CAUSAL ? 0 : -1;
   p.is_seqlens_k_cumulative = true;
-  p.is_bf16 = sizeof(Element) == 2 && std::is_same<Element, cutlass::bfloat16_t>::value;
+  p.is_bf16 = std::is_same<Element, cutlass::bfloat16_t>::value;
 
   const dim3 grid((n + BLOCK_M - 1) / BLOCK_M, b, h);
   const size_t blocks = size_t(grid.x) * grid.y * grid.z;
