@@ -34,6 +34,9 @@ def rows(raw: str) -> list[dict]:
     out = []
     for d, configs in grid.items():
         groups, _ = split_by_marker(read_launches(_text(os.path.join(raw, f"cudnn_d{d}.csv"))))
+        if len(groups) != len(configs):
+            raise SystemExit(f"{raw}: cudnn_d{d}.csv has {len(groups)} marked groups of launches for "
+                             f"{len(configs)} configs; the run is incomplete or not this grid's")
         for cfg, launches in zip(configs, groups):
             fwd = [x for x in launches if "fprop" in x["name"] or "lean_reduction" in x["name"]]
             out.append({"config": cfg, "forward": [

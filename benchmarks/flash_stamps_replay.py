@@ -103,14 +103,17 @@ def memory_head(launch_head: np.ndarray, cfg: dict) -> np.ndarray:
     return (launch_head % cfg["batch"]) * cfg["heads"] + launch_head // cfg["batch"]
 
 
-def sm_spread(start: np.ndarray, end: np.ndarray, steps: np.ndarray, sm: np.ndarray, least: int = 64) -> float | None:
+def sm_spread(start: np.ndarray, end: np.ndarray, steps: np.ndarray, sm: np.ndarray, least: int = 64,
+              blocks: int = 3) -> float | None:
     """How far SMs part in pace: the spread (90th less 10th percentile over the median) of each SM's
-    median step time, over its blocks of ``least`` steps or more past the first wave. Where it is
-    near :func:`spread`, the drift is the SMs' own (their clocks, their distance from the data);
-    where it is far below, it is the blocks'. None if too few SMs have such blocks."""
+    median step time, over its blocks of ``least`` steps or more past the first wave, counting only
+    SMs with ``blocks`` such blocks or more (an SM's median of one block is that block's pace). Where
+    it is near :func:`spread`, the drift is the SMs' own (their clocks, their distance from the data);
+    where it is far below, it is the blocks'. None if fewer than 20 SMs count."""
     keep = (steps >= least) & (start >= WAVE_NS)
     rate = (end - start) / np.maximum(steps, 1)
-    per = [np.median(rate[keep & (sm == s)]) for s in np.unique(sm[keep])]
+    counts = np.bincount(sm[keep], minlength=int(sm.max()) + 1)
+    per = [np.median(rate[keep & (sm == s)]) for s in np.flatnonzero(counts >= blocks)]
     if len(per) < 20:
         return None
     p10, p50, p90 = np.percentile(per, [10, 50, 90])
