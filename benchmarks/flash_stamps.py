@@ -13,6 +13,7 @@ block stamps its start, end and SM. The plain build is the same code without the
     PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --device DIR BIN_DIR [FLASH_SRC CUTLASS_INCLUDE]  # on the H200
     python benchmarks/flash_stamps.py --summary DIR
     FLASH_STAMPS_ONLY=NAME,NAME PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --repeat DIR BIN_DIR TIMES  # on the H200
+    FLASH_STAMPS_ONLY=NAME,NAME PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --same-launch DIR BIN_DIR TIMES  # on the H200
 
 FLASH_SRC is flash-attention's csrc/flash_attn/src (Dao-AILab/flash-attention, read at 0251105a),
 CUTLASS_INCLUDE CUTLASS's include/ at its submodule pin (7127592): the user brings both, as they
@@ -155,10 +156,12 @@ def torch_target() -> None:
         torch.cuda.empty_cache()
 
 
-def _ncu_build(ncu: str, metrics: list, exe: str, cfg: dict, path: str, timeout: float) -> None:
-    """ncu's CSV of one build's launch of ``cfg``, the one after its warm-up, to ``path``."""
+def _ncu_build(ncu: str, metrics: list, exe: str, cfg: dict, path: str, timeout: float,
+               stamps: str = os.devnull) -> None:
+    """ncu's CSV of one build's launch of ``cfg``, the one after its warm-up, to ``path`` (a stamped
+    build writes that launch's stamps to ``stamps``)."""
     from sdpa_ncu import run_ncu
-    run_ncu(ncu, "regex:stamped_fwd", metrics, [exe, *args_of(cfg, 1, os.devnull)], path, timeout=timeout,
+    run_ncu(ncu, "regex:stamped_fwd", metrics, [exe, *args_of(cfg, 1, stamps)], path, timeout=timeout,
             python=False, extra=["--launch-skip", "1", "--launch-count", "1"])
 
 
@@ -214,6 +217,39 @@ def repeat(out: str, bins: str, times: int) -> None:
         _ncu_torch(ncu, metrics, os.path.join(out, f"torch_{i}.csv"), 200)
 
 
+#: what the same-launch runs measure: one pass, so that the stamps are of the launch ncu counted
+SAME_METRICS = ["dram__bytes_read.sum", "gpu__time_duration.sum"]
+
+
+def same_launch(out: str, bins: str, times: int) -> None:
+    """Each chosen config's stamped launch under ncu ``times`` times, each in a process of its own,
+    with the stamps of the very launch ncu measured (out/stamps/NAME_I.bin, out/ncu/NAME_I.csv),
+    and this GPU's side of each SM before and after (out/sides.json, out/sides_end.json: 0 where
+    the SM finds SM 0's lines near; benchmarks/l2_shared_ncu.py), so that a replay has the launch's
+    own order, SMs and sides (flash_stamps_same.py)."""
+    import cupy
+    from iosim.gpu.ncu import find_ncu
+    from l2_shared_ncu import measured_sides
+    from sdpa_ncu import write_env
+    ncu = find_ncu()
+    for sub in ("stamps", "ncu"):
+        os.makedirs(os.path.join(out, sub), exist_ok=True)
+    write_env(out, ncu)
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    with open(os.path.join(out, "sides.json"), "w") as f:
+        json.dump(measured_sides(sms), f)
+    for i in range(times):
+        for cfg in chosen():
+            exe = os.path.join(bins, f"fwd_{build_name(cfg)}_stamps")
+            _ncu_build(ncu, SAME_METRICS, exe, cfg, os.path.join(out, "ncu", f"{name(cfg)}_{i}.csv"), 300,
+                       stamps=os.path.join(out, "stamps", f"{name(cfg)}_{i}.bin"))
+            print(name(cfg), i, "done", flush=True)
+    with open(os.path.join(out, "sides_end.json"), "w") as f:
+        json.dump(measured_sides(sms), f)
+    with open(os.path.join(out, "configs.json"), "w") as f:
+        json.dump({"grid": chosen(), "times": times, "metrics": SAME_METRICS}, f, indent=1)
+
+
 def main() -> None:
     argv = sys.argv[1:]
     if argv[:1] == ["--build"] and len(argv) == 4:
@@ -222,6 +258,8 @@ def main() -> None:
         torch_target()
     elif argv[:1] == ["--repeat"] and len(argv) == 4:
         repeat(argv[1], argv[2], int(argv[3]))
+    elif argv[:1] == ["--same-launch"] and len(argv) == 4:
+        same_launch(argv[1], argv[2], int(argv[3]))
     elif argv[:1] == ["--device"] and len(argv) in (3, 5):
         device(argv[1], argv[2], *(argv[3:5] or [None, None]))
     elif argv[:1] == ["--predict"] and len(argv) == 2:

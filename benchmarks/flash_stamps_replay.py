@@ -120,15 +120,16 @@ def sm_spread(start: np.ndarray, end: np.ndarray, steps: np.ndarray, sm: np.ndar
     return float((p90 - p10) / p50)
 
 
-def dram_read(cfg: dict, tile: tuple[int, int], timing, placement: str | None, sample: int = 512) -> float:
+def dram_read(cfg: dict, tile: tuple[int, int], timing, placement: str | None, sample: int = 512,
+              side_of: np.ndarray | None = None) -> float:
     """DRAM bytes the forward reads played in the order ``timing`` gives ((slot, step times, end)
     of each block; slot < SMS: the SM, whose half is its side), through iosim's two partitions of
     16-way sets at random (``placement`` None) or, line by line, at (B, H, N, d) addresses on the set
     map ``placement`` (l2_address_sketch.py). The stream is Q, K and V tiles and O; no code, LSE
-    or spill frames."""
+    or spill frames. ``side_of``: each SM's partition (by default its index half)."""
     from l2_drift_sketch import played_bytes, requests
     ids, steps = blocks_of(cfg, tile)
-    k, write, side = requests(ids, steps, timing, tile[0], tile[1])
+    k, write, side = requests(ids, steps, timing, tile[0], tile[1], side_of)
     k[:, 0] = memory_head(k[:, 0], cfg)
     return played_bytes(k, write, side, cfg["head_dim"], placement, sample, heads=cfg["batch"] * cfg["heads"])
 

@@ -82,13 +82,17 @@ def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitt
     return slot, starts, end
 
 
-def requests(ids: list, steps: np.ndarray, timing, block_q: int, block_kv: int) -> tuple:
-    """The stream in time order: (keys (head, tensor: 0 Q, 1 K, 2 V, 3 O, chunk), writes, sides)."""
+def requests(ids: list, steps: np.ndarray, timing, block_q: int, block_kv: int,
+             side_of: np.ndarray | None = None) -> tuple:
+    """The stream in time order: (keys (head, tensor: 0 Q, 1 K, 2 V, 3 O, chunk), writes, sides); a
+    block's side is its SM's in ``side_of`` (indexed by SM), or by default the SM's index half."""
     slot, starts, end = timing
+    if side_of is None:
+        side_of = (np.arange(SMS) >= SMS // 2).astype(int)
     kv_chunks, q_chunks = max(1, block_kv // ROWS), block_q // ROWS
     key, when, write, side = [], [], [], []
     for b, (h, m) in enumerate(ids):
-        s, at = int(slot[b] % SMS >= SMS // 2), starts[b]
+        s, at = int(side_of[slot[b] % SMS]), starts[b]
         reqs = [((h, 0, m * q_chunks + c), at[0] - 1e-6, 0) for c in range(q_chunks)]
         for k in range(steps[b]):
             j = steps[b] - 1 - k                              # flash-attn walks the key blocks down
