@@ -143,13 +143,14 @@ def measured_timing(start: np.ndarray, end: np.ndarray, sm: np.ndarray, steps: n
     return sm, times, end
 
 
-def lockstep_timing(cfg: dict, tile: tuple[int, int], slots: int) -> tuple:
+def lockstep_timing(cfg: dict, tile: tuple[int, int], slots: int, dispatch=None) -> tuple:
     """The same launch with every block at one rate, taking the first slot to free (the model's
-    play), for :func:`dram_read`."""
+    play), for :func:`dram_read`: slot s on SM s mod SMS, or, given ``dispatch`` (the SM of each
+    first-wave slot in the order the GPU filled them), on SM dispatch[s]."""
     from l2_drift_sketch import timed
     _, steps = blocks_of(cfg, tile)
     slot, starts, end = timed(steps, 1.0, 0.5, 0.3, True, 0.0, per_sm=slots)
-    return slot % SMS, starts, end
+    return (slot % SMS if dispatch is None else np.asarray(dispatch)[slot]), starts, end
 
 
 def reuse_mb(cfg: dict, tile: tuple[int, int], timing) -> tuple[float, float]:

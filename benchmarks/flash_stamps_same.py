@@ -69,10 +69,8 @@ def launch_row(job: tuple) -> dict:
 def lockstep_row(job: tuple) -> dict:
     """The config in lockstep, slots on the SMs in ``dispatch`` order, each SM on its ``side``."""
     cfg, dispatch, side = job
-    from l2_drift_sketch import timed
     _, steps = rp.blocks_of(cfg, fs.tile(cfg))
-    slot, starts, end = timed(steps, 1.0, 0.5, 0.3, True, 0.0, per_sm=len(dispatch) // rp.SMS)
-    timing = (np.asarray(dispatch)[slot], starts, end)
+    timing = rp.lockstep_timing(cfg, fs.tile(cfg), len(dispatch) // rp.SMS, dispatch)
     return {"name": fs.name(cfg), "lockstep_chip": _plays(cfg, timing, side, steps)}
 
 
