@@ -7,10 +7,10 @@ own order, on its own SMs and sides (docs/validation/2026-12-05-same-launch.md).
 For every launch: its DRAM reads, and the replays of its Q, K, V and O tile stream
 (flash_stamps_replay.dram_read) through iosim's two partitions of 16-way hashed sets (``sets``)
 and line by line on runs of addresses (``pages``), with each SM on the side this GPU measured
-(``chip``) or on its index half, the model's rule (``halves``). Per config, one more play: every
-block at one rate (the model's lockstep), the first wave's slots on the SMs in the order this
-GPU dispatched them and later blocks on the slot that frees first, each SM on its measured side:
-what a model would play from the chip's dispatch order and side map alone.
+(``chip``) or on its index half, the model's rule (``halves``); and the same in lockstep (every
+block at one rate, the model's play), the first wave's slots on the SMs in the order this GPU
+dispatched the launch's blocks and later blocks on the slot that frees first: what a model
+would play from the chip's dispatch order alone.
 """
 
 from __future__ import annotations
@@ -51,27 +51,27 @@ def _plays(cfg: dict, timing, side_of: np.ndarray | None, steps: np.ndarray) -> 
 
 
 def launch_row(job: tuple) -> dict:
-    """One measured launch: its DRAM reads and time, its dispatch order and its replays."""
+    """One measured launch: its DRAM reads and time, its dispatch order, and its replays in its
+    stamped order and in lockstep from its dispatch order, each on the chip's sides and on the
+    index halves."""
     folder, cfg, i, side = job
-    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
+    tile = fs.tile(cfg)
+    _, steps = rp.blocks_of(cfg, tile)
     runs = rp.read_stamps(os.path.join(folder, "stamps", f"{fs.name(cfg)}_{i}.bin"), len(steps))
     if len(runs) != 1:
         raise SystemExit(f"{fs.name(cfg)}_{i}: {len(runs)} stamped launches, not one")
     _, start, end, sm = runs[0]
     got = _dram(os.path.join(folder, "ncu", f"{fs.name(cfg)}_{i}.csv"))
-    timing = rp.measured_timing(start, end, sm, steps)
-    first = sm[np.argsort(start, kind="stable")[:rp.per_sm(start, sm) * rp.SMS]]
+    first = rp.dispatch_order(start, sm)
+    orders = {"stamped": rp.measured_timing(start, end, sm, steps),
+              "lockstep": rp.lockstep_timing(cfg, tile, len(first) // rp.SMS, first)}
     return {"name": fs.name(cfg), "i": i, "dram_read": got.get("dram__bytes_read.sum"),
             "time_ns": got.get("gpu__time_duration.sum"), "dispatch": first.tolist(),
-            "chip": _plays(cfg, timing, side, steps), "halves": {"pages": rp.dram_read(cfg, fs.tile(cfg), timing, "pages")}}
+            **{f"{o} {label}": _plays(cfg, timing, m, steps)
+               for o, timing in orders.items() for label, m in (("chip", side), ("halves", None))}}
 
 
-def lockstep_row(job: tuple) -> dict:
-    """The config in lockstep, slots on the SMs in ``dispatch`` order, each SM on its ``side``."""
-    cfg, dispatch, side = job
-    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
-    timing = rp.lockstep_timing(cfg, fs.tile(cfg), len(dispatch) // rp.SMS, dispatch)
-    return {"name": fs.name(cfg), "lockstep_chip": _plays(cfg, timing, side, steps)}
+PLAYS = ("stamped chip", "stamped halves", "lockstep chip", "lockstep halves")
 
 
 def rows(folder: str, jobs: int = 2) -> dict:
@@ -84,25 +84,20 @@ def rows(folder: str, jobs: int = 2) -> dict:
     work = [(folder, cfg, i, side) for i in range(run["times"]) for cfg in run["grid"]]
     with ProcessPoolExecutor(jobs) as pool:
         launches = list(pool.map(launch_row, work))
-        first = {r["name"]: r["dispatch"] for r in launches if r["i"] == 0}
-        locks = list(pool.map(lockstep_row, [(cfg, first[fs.name(cfg)], side) for cfg in run["grid"]]))
-    return {"sides": side.tolist(), "sides_unchanged": same_sides, "launches": launches, "lockstep": locks}
+    return {"sides": side.tolist(), "sides_unchanged": same_sides, "launches": launches}
 
 
 def markdown(table: dict) -> str:
-    lock = {r["name"]: r["lockstep_chip"] for r in table["lockstep"]}
-    lines = ["| config | launch | DRAM read (MB) | time (µs) | stamped order, chip's sides: sets / pages "
-             "| stamped order, index halves: pages | lockstep, chip's dispatch and sides: sets / pages |",
-             "|---|---:|---:|---:|---|---:|---|"]
+    lines = ["| config | launch | DRAM read (MB) | time (µs) | " +
+             " | ".join(f"{p.replace(' ', ' order, ')} sides: sets / pages" for p in PLAYS) + " |",
+             "|---|---:|---:|---:|" + "---|" * len(PLAYS)]
     for r in table["launches"]:
         got = r["dram_read"]
 
         def ratio(x, of=got):
             return f"{x / of:.2f}" if x is not None and of else "—"
-        lk = lock[r["name"]]
-        lines.append(f"| {r['name']} | {r['i']} | {got / 1e6:,.1f} | {r['time_ns'] / 1e3:,.0f} | "
-                     f"{ratio(r['chip'].get('sets'))} / {ratio(r['chip']['pages'])} | {ratio(r['halves']['pages'])} | "
-                     f"{ratio(lk.get('sets'))} / {ratio(lk['pages'])} |")
+        lines.append(f"| {r['name']} | {r['i']} | {got / 1e6:,.1f} | {r['time_ns'] / 1e3:,.0f} | " +
+                     " | ".join(f"{ratio(r[p].get('sets'))} / {ratio(r[p]['pages'])}" for p in PLAYS) + " |")
     return "\n".join(lines)
 
 

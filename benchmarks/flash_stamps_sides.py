@@ -2,23 +2,32 @@
 committed stamps alone (docs/validation/2026-12-05-same-launch.md, "Offline").
 
     python benchmarks/flash_stamps_sides.py [CONFIG ...] [--jobs 2] [--json OUT]
+    python benchmarks/flash_stamps_sides.py --model [--jobs 2] [--json OUT]
 
 For each stamped config (docs/validation/2026-12-05-flash-stamps/raw: its first stamped launch)
 the Q, K, V and O tile stream is replayed line by line on runs of addresses (``pages``,
-flash_stamps_replay.dram_read) five ways, each SM's side taken from the index halves (the
-model's rule) or from one of three side maps measured on H200s in earlier sessions (whose
-chips are not the one that stamped):
+flash_stamps_replay.dram_read) in three orders, each with four side maps: the index halves
+(the model's rule) and the three measured on H200s in earlier sessions (none on the chip that
+stamped). The orders:
 
 * the stamped order on the stamped SMs;
 * the model's lockstep order, slot s on SM s mod 132 (the model's play);
-* the lockstep order, its first wave's slots on the SMs in the order the GPU dispatched them.
+* the lockstep order, its first wave's slots on the SMs in the order the GPU dispatched the
+  stamped launch's blocks (flash_stamps_replay.dispatch_order).
 
 The spread across side maps, at one order, is how much the chip's map decides.
+
+``--model``: iosim's own L2 model (its hashed sets, not this sketch's lines) on every long causal
+main forward of the committed status rows (16,384 ≤ N ≤ --max-n, N_q = N), as it is (slot s
+on SM s mod 132) and with slot s on the SM the GPU dispatched the s-th block to (the stamped d = 128,
+N = 65,536 launch's first wave), each SM on its index half: would the dispatch order help the
+model?
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import os
 import sys
@@ -60,7 +69,7 @@ def config_rows(name: str) -> list[dict]:
     _, steps = rp.blocks_of(cfg, tile)
     _, start, end, sm = rp.read_stamps(os.path.join(RAW, "stamps", f"{name}.bin.gz"), len(steps))[0]
     slots = rp.per_sm(start, sm)
-    dispatch = sm[np.argsort(start, kind="stable")[:slots * rp.SMS]]
+    dispatch = rp.dispatch_order(start, sm)
     orders = {"stamped": rp.measured_timing(start, end, sm, steps),
               "lockstep": rp.lockstep_timing(cfg, tile, slots),
               "lockstep, GPU dispatch": rp.lockstep_timing(cfg, tile, slots, dispatch)}
@@ -89,19 +98,85 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+_MODEL_SIDES = None
+
+
+def model_row(job: tuple) -> dict:
+    """One status row's main forward DRAM reads, iosim's L2 model with its slot rule or with
+    slot s on ``dispatch[s mod len]`` (partitions.sides replaced in this worker only)."""
+    row, dispatch = job
+    from iosim import load_profile
+    from iosim.gpu import sdpa
+    from iosim.models.cache import partitions
+    from iosim.run import Options, simulate
+    global _MODEL_SIDES
+    _MODEL_SIDES = _MODEL_SIDES or partitions.sides       # the model's rule, before any patch here
+    partitions.sides = _MODEL_SIDES
+    if dispatch is not None:
+        order = np.asarray(dispatch, np.int64)
+        partitions.sides = lambda slots, sm_count: (order[np.asarray(slots, np.int64) % len(order)]
+                                                    >= sm_count // 2).astype(np.int64)
+    cfg = {k: row[k] for k in ("seq_len", "head_dim", "batch", "heads", "causal", "kv_heads", "dtype") if k in row}
+    res = simulate(load_profile("h200"), "fa2", sdpa.problem_of(cfg), passes="forward",
+                   options=Options(kernel="flash-attn-2", cache=True))
+    return {"config": cfg, "measured": row["measured"]["dram_read"], "dispatch": dispatch is not None,
+            "predicted": sdpa.predicted(res, "main")["dram_read"]}
+
+
+def model_rows(jobs: int, max_n: int) -> list[dict]:
+    """:func:`model_row` both ways for each long causal main forward of N ≤ ``max_n`` (the model's
+    play of N = 262,144 takes over 10 minutes and 14 GB)."""
+    rows, seen = [], set()
+    for path in sorted(glob.glob(os.path.join(VALIDATION, "2026-12-04-status", "rows", "*.json"))):
+        with open(path) as f:
+            for r in json.load(f):
+                key = json.dumps({k: v for k, v in r.items() if k not in ("predicted", "measured", "within_target")},
+                                 sort_keys=True)
+                if (r["kernel"] == "main" and r.get("causal") and 16384 <= r["seq_len"] and key not in seen
+                        and r["seq_len"] <= max_n
+                        and r.get("seq_len_q", r["seq_len"]) == r["seq_len"] and r["measured"].get("dram_read")):
+                    seen.add(key)
+                    rows.append(r)
+    name = "d128_n65536_b1h2_causal"
+    with open(os.path.join(RAW, "configs.json")) as f:
+        cfg = next(c for c in json.load(f)["grid"] if fs.name(c) == name)
+    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
+    _, start, _, sm = rp.read_stamps(os.path.join(RAW, "stamps", f"{name}.bin.gz"), len(steps))[0]
+    dispatch = rp.dispatch_order(start, sm).tolist()
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(pool.map(model_row, [(r, d) for r in rows for d in (None, dispatch)]))
+
+
+def model_markdown(rows: list[dict]) -> str:
+    lines = ["| config | measured (MB) | model (MB) | model, GPU dispatch (MB) |", "|---|---:|---:|---:|"]
+    for a, b in zip(rows[::2], rows[1::2]):
+        m = a["measured"]
+        c = a["config"]
+        label = fs.name(c) + (f" kv{c['kv_heads']}" if "kv_heads" in c else "") + (f" {c['dtype']}" if "dtype" in c else "")
+        lines.append(f"| {label} | {m / 1e6:,.1f} | {a['predicted'] / 1e6:,.1f} ({a['predicted'] / m:.2f}) "
+                     f"| {b['predicted'] / 1e6:,.1f} ({b['predicted'] / m:.2f}) |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("configs", nargs="*", default=DEFAULT)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json")
+    ap.add_argument("--model", action="store_true")
+    ap.add_argument("--max-n", type=int, default=131_072, help="--model: the longest N played")
     a = ap.parse_args()
-    with ProcessPoolExecutor(a.jobs) as pool:
-        rows = [r for got in pool.map(config_rows, a.configs) for r in got]
+    if a.model:
+        rows = model_rows(a.jobs, a.max_n)
+        text = model_markdown(rows)
+    else:
+        with ProcessPoolExecutor(a.jobs) as pool:
+            rows = [r for got in pool.map(config_rows, a.configs) for r in got]
+        text = markdown(rows)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
-    print(markdown(rows))
-
+    print(text)
 
 if __name__ == "__main__":
     main()
