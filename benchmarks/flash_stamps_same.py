@@ -57,7 +57,8 @@ def launch_row(job: tuple) -> dict:
     folder, cfg, i, side = job
     tile = fs.tile(cfg)
     _, steps = rp.blocks_of(cfg, tile)
-    runs = rp.read_stamps(os.path.join(folder, "stamps", f"{fs.name(cfg)}_{i}.bin"), len(steps))
+    path = os.path.join(folder, "stamps", f"{fs.name(cfg)}_{i}.bin")
+    runs = rp.read_stamps(path if os.path.exists(path) else path + ".gz", len(steps))   # committed: gzip
     if len(runs) != 1:
         raise SystemExit(f"{fs.name(cfg)}_{i}: {len(runs)} stamped launches, not one")
     _, start, end, sm = runs[0]

@@ -87,6 +87,11 @@ def test_a_same_launch_folder_replays_its_own_dispatch(tmp_path):
     assert row["stamped chip"] == row["stamped halves"]
     assert row["lockstep halves"]["pages"] == row["stamped halves"]["pages"]
     assert "| 0 | 50.0 | 1 |" in same.markdown(table)
+    import gzip                                        # committed stamps are gzipped
+    stamps = tmp_path / "stamps" / f"{fs.name(SMALL)}_0.bin"
+    stamps.with_suffix(".bin.gz").write_bytes(gzip.compress(stamps.read_bytes()))
+    stamps.unlink()
+    assert same.rows(str(tmp_path), jobs=1) == table
 
 
 def test_the_page_s_model_table_is_the_committed_model_run():
