@@ -53,14 +53,12 @@ def side_map(folder: str) -> np.ndarray:
     the hop times to SM 0's lines (l2_sm_sides.py: far where above the midpoint)."""
     with open(os.path.join(VALIDATION, folder, "sides.json")) as f:
         got = json.load(f)
-    if isinstance(got, list):
-        return np.array(got, dtype=int)
-    hops = np.array([r["hop_ns"] for r in got["sides"]["0"]])
-    return (hops > (hops.min() + hops.max()) / 2).astype(int)
+    from l2_partition_experiment import hop_sides
+    return np.array(got, dtype=int) if isinstance(got, list) else hop_sides(got)
 
 
-def config_rows(name: str) -> list[dict]:
-    """The config's plays: (order, side map label, DRAM MB), and its measured DRAM reads."""
+def stamped(name: str) -> tuple:
+    """(config, tile, steps, start, end, sm) of the committed stamped config's first launch."""
     with open(os.path.join(RAW, "configs.json")) as f:
         cfg = next((c for c in json.load(f)["grid"] if fs.name(c) == name), None)
     if cfg is None:
@@ -68,6 +66,12 @@ def config_rows(name: str) -> list[dict]:
     tile = fs.tile(cfg)
     _, steps = rp.blocks_of(cfg, tile)
     _, start, end, sm = rp.read_stamps(os.path.join(RAW, "stamps", f"{name}.bin.gz"), len(steps))[0]
+    return cfg, tile, steps, start, end, sm
+
+
+def config_rows(name: str) -> list[dict]:
+    """The config's plays: (order, side map label, DRAM MB), and its measured DRAM reads."""
+    cfg, tile, steps, start, end, sm = stamped(name)
     slots = rp.per_sm(start, sm)
     dispatch = rp.dispatch_order(start, sm)
     orders = {"stamped": rp.measured_timing(start, end, sm, steps),
@@ -137,11 +141,7 @@ def model_rows(jobs: int, max_n: int) -> list[dict]:
                         and r.get("seq_len_q", r["seq_len"]) == r["seq_len"] and r["measured"].get("dram_read")):
                     seen.add(key)
                     rows.append(r)
-    name = "d128_n65536_b1h2_causal"
-    with open(os.path.join(RAW, "configs.json")) as f:
-        cfg = next(c for c in json.load(f)["grid"] if fs.name(c) == name)
-    _, steps = rp.blocks_of(cfg, fs.tile(cfg))
-    _, start, _, sm = rp.read_stamps(os.path.join(RAW, "stamps", f"{name}.bin.gz"), len(steps))[0]
+    *_, start, _, sm = stamped("d128_n65536_b1h2_causal")
     dispatch = rp.dispatch_order(start, sm).tolist()
     with ProcessPoolExecutor(jobs) as pool:
         return list(pool.map(model_row, [(r, d) for r in rows for d in (None, dispatch)]))
@@ -177,6 +177,7 @@ def main() -> None:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
     print(text)
+
 
 if __name__ == "__main__":
     main()

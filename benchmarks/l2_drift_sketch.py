@@ -88,7 +88,7 @@ def requests(ids: list, steps: np.ndarray, timing, block_q: int, block_kv: int,
     block's side is its SM's in ``side_of`` (indexed by SM), or by default the SM's index half."""
     slot, starts, end = timing
     if side_of is None:
-        side_of = (np.arange(SMS) >= SMS // 2).astype(int)
+        side_of = partitions.sides(np.arange(SMS), SMS)
     kv_chunks, q_chunks = max(1, block_kv // ROWS), block_q // ROWS
     key, when, write, side = [], [], [], []
     for b, (h, m) in enumerate(ids):

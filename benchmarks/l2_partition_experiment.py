@@ -86,15 +86,21 @@ class Partition:
         return False
 
 
+def hop_sides(sides: dict) -> np.ndarray:
+    """Each SM's side from l2_sm_sides.py's sides.json: 1 (far) where its mean hop to SM 0's lines
+    is above the midpoint of the fastest and slowest."""
+    hops = np.array([r["hop_ns"] for r in sides["sides"]["0"]])
+    return (hops > (hops.min() + hops.max()) / 2).astype(int)
+
+
 def measured_sides(folder: str):
     """slot -> partition from the H200's measured maps (benchmarks/l2_sm_sides.py): the SM the
     launch order puts slot s on (order.json: the first wave's blocks), and that SM's side
     (sides.json: the SMs that find SM 0's lines near)."""
     with open(os.path.join(folder, "sides.json")) as f:
-        hops = np.array([r["hop_ns"] for r in json.load(f)["sides"]["0"]])
+        far = hop_sides(json.load(f))
     with open(os.path.join(folder, "order.json")) as f:
         order = json.load(f)["sm"]
-    far = hops > (hops.min() + hops.max()) / 2
     return lambda s: int(far[order[s]])
 
 
