@@ -222,24 +222,23 @@ def timed(fn, repeats: int = 5) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
+    """The command line: the output folder, or --ncu-floor."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--out")
     parser.add_argument("--ncu-floor", action="store_true", help="launch an empty kernel 20 times and exit")
-    args = parser.parse_args()
-    tiles = sorted(warp_tiles())
-    names = [f"warp_gemm<{mw}, {nw}, {k}, {'true' if a else 'false'}>" for mw, nw, k, a, _ in tiles]
-    module = cp.RawModule(code=SOURCE, options=("-arch=sm_90", "--std=c++17"), name_expressions=names)
-    if args.ncu_floor:
-        for _ in range(20):
-            module.get_function("empty_kernel")((1,), (32,), ())
-        cp.cuda.Device().synchronize()
-        return
-    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
-    out = cp.zeros(1, dtype=cp.float32)
-    rates = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "sm_count": sms}
+    return parser.parse_args()
 
-    iters = 20000
+
+def ncu_floor(module) -> None:
+    """Launch the empty kernel 20 times (for ncu to time) and wait for them."""
+    for _ in range(20):
+        module.get_function("empty_kernel")((1,), (32,), ())
+    cp.cuda.Device().synchronize()
+
+
+def measure_pipes(module, out, sms: int, rates: dict, iters: int) -> None:
+    """The mma.sync, ex2 and fp32 FMA rates: 8-warp blocks, 4 an SM, ``iters`` loop trips each."""
     blocks, threads = sms * 4, 256            # 8 warps per block, 4 blocks per SM
     t = timed(lambda: module.get_function("mma_loop")((blocks,), (threads,), (out, cp.int32(iters))))
     rates["mma_sync_fp16_flop_per_s"] = blocks * (threads // 32) * iters * 4 * 2 * 16 * 8 * 16 / t
@@ -250,6 +249,9 @@ def main() -> None:
     t = timed(lambda: module.get_function("fma_loop")((blocks,), (threads,), (out, cp.int32(iters))))
     rates["fp32_flop_per_s"] = blocks * threads * iters * 8 * 2 / t
 
+
+def measure_reads(module, out, sms: int, rates: dict):
+    """The DRAM (one pass over 4 GiB) and L2 (200 passes over 16 MiB) read rates; returns the L2 buffer."""
     big = cp.ones(4 * 2 ** 30 // 4, dtype=cp.float32)           # 4 GiB, far beyond the L2
     n4 = big.size // 4
     t = timed(lambda: module.get_function("read_loop")((sms * 8,), (512,), (big, cp.int64(n4), cp.int32(1), out)))
@@ -261,12 +263,11 @@ def main() -> None:
     t = timed(lambda: module.get_function("read_loop")((sms * 8,), (512,),
                                                         (small, cp.int64(small.size // 4), cp.int32(passes), out)))
     rates["l2_read_bytes_per_s"] = small.nbytes * passes / t
+    return small
 
-    window = 32768
-    t = timed(lambda: module.get_function("ldmatrix_loop")((sms * 2,), (256,), (out, cp.int32(iters)),
-                                                            shared_mem=window))
-    rates["ldmatrix_bytes_per_s"] = sms * 2 * 8 * iters * 8 * 512 / t
 
+def measure_warp_gemm(module, out, sms: int, tiles: list, names: list, window: int) -> dict:
+    """FLOP/s of every warp tile's matrix-product loop at 1 and 2 thread blocks an SM, by :func:`tile_key`."""
     gemm = {}
     for (mw, nw, k, a_regs, warps), name in zip(tiles, names):
         fn = module.get_function(name)
@@ -275,8 +276,11 @@ def main() -> None:
         for ctas in (1, 2):
             t = timed(lambda: fn((sms * ctas,), (32 * warps,), (out, cp.int32(reps)), shared_mem=window))
             gemm[tile_key(mw, nw, k, a_regs, warps, ctas)] = sms * ctas * reps * flop_per_iter / t
-    rates["warp_gemm_flop_per_s"] = gemm
+    return gemm
 
+
+def measure_dram_latency(module) -> float:
+    """Seconds per load of one dependent chain through every 128-byte line of 1 GiB, in random order."""
     lines = 2 ** 30 // 128                                          # one 8-byte index per 128-byte line
     order = cp.random.RandomState(1).permutation(lines).astype(cp.int64)
     chain = cp.zeros(2 ** 30 // 8, dtype=cp.int64)
@@ -284,12 +288,39 @@ def main() -> None:
     steps = 200000
     res = cp.zeros(1, dtype=cp.int64)
     t = timed(lambda: module.get_function("chase")((1,), (1,), (chain, cp.int64(steps), res)), repeats=3)
-    rates["dram_latency_s"] = t / steps
+    latency = t / steps
     del chain
+    return latency
+
+
+def main() -> None:
+    args = parse_args()
+    tiles = sorted(warp_tiles())
+    names = [f"warp_gemm<{mw}, {nw}, {k}, {'true' if a else 'false'}>" for mw, nw, k, a, _ in tiles]
+    module = cp.RawModule(code=SOURCE, options=("-arch=sm_90", "--std=c++17"), name_expressions=names)
+    if args.ncu_floor:
+        ncu_floor(module)
+        return
+    sms = cp.cuda.Device().attributes["MultiProcessorCount"]
+    out = cp.zeros(1, dtype=cp.float32)
+    rates = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "sm_count": sms}
+
+    iters = 20000
+    measure_pipes(module, out, sms, rates, iters)
+    small = measure_reads(module, out, sms, rates)     # held to the end: the later kernels run with it allocated
+
+    window = 32768
+    t = timed(lambda: module.get_function("ldmatrix_loop")((sms * 2,), (256,), (out, cp.int32(iters)),
+                                                            shared_mem=window))
+    rates["ldmatrix_bytes_per_s"] = sms * 2 * 8 * iters * 8 * 512 / t
+
+    rates["warp_gemm_flop_per_s"] = measure_warp_gemm(module, out, sms, tiles, names, window)
+    rates["dram_latency_s"] = measure_dram_latency(module)
 
     os.makedirs(args.out, exist_ok=True)
     json.dump(rates, open(os.path.join(args.out, "rates.json"), "w"), indent=1)
     print(json.dumps(rates, indent=1))
+    del small
 
 
 if __name__ == "__main__":

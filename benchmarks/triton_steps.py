@@ -172,7 +172,8 @@ def measure(cfg, d, dtype_name, errors, writer, torch, fa2_forward, flush, only_
     return written
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line: output folder, compile pool and budgets, and which configurations."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=min(14, os.cpu_count() or 1))
@@ -183,38 +184,56 @@ def main() -> int:
                     help="only configurations of these BLOCK_M (repeatable; default: all)")
     ap.add_argument("--short-only", action="store_true",
                     help="only the short launches (a round's fixed cost), fp16, the dense kernels")
-    args = ap.parse_args()
-    os.makedirs(args.out, exist_ok=True)
-    import torch
-    import triton
-    from iosim.gpu.triton_attention import fa2_forward
+    return ap.parse_args()
+
+
+def select_configs(space: str, block_m: list | None) -> list:
+    """The configurations that fit the shared memory at d = 64 or 128, filtered, in priority order."""
     configs = [c.key() for c in search_space()
                if min(shared_bytes(c, 64, "fp16"), shared_bytes(c, 128, "fp16")) <= SMEM_LIMIT]
-    if args.space == "small":
+    if space == "small":
         configs = [c for c in configs if c[0] in SMALL[0] and c[1] in SMALL[1] and c[2] in SMALL[2]
                    and c[3] in SMALL[3]]
-    if args.block_m:
-        configs = [c for c in configs if c[0] in args.block_m]
-    configs = priority(configs)
+    if block_m:
+        configs = [c for c in configs if c[0] in block_m]
+    return priority(configs)
+
+
+def write_machine(out: str, torch, triton) -> None:
+    """Write ``machine.json``: the device, the software versions and how the timings are taken."""
     props = torch.cuda.get_device_properties(0)
     machine = {"gpu": props.name, "sm_count": props.multi_processor_count, "torch": torch.__version__,
                "triton": triton.__version__, "cuda": torch.version.cuda, "driver": _driver(),
                "date": time.strftime("%Y-%m-%d %H:%M:%S"), "lengths": "33 and 66 blocks of max(128, BLOCK_M) rows",
                "causal_waves": CAUSAL_WAVES,
                "timing": "CUDA events, 2 warm-ups, median of >= 5 runs (up to 20 or 0.05 s), 256 MiB L2 flush each"}
-    with open(os.path.join(args.out, "machine.json"), "w") as f:
+    with open(os.path.join(out, "machine.json"), "w") as f:
         json.dump(machine, f, indent=2)
-    t0 = time.perf_counter()
-    errors = _compile_all(configs, args.jobs, args.compile_budget_s, (False,) if args.short_only else (False, True))
-    print(f"compile phase {time.perf_counter() - t0:.0f} s", flush=True)
-    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
-    deadline = time.perf_counter() + args.budget_s
+
+
+def work_list(configs: list, short_only: bool) -> list:
+    """(config, d, dtype) to time: fp16 at every d that fits, then the bf16 checks (unless short only)."""
     todo = [(c, d, "float16") for c in configs for d in (64, 128)
             if shared_bytes(TritonConfig(*c), d, "fp16") <= SMEM_LIMIT]
-    if not args.short_only:
+    if not short_only:
         todo += [(c, 128, "bfloat16") for c in BF16_CHECK]
+    return todo
+
+
+def measure_or_record(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush, only_short) -> int:
+    """:func:`measure`, or a ``compile`` error row where the kernel fails its first run; returns the timings."""
+    try:
+        return measure(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush, only_short)
+    except Exception as exc:  # noqa: BLE001 - a kernel that fails its first run
+        writer.writerow([*cfg, d, dtype_name, "", "compile", "", "", "", "", "", "", 0, "", "", "", "",
+                         "", f"{type(exc).__name__}: {str(exc)[:160]}"])
+        return 0
+
+
+def measure_all(todo, errors, path, deadline, t0, torch, fa2_forward, flush, only_short) -> int:
+    """Time the work list into ``steps.csv`` until the deadline, reporting progress; returns the timings."""
     done = 0
-    with open(os.path.join(args.out, "steps.csv"), "w", newline="") as f:
+    with open(path, "w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(FIELDS)
         for i, (cfg, d, dtype_name) in enumerate(todo):
@@ -224,15 +243,30 @@ def main() -> int:
             errs = errors if dtype_name == "float16" else {(cfg, d, c): "" for c in (False, True)}
             if errs.get((cfg, d, False), "not compiled"):    # no dense kernel: nothing to measure it with
                 continue
-            try:
-                done += measure(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush, args.short_only)
-            except Exception as exc:  # noqa: BLE001 - a kernel that fails its first run
-                writer.writerow([*cfg, d, dtype_name, "", "compile", "", "", "", "", "", "", 0, "", "", "", "",
-                                 "", f"{type(exc).__name__}: {str(exc)[:160]}"])
+            done += measure_or_record(cfg, d, dtype_name, errs, writer, torch, fa2_forward, flush, only_short)
             f.flush()
             if i % 40 == 39:
                 print(f"{i + 1}/{len(todo)} (config, d) measured, {done} timings, "
                       f"{time.perf_counter() - t0:.0f} s", flush=True)
+    return done
+
+
+def main() -> int:
+    args = parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    import torch
+    import triton
+    from iosim.gpu.triton_attention import fa2_forward
+    configs = select_configs(args.space, args.block_m)
+    write_machine(args.out, torch, triton)
+    t0 = time.perf_counter()
+    errors = _compile_all(configs, args.jobs, args.compile_budget_s, (False,) if args.short_only else (False, True))
+    print(f"compile phase {time.perf_counter() - t0:.0f} s", flush=True)
+    flush = torch.empty(256 * 1024 * 1024, dtype=torch.uint8, device="cuda")
+    deadline = time.perf_counter() + args.budget_s
+    todo = work_list(configs, args.short_only)
+    done = measure_all(todo, errors, os.path.join(args.out, "steps.csv"), deadline, t0, torch, fa2_forward, flush,
+                       args.short_only)
     print(f"done: {done} timings in {time.perf_counter() - t0:.0f} s", flush=True)
     return 0
 

@@ -104,3 +104,23 @@ def test_no_function_over_60_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 60:
                 long[f"{m}.{node.name}"] = node.end_lineno - node.lineno + 1
     assert long == {}
+
+
+def _scripts() -> list[str]:
+    """Every .py of benchmarks/ and examples/ (the scripts users read beside the package)."""
+    root = os.path.dirname(PACKAGE)
+    return [os.path.join(folder, f) for top in ("benchmarks", "examples")
+            for folder, _, files in os.walk(os.path.join(root, top)) for f in files if f.endswith(".py")]
+
+
+def test_scripts_keep_the_same_sizes():
+    """benchmarks/ and examples/ keep the package's limits: modules ≤ 400 lines, functions ≤ 60."""
+    over = {}
+    for p in _scripts():
+        src = open(p).read()
+        if src.count("\n") > 400:
+            over[p] = src.count("\n")
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 60:
+                over[f"{p}:{node.name}"] = node.end_lineno - node.lineno + 1
+    assert len(_scripts()) > 50 and over == {}
