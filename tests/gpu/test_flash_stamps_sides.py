@@ -101,3 +101,17 @@ def test_the_page_s_model_table_is_the_committed_model_run():
     assert all(a["config"] == b["config"] for a, b in zip(rows[::2], rows[1::2]))
     with open(PAGE) as f:
         assert sd.model_markdown(rows) in f.read()
+
+
+def test_the_h100_same_launch_table_is_its_rows_and_its_ncu():
+    """Session 35's same-launch run (on an H100): the table is its rows, and each row's DRAM reads
+    are what ncu measured in the committed raw folder (flash_stamps_same's reader)."""
+    import flash_stamps_same as same
+    folder = os.path.join(ROOT, "docs", "validation", "2026-12-05-same-launch-h100")
+    with open(os.path.join(folder, "same.json")) as f:
+        table = json.load(f)
+    assert same.markdown(table) in open(os.path.join(folder, "same.md")).read()
+    assert len(table["launches"]) == 24 and table["sides_unchanged"]
+    for r in table["launches"][:8]:
+        got = same._dram(os.path.join(folder, "raw", "ncu", f"{r['name']}_{r['i']}.csv"))
+        assert got["dram__bytes_read.sum"] == r["dram_read"]
