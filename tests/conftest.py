@@ -63,6 +63,17 @@ def run(capsys, *argv):
     return code, out, err
 
 
+def run_untraced(capsys, *argv):
+    """As :func:`run`, argparse's exits included, and asserting no traceback was printed."""
+    try:
+        code = main(list(argv))
+    except SystemExit as stop:        # argparse
+        code = stop.code
+    out, err = capsys.readouterr()
+    assert "Traceback" not in out + err
+    return code, out, err
+
+
 #: a small valid hardware profile; the profile tests each change one thing in it (:func:`edit`)
 TINY_PROFILE = """\
 schema_version: 1

@@ -54,7 +54,7 @@ def parse_int(text: str) -> int:
     try:
         value = int(t) * scale
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer such as 8192 or 8k, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a positive integer such as 8192 or 8k, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return value
@@ -199,23 +199,26 @@ def add_pass_argument(p: argparse.ArgumentParser) -> None:
 def add_problem_arguments(p: argparse.ArgumentParser, lists: bool = False) -> None:
     """The problem's options; with ``lists``, N, d and H take value lists (explore's points)."""
     add_hw_argument(p)
+    # sizes take what explore's and bounds' value lists take for one value: 8192 or 8k (parse_int)
     if lists:
         p.add_argument("--seq-len", "-N", type=parse_values, help="sequence length(s) N, e.g. 8192 or 4k:128k")
     else:
-        p.add_argument("--seq-len", "-N", type=positive_int, help="sequence length N (queries and keys)")
-    p.add_argument("--seq-len-q", type=positive_int, help="query length N_q, if it differs from the key length")
-    p.add_argument("--seq-len-kv", type=positive_int, help="key/value length N_kv (causal masks align bottom-right)")
-    p.add_argument("--head-dim", "-d", type=parse_values if lists else positive_int, required=True,
+        p.add_argument("--seq-len", "-N", type=parse_int, help="sequence length N (queries and keys), e.g. 8192 or 8k")
+    p.add_argument("--seq-len-q", type=parse_int, help="query length N_q, if it differs from the key length")
+    p.add_argument("--seq-len-kv", type=parse_int, help="key/value length N_kv (causal masks align bottom-right)")
+    p.add_argument("--head-dim", "-d", type=parse_values if lists else parse_int, required=True,
                    help="head dimension(s) d, e.g. 64,128" if lists else "head dimension d")
-    p.add_argument("--batch", "-B", type=positive_int, default=1, help="batch size B (default 1)")
-    p.add_argument("--heads", "-H", type=parse_values if lists else positive_int, default=[1] if lists else 1,
+    p.add_argument("--batch", "-B", type=parse_int, default=1, help="batch size B (default 1)")
+    p.add_argument("--heads", "-H", type=parse_values if lists else parse_int, default=[1] if lists else 1,
                    help="number(s) of heads H (default 1)" if lists else "number of heads H (default 1)")
-    p.add_argument("--kv-heads", type=positive_int, help="K/V heads H_k for GQA/MQA (default: H)")
+    p.add_argument("--kv-heads", type=parse_int, help="K/V heads H_k for GQA/MQA (default: H)")
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16", help="dtype of Q, K, V, O, S, P (default fp16)")
     p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")
 
 
 def problem_from_args(args: argparse.Namespace) -> Problem:
+    if args.seq_len is not None and args.seq_len_q is not None and args.seq_len_kv is not None:
+        raise ProblemError("--seq-len (-N) sets both lengths: give it, or --seq-len-q and --seq-len-kv, not all three")
     n_q = args.seq_len_q or args.seq_len
     n_kv = args.seq_len_kv or args.seq_len
     if not (n_q and n_kv):

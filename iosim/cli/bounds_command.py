@@ -44,7 +44,10 @@ def register(subparsers) -> None:
                         "(docs/bounds-and-explore.md)")
     p.add_argument("--claim", action="append", type=comma_names(list(CLAIMS)),
                    help="claim id(s) to check for every algorithm (default: the algorithm's Theorem 2 claim, "
-                        "proposition3-lower and compulsory)")
+                        "proposition3-lower and compulsory; Theorem 5's for a backward algorithm, Proposition 4's "
+                        "for fa1-block-sparse). A claim is judged on the pass it is about: theorem5-* on the "
+                        "backward pass (fa1 → fa1-backward), the others but compulsory on the forward pass "
+                        "(fa1-backward → fa1); an algorithm without that pass is refused (exit 2)")
     p.add_argument("--seq-len", "-N", type=parse_values, default=parse_values("512:16k"),
                    help="sequence lengths N (default 512:16k, i.e. 512, 1024, …, 16384)")
     p.add_argument("--head-dim", "-d", type=parse_values, default=[64, 128], help="head dims d (default 64,128)")

@@ -11,7 +11,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "validate": ("validate_command",
                  "run standard/FA1/FA2 as CUDA kernels (CuPy) and compare their bytes with the simulator's"),
     "bounds": ("bounds_command",
-               "check Theorem 2, Proposition 3 and compulsory traffic against counted HBM accesses"),
+               "check Theorems 2 and 5, Propositions 3 and 4 and compulsory traffic against counted HBM accesses"),
     "explore": ("explore_command",
                 "sweep block sizes (B_r, B_c), rank them as `iosim simulate` times them, and name the practical "
                 "choice"),

@@ -13,7 +13,8 @@ from ..report.tables import FORMATTERS
 from ..run import Options, prepare
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
-from .arguments import add_pass_argument, add_problem_arguments, positive_int, problem_from_args, schedule_or_file
+from .arguments import (add_pass_argument, add_problem_arguments, parse_int, positive_int, problem_from_args,
+                        schedule_or_file)
 from .commands import HELP
 
 
@@ -29,16 +30,17 @@ def register(subparsers) -> None:
                                "(docs/simulator.md)")
     algo.completer = lambda **_: list(SCHEDULES)       # shell completion: the built-in names
     add_pass_argument(p)
-    p.add_argument("--block-q", type=positive_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
-    p.add_argument("--block-kv", type=positive_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")
+    p.add_argument("--block-q", type=parse_int, help="B_r, query rows per tile (default: the paper's min(⌈M/4d⌉, d))")
+    p.add_argument("--block-kv", type=parse_int, help="B_c, key rows per tile (default: the paper's ⌈M/4d⌉)")
     p.add_argument("--format", choices=list(FORMATTERS), default="table")
     p.add_argument("--tiles", choices=["exact", "padded"], default="exact",
                    help="a ragged last tile moves its real rows (exact, default) or a whole block (padded)")
     p.add_argument("--count-init", action="store_true", help="also count 'Initialize … in HBM' writes (FA1 line 2)")
     p.add_argument("--residency", choices=["kernel", "sram"], default="kernel",
                    help="where S, P and the O accumulator live: registers as in the real kernels (default) or SRAM")
-    p.add_argument("--gemm", choices=["idealised", "tiled"], default="idealised",
-                   help="standard only: matrix products counted as the paper does (idealised) or as tiled kernels")
+    p.add_argument("--gemm", choices=["idealised", "tiled"],
+                   help="standard only: matrix products counted as the paper does (idealised, default) or as tiled "
+                        "kernels")
     p.add_argument("--block-mask", metavar="SPEC",
                    help="block-sparse attention (Algorithm 5): local:W, random:S[:SEED], dense, or a .npy / 0-1 text file")
     p.add_argument("--kernel", choices=list(KERNELS),
@@ -65,13 +67,21 @@ def _kernel_config(args: argparse.Namespace) -> tuple | None:
     return TritonConfig.parse(args.kernel_config).key()
 
 
+def _gemm(args: argparse.Namespace) -> str | None:
+    """``--gemm`` as given (an algorithm that takes none refuses it, as it does --num-splits);
+    not given: standard attention's default, recorded in its options, and None for the rest."""
+    if args.gemm is not None:
+        return args.gemm
+    return "idealised" if args.algo == "standard" and args.kernel is None else None
+
+
 def run(args: argparse.Namespace) -> int:
     problem = problem_from_args(args)
     if args.kernel and (args.block_q or args.block_kv or args.block_mask):
         raise ProblemError("--kernel picks the kernels' own tiles; drop --block-q/--block-kv/--block-mask")
     options = Options(
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, block_mask=args.block_mask,
-        gemm=args.gemm if args.algo == "standard" else None, dq_read_twice=args.dq_read_twice or None,
+        gemm=_gemm(args), dq_read_twice=args.dq_read_twice or None,
         num_splits=args.num_splits, kernel=args.kernel, cache=bool(args.cache),
         kernel_config=_kernel_config(args),
     )
@@ -86,5 +96,9 @@ def run(args: argparse.Namespace) -> int:
         result = dataclasses.replace(result, l2_off=why)
         print(f"iosim: note: {why}; DRAM bytes are not modelled and the time counts every HBM request as DRAM "
               "traffic. --cache models it (docs/cache.md)", file=sys.stderr)
-    print(FORMATTERS[args.format](result))
+    if args.format == "csv":      # the table and the JSON carry the notes themselves
+        for note in result.notes:
+            print(f"iosim: note: {note}", file=sys.stderr)
+    out = FORMATTERS[args.format](result)
+    print(out, end="" if out.endswith("\n") else "\n")       # CSV ends its last row itself
     return 0

@@ -34,6 +34,7 @@ import argparse
 import json
 
 from ..errors import ProblemError
+from ..kernels.cudnn_preset import KERNEL_HEAD_DIMS
 from ..run.setup import resolve_profile
 from .arguments import add_problem_arguments, bounded_int, comma_names, non_negative_int, positive_int, problem_from_args
 from .commands import HELP
@@ -66,7 +67,8 @@ def register(subparsers) -> None:
     p.add_argument("--vendor", choices=["torch-sdpa", "cudnn", "triton"],
                    help="validate a vendor kernel under Nsight Compute instead: PyTorch's FlashAttention-2 SDPA "
                         "against the flash-attn-2 preset (torch-sdpa), or PyTorch's cuDNN SDPA against the cudnn "
-                        "preset (cudnn: Hopper, d <= 128); fp16 or bf16, GQA/MQA, unequal lengths; forward+backward. "
+                        f"preset (cudnn: Hopper, d <= {max(KERNEL_HEAD_DIMS)} and a multiple of 8); fp16 or bf16, "
+                        "GQA/MQA, unequal lengths; forward+backward. "
                         "triton: iosim's own Triton FA2 forward against the triton-fa2 preset (MHA, N_q = N_kv)")
     p.add_argument("--kernel-config", metavar="BM,BN,W,S",
                    help="--vendor triton: BLOCK_M,BLOCK_N,num_warps,num_stages (default 128,64,4,3)")

@@ -159,6 +159,12 @@ def _literal_strings(tree: ast.Module, wanted: set) -> dict:
     return found
 
 
+def syntax_message(exc: Exception) -> str:
+    """A file's parse error in one line: its type, its message and its line."""
+    line = f" (line {exc.lineno})" if isinstance(exc, SyntaxError) and exc.lineno else ""
+    return f"{type(exc).__name__}: {getattr(exc, 'msg', None) or exc}{line}"
+
+
 @dataclass
 class Submission:
     """What the grader learns from the file itself, before any of it runs."""
@@ -198,9 +204,12 @@ def resolve(path: str | pathlib.Path, assignment=None) -> Submission:
         if len(found) != 1:
             wanted = ", ".join(f"{f} ({a})" for f, a in known.items())
             what = "several graded functions" if found else "none of the graded functions"
-            raise GradingInputError(f"{path} defines {what}: {wanted}; say which with --assignment")
+            broken = f" does not parse — {syntax_message(syntax_error)} — and" if syntax_error else ""
+            raise GradingInputError(f"{path}{broken} defines {what}: {wanted}; say which with --assignment")
         spec = ASSIGNMENTS[found[0]]
-    if spec.function not in names:
+    # A file that does not parse is graded (its `loads` check fails with the syntax error and
+    # its line) whether or not the text shows the function: what it defines is not known.
+    if spec.function not in names and syntax_error is None:
         raise GradingInputError(f"{path} does not define {spec.function}{signature(spec)}, the function assignment "
                                 f"{spec.name!r} grades (see {spec.readme})")
     answers = _literal_strings(tree, {spec.answer}) if tree is not None and spec.answer else {}

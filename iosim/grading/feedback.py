@@ -51,10 +51,28 @@ class GradeReport:
         (after a failed load, say) counts as failed. The written answer is read by the
         instructor and does not count."""
         passed = {c.name for c in self.checks if c.passed}
-        weights = self.weights if self.weights is not None else \
-            {name: 1 for name in SCORED if name != "exactness" or self.assignment != "blocks"}
+        weights = self._weights()
         total = sum(weights.values())
         return round(100 * sum(w for name, w in weights.items() if name in passed) / total, 1)
+
+    def _weights(self) -> dict:
+        """check -> its weight in :attr:`score`: the manifest's, or 1 for each of :data:`SCORED`."""
+        if self.weights is not None:
+            return self.weights
+        return {name: 1 for name in SCORED if name != "exactness" or self.assignment != "blocks"}
+
+    def scored(self, name: str) -> bool:
+        """Whether check ``name`` counts in :attr:`score` (a weight above 0)."""
+        return self._weights().get(name, 0) > 0
+
+    def result_line(self) -> str:
+        """``result: PASS|FAIL (k/n checks pass; score s/100[; failed: …])``: every check must
+        pass for PASS, so the failed ones are named, an unscored one (the written answer) as
+        such — a FAIL with score 100/100 says which check it is."""
+        passed = sum(c.passed for c in self.checks)
+        failed = [c.name + ("" if self.scored(c.name) else " (unscored)") for c in self.checks if not c.passed]
+        return (f"result: {'PASS' if self.passed else 'FAIL'} ({passed}/{len(self.checks)} checks pass; "
+                f"score {self.score:g}/100" + (f"; failed: {', '.join(failed)}" if failed else "") + ")")
 
     @property
     def exit_code(self) -> int:
@@ -84,9 +102,7 @@ class GradeReport:
                 indent = " " * (8 + width)
                 out.append(textwrap.fill(f"hint: {c.hint}", 100, initial_indent=indent,
                                          subsequent_indent=indent + "      "))
-        passed = sum(c.passed for c in self.checks)
-        out += ["", f"result: {'PASS' if self.passed else 'FAIL'} ({passed}/{len(self.checks)} checks pass; "
-                    f"score {self.score:g}/100)"]
+        out += ["", self.result_line()]
         if self.output.strip() and not self.passed:
             out += ["", "the end of what your code printed:", textwrap.indent(self.output.rstrip()[-1200:], "  | ")]
         return "\n".join(out)

@@ -284,6 +284,9 @@ def _reference(f: Fields, data: dict, directory: pathlib.Path, private: tuple) -
     try:
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
+    except SystemExit as exc:   # sys.exit() in the file: a refusal to report, not the grader's exit
+        f.fail("reference", f"{rel} exited (sys.exit({'' if exc.code is None else repr(exc.code)[:200]})) "
+                            "while being imported")
     except Exception as exc:  # noqa: BLE001 — the instructor's file, reported on one line
         f.fail("reference", f"loading {rel} raised {type(exc).__name__}: {exc}")
     schedule = getattr(module, function, None)

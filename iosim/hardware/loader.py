@@ -352,9 +352,16 @@ def load_profile(name_or_path: str | os.PathLike) -> HardwareProfile:
         return profile_from_yaml(_read(path), str(path))
     names = list_profiles()
     if name_or_path not in names:
-        close = difflib.get_close_matches(str(name_or_path)[:64], names, n=1)
-        hint = f"did you mean {close[0]!r}? " if close else ""
+        hint = _did_you_mean(str(name_or_path)[:64], names)
         raise ProfileError(_cut(str(name_or_path)), [
             f"(name): no built-in profile {excerpt(name_or_path)}; {hint}built-in profiles are "
             f"{', '.join(names) or '(none found)'}; or pass the path to a .yaml file"])
     return _load_builtin(name_or_path)
+
+
+def _did_you_mean(typed: str, names: list[str]) -> str:
+    """The hint for an unknown profile name: the built-in names that start with what was typed
+    (``h100``: h100-pcie or h100-sxm), else the closest one, else nothing."""
+    starting = [n for n in names if typed and n.lower().startswith(typed.lower())]
+    close = starting or difflib.get_close_matches(typed, names, n=1)
+    return f"did you mean {' or '.join(map(repr, close))}? " if close else ""

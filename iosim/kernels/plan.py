@@ -17,7 +17,9 @@ launches flash-attn would make, each run through the simulator:
     with the backward table's tile (kernels.md §4).
 ``flash-attn-3``
   * forward only, FlashAttention-2's traffic structure with FA3's Hopper tiles (kernels.md §6);
-    FA3's own split and pack heuristics are not modelled.
+    FA3's own split and pack heuristics are not modelled;
+  * fp16 and bf16 only (as ``flash-attn-2``): FA3's FP8 forward writes O in bf16, which is not
+    modelled, so fp8 is refused, not run with the 16-bit tiles.
 ``cudnn``
   * cuDNN's fused attention as PyTorch runs it on Hopper: ``fa2`` and ``fa2_kernel_backward``
     with TMA tiles (:mod:`iosim.kernels.cudnn_preset`); no kernel time model.
@@ -48,6 +50,16 @@ from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
 from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile, unlaunchable
 
 KERNELS = ("flash-attn-2", "flash-attn-3", "triton-fa2", "cudnn")
+#: the dtypes flash-attn's presets model (cudnn and triton-fa2 check theirs with their tiles): another
+#: dtype is refused, with the reason, never counted with a 16-bit tile
+FLASH_DTYPES = ("fp16", "bf16")
+OTHER_DTYPES = {
+    ("flash-attn-2", "fp8"): "flash-attn 2's kernels are compiled for fp16 and bf16 only",
+    ("flash-attn-2", "fp32"): "flash-attn 2's kernels are compiled for fp16 and bf16 only",
+    ("flash-attn-3", "fp8"): ("FA3's FP8 forward is not modelled: docs/spec/kernels.md §6 lists its tiles, but it "
+                              "writes O in bf16 (hopper/flash_api.cpp), which this preset would count in fp8"),
+    ("flash-attn-3", "fp32"): "FA3 has no fp32 kernel",
+}
 
 
 @dataclass(frozen=True)
@@ -100,6 +112,10 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     if config is not None and kernel != "triton-fa2":
         raise ProblemError(f"kernel={kernel!r} picks its own tiles; a kernel config is for triton-fa2",
                            field="kernel_config")
+    if kernel in ("flash-attn-2", "flash-attn-3") and problem.dtype not in FLASH_DTYPES:
+        raise ProblemError(f"kernel={kernel!r} runs fp16 or bf16, not {problem.dtype}: "
+                           f"{OTHER_DTYPES.get((kernel, problem.dtype), 'no kernel of it takes that dtype')}",
+                           field="dtype")
     runs = sdpa_padded(problem) if kernel == "flash-attn-2" else problem   # PyTorch pads d (kernels.md §1.1)
     try:
         if kernel == "triton-fa2":

@@ -42,24 +42,7 @@ def render_table(rows: list[list[str]], header: list[str], align: str | None = N
 def result_table(r: Result) -> str:
     """The human-readable report of ``iosim simulate``."""
     p = r.problem
-    shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
-    title = (
-        f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
-        + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
-        f"{p.dtype}{' causal' if p.causal else ''}"
-    )
-    if "launches" in r.options:  # a real-kernel preset: each launch has its own tile
-        tiles = [f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
-                 + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
-                 for l in r.options["launches"]]
-    else:
-        tiles = [f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
-                 f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"]
-    padded = r.options.get("kernel_problem", {}).get("head_dim", p.head_dim)
-    if padded != p.head_dim:
-        tiles.append(f"note: the kernels run d={padded}: PyTorch's SDPA pads the head dim to a multiple of 8 "
-                     f"(softmax scale 1/sqrt({p.head_dim}); docs/spec/kernels.md §1.1)")
-    head = title + "\n" + "\n".join(tiles)
+    head = _head(r)
     rows = [
         [name, t.dtype, f"{t.read_bytes:,}", f"{t.write_bytes:,}", format_bytes(t.read_bytes + t.write_bytes)]
         for name, t in r.tensors.items()
@@ -93,6 +76,32 @@ def result_table(r: Result) -> str:
                  for l in r.options.get("launches", ()) if "l2_note" in l or _lines_note(l.get("l2_lines"))}
         parts += _l2_lines(r.cache, notes)
     return "\n\n".join(parts)
+
+
+def _head(r: Result) -> str:
+    """The table's head: the run, its tiles (or each launch's), its block mask, and its notes."""
+    p = r.problem
+    shape = f"N={p.seq_len_q}" if p.is_square else f"N_q={p.seq_len_q} N_kv={p.seq_len_kv}"
+    title = (
+        f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
+        + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
+        f"{p.dtype}{' causal' if p.causal else ''}"
+    )
+    if "block_mask" in r.options:   # block-sparse (Algorithm 5): the share of block pairs it keeps
+        title += f", block mask {r.options['block_mask']}, density {r.options['block_density']:.4g}"
+    if "launches" in r.options:  # a real-kernel preset: each launch has its own tile
+        tiles = [f"launch: {l['pass']} {l['schedule']} B_r={l['block_q']} B_c={l['block_kv']}"
+                 + (f" splits={l['num_splits']}" if l.get("num_splits") else "") + f" ({l['kernel']}; {l['rule']})"
+                 for l in r.options["launches"]]
+    else:
+        tiles = [f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
+                 f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"]
+    padded = r.options.get("kernel_problem", {}).get("head_dim", p.head_dim)
+    if padded != p.head_dim:
+        tiles.append(f"note: the kernels run d={padded}: PyTorch's SDPA pads the head dim to a multiple of 8 "
+                     f"(softmax scale 1/sqrt({p.head_dim}); docs/spec/kernels.md §1.1)")
+    tiles += [f"note: {n}" for n in r.notes]
+    return title + "\n" + "\n".join(tiles)
 
 
 def _lines_note(how: str | None) -> str | None:

@@ -9,6 +9,7 @@ kernel time model each thread block's work, Theorem 2 the problem and M.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 
@@ -44,10 +45,10 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, 
     Without ``cta_work`` a run that models neither the L2 nor a real kernel's time keeps no
     thread block's work (its ``cta_work`` is empty; :func:`iosim.run.count.count_launch`):
     for a caller that reads only the totals and the roofline time."""
-    if mode == "numeric":
-        with threadpool_limits(limits=1, user_api="blas"):
-            return _run_all(setup, mode, _numeric_inputs(setup, inputs))
-    return _run_all(setup, mode, inputs, bool(cta_work or setup.options.cache or setup.options.kernel is not None))
+    keep = mode == "numeric" or bool(cta_work or setup.options.cache or setup.options.kernel is not None)
+    with threadpool_limits(limits=1, user_api="blas") if mode == "numeric" else contextlib.nullcontext():
+        result = _run_all(setup, mode, _numeric_inputs(setup, inputs) if mode == "numeric" else inputs, keep)
+    return dataclasses.replace(result, notes=setup.notes) if setup.notes else result
 
 
 def cache_plans(setup: Setup) -> tuple[list, str | None]:

@@ -40,6 +40,9 @@ the JSON Schema is docs/result.schema.json):
   block at kHeadDim ≤ 96: docs/validation/2026-12-04-red-contention.md).
 * ``theorem2``: ``{expression, value_elements, count_elements, ratio, in_regime, M_elements}``.
 * ``algorithm``, ``profile``, ``problem``, ``options``: what was run.
+* ``notes`` (only where there is one): what the run should be read with that is no error,
+  e.g. Q, K, V and O taking more than the profile's HBM capacity (the shape is counted, but
+  could not run on that GPU).
 """
 
 from __future__ import annotations
@@ -156,6 +159,8 @@ class Result:
     cta_work: dict[str, LaunchWork] = field(default_factory=dict)
     #: kernel launch -> the kernel time model's TimePrediction (the real-kernel presets)
     kernel_times: dict[str, ModelOutput] = field(default_factory=dict)
+    #: what the run should be read with that is no error (:attr:`iosim.run.setup.Setup.notes`)
+    notes: tuple[str, ...] = ()
 
     def kernel_bytes(self, kernel: str) -> dict:
         """{tensor: (read bytes, write bytes)} of one kernel launch, summed over heads."""
@@ -216,6 +221,7 @@ class Result:
                 "in_regime": self.theorem2.in_regime,
                 "per": "head",
             },
+            **({"notes": list(self.notes)} if self.notes else {}),
         }
 
 

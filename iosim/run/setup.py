@@ -32,6 +32,9 @@ from .options import Options
 
 #: what ``blocks=`` accepts: B_r × B_c, or a pair where None means "the paper's rule"
 Blocks = BlockSizes | tuple[int | None, int | None] | None
+#: the built-in algorithms whose counts a block mask changes (Algorithm 5's FlashAttention
+#: family); standard attention writes and reads all of S and P whatever the mask
+MASKED = tuple(name for name, a in SCHEDULES.items() if a.family == "flash")
 
 
 @dataclass(frozen=True)
@@ -112,6 +115,23 @@ class Setup:
         return self.profile.cache is not None
 
     @property
+    def notes(self) -> tuple[str, ...]:
+        """What the result should say of the run that is no error: Q, K, V and O past the
+        profile's HBM capacity (the shape is counted, but could not run on that GPU)."""
+        capacity, p = self.profile.dram.capacity_bytes, self.problem
+        if not capacity:
+            return ()
+        sizes = {"Q": p.heads_total * p.seq_len_q, "K": p.kv_heads_total * p.seq_len_kv,
+                 "V": p.kv_heads_total * p.seq_len_kv, "O": p.heads_total * p.seq_len_q}
+        sizes = {k: v * p.head_dim * p.width for k, v in sizes.items()}
+        total = sum(sizes.values())
+        if total <= capacity:
+            return ()
+        each = ", ".join(f"{k} {v:,} B" for k, v in sizes.items())
+        return (f"the tensors Q, K, V and O alone take {total:,} B ({each}), more than {self.profile.name}'s HBM "
+                f"capacity of {capacity:,} B: this shape could not run on that GPU (counted all the same)",)
+
+    @property
     def family(self) -> str:
         """Theorem 2's family: "standard" (Θ(Nd + N²)) or "flash" (Θ(N²d²/M))."""
         return SCHEDULES[self.algorithm].family if self.algorithm in SCHEDULES else "flash"
@@ -154,6 +174,10 @@ def prepare(hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, 
         return Setup(profile, algorithm, problem, passes, options, sram_bytes, M, first.blocks,
                      f"{options.kernel} kernel tiles", launches, builtin=True)
     name = algorithm if isinstance(algorithm, str) else getattr(algorithm, "__name__", "custom")
+    if options.block_mask is not None and isinstance(algorithm, str) and algorithm not in MASKED:
+        raise ProblemError(f"block_mask does not apply to {algorithm}: its counts are the same with or "
+                           f"without a mask; the algorithms that take one are {', '.join(MASKED)} (Algorithm 5)",
+                           field="block_mask")
     schedule = get_schedule(algorithm, passes) if isinstance(algorithm, str) else algorithm
     layout = SCHEDULES[algorithm].layout if isinstance(algorithm, str) and algorithm in SCHEDULES else None
     runs = layout(problem) if layout is not None else problem
@@ -177,8 +201,13 @@ def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tu
     if blocks is not None or options.block_mask is not None:
         raise ProblemError(f"kernel={options.kernel!r} picks the kernels' own tiles: give no blocks and no "
                            "block_mask", field="kernel")
+    planned = plan(options.kernel, algorithm, problem, profile, passes, options.num_splits, options.kernel_config)
+    ignored = [k for k in ("gemm", "dq_read_twice") if getattr(options, k) is not None] + list(options.schedule_kwargs)
+    if ignored:
+        raise ProblemError(f"kernel={options.kernel!r} runs the kernels' own launches, which take no "
+                           f"{', '.join(ignored)}", field="kernel")
     out = []
-    for k in plan(options.kernel, algorithm, problem, profile, passes, options.num_splits, options.kernel_config):
+    for k in planned:
         tile = k.tile
         chosen = BlockSizes(tile.block_q, tile.block_kv)
         chosen.check(k.problem)

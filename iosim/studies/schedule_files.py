@@ -42,6 +42,8 @@ def load_schedule_file(path: str, name: str) -> Callable:
         module = importlib.util.module_from_spec(spec)
         try:
             spec.loader.exec_module(module)
+        except SystemExit as exc:      # sys.exit() in the file: a refusal, not iosim's exit (Ctrl-C still stops)
+            raise ScheduleError(f"{path} exited ({_exit_call(exc)}) while being imported", field="algorithm") from None
         except Exception as exc:  # noqa: BLE001 - the user's file: say what it raised, in one line
             raise ScheduleError(f"{path}: loading it raised {type(exc).__name__}: {_one_line(exc)}",
                                 field="algorithm") from None
@@ -68,6 +70,13 @@ def _check_signature(path: str, name: str, function: Callable) -> None:
 
 def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or "(no message)"
+
+
+def _exit_call(exc: SystemExit) -> str:
+    """The ``sys.exit(…)`` call a :class:`SystemExit` stands for: ``sys.exit(3)``, ``sys.exit()``."""
+    code = exc.code
+    shown = "" if code is None else repr(code) if isinstance(code, (int, str)) else _one_line(exc)
+    return f"sys.exit({shown[:200]})"
 
 
 @dataclass(frozen=True)
@@ -100,16 +109,25 @@ class ScheduleFile:
 
 
 def _guarded(function: Callable, label: str) -> Callable:
+    """``function`` whose errors name ``label``, and whose ``__name__`` is ``label``
+    (FILE.py:FUNCTION): the name :func:`iosim.prepare` reports a schedule function by, so
+    ``simulate`` names it as ``bounds`` and ``explore`` do, whatever the function's own
+    name (``from … import fa2_forward as my_fa2`` is ``FILE.py:my_fa2``, not fa2_forward)."""
     @functools.wraps(function)
     def schedule(ctx, **options):
         try:
             return function(ctx, **options)
         except IosimError:
             raise
+        except SystemExit as exc:      # as while it is imported: the schedule's refusal, not iosim's exit
+            b = ctx.blocks
+            raise ScheduleError(f"{label} exited ({_exit_call(exc)}) while running (B_r={b.block_q}, "
+                                f"B_c={b.block_kv})", field="algorithm") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: say what it raised, in one line
             b = ctx.blocks
             raise ScheduleError(f"{label} raised {type(exc).__name__}: {_one_line(exc)} "
                                 f"(B_r={b.block_q}, B_c={b.block_kv})", field="algorithm") from exc
+    schedule.__name__ = schedule.__qualname__ = label
     return schedule
 
 

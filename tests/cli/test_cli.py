@@ -236,7 +236,7 @@ def test_simulate_runs_a_schedule_from_a_file(tmp_path, capsys):
     mine = json.loads(capsys.readouterr().out)
     assert main(base + ["--algo", "fa2"]) == 0
     builtin = json.loads(capsys.readouterr().out)
-    assert mine["algorithm"] == "fa2_forward" and mine["tensors"] == builtin["tensors"]
+    assert mine["algorithm"] == f"{solution}:fa2_forward" and mine["tensors"] == builtin["tensors"]
     broken = tmp_path / "broken.py"
     broken.write_text("raise ValueError('nope')\n")
     for algo, message in ((f"{solution}:nothing", "defines no function nothing"),

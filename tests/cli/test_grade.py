@@ -277,4 +277,5 @@ def test_cli_exit_1_prints_hints(capsys):
     assert main(["grade", str(CHEATS / "extra_traffic.py"), "--seed", "0"]) == 1
     out = capsys.readouterr().out
     assert "PASS  exactness" in out and "FAIL  io" in out and "hint:" in out
-    assert "result: FAIL (4/6 checks pass; score 80/100)" in out     # io fails: 4 of the 5 scored checks
+    # io fails: 4 of the 5 scored checks; the written answer is missing too (a check, not scored)
+    assert "result: FAIL (4/6 checks pass; score 80/100; failed: io, answer (unscored))" in out

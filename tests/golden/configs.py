@@ -171,9 +171,9 @@ def configurations() -> list[dict]:
         block_q=128, block_kv=64, block_mask="local:2")
     add("sparse", "fa-paper-a100", "fa2-splitkv", _problem(64, 64, 2048, h=2), block_q=64, block_kv=128,
         block_mask="local:2", schedule_options={"num_splits": 4})
-    # today standard attention accepts a mask and reports its density, but its counts ignore it
+    # standard attention's counts do not depend on a mask: it is refused, not echoed with a density
     add("sparse", "fa-paper-a100", "standard", _problem(1024, 64), "forward+backward", block_q=128, block_kv=128,
-        block_mask="local:1")
+        block_mask="local:1", expect_error="ProblemError")
 
     # 5. split-KV (Flash-Decoding): explicit splits and flash-attn's heuristic
     decode_gqa = _problem(1, 128, 8192, h=32, hk=8)
@@ -219,7 +219,9 @@ def configurations() -> list[dict]:
         for d in (64, 128, 256):
             for causal in (False, True):
                 add("fa3-kernel", hw, "fa2", _problem(8192, d, h=8, causal=causal), kernel="flash-attn-3")
-    add("fa3-kernel", "h100-sxm", "fa2", _problem(4096, 128, b=2, h=16, dtype="fp8"), kernel="flash-attn-3")
+    # FA3's FP8 forward writes O in bf16, which the preset does not model: refused, not run with 16-bit tiles
+    add("fa3-kernel", "h100-sxm", "fa2", _problem(4096, 128, b=2, h=16, dtype="fp8"), kernel="flash-attn-3",
+        expect_error="ProblemError")
     add("fa3-kernel", "h100-sxm", "fa2", _problem(1000, 128, 3000, h=8, hk=2, causal=True), kernel="flash-attn-3")
 
     # 8. dtypes (paper blocks follow M in elements of the dtype)

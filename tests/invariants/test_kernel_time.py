@@ -87,14 +87,23 @@ def test_standard_tiled_runs_as_three_launches():
 
 
 def test_operand_bytes_use_the_problems_width():
-    """fp8 operands are one byte: the shared-memory step of an fp8 run is half an fp16 run's
-    per element (the rates being the same vendor peaks for both would not hold, so compare
-    the operand bytes the model charged)."""
+    """fp8 operands are one byte: the model's shared-memory step for fp8 is half its step for
+    fp16 on the same work (the rates being the same vendor peaks for both would not hold, so
+    compare the operand bytes the model charged). flash-attn 2 runs no fp8 (the preset refuses
+    it), so an fp16 run's counts are timed as both."""
+    from iosim.kernels.tile_tables import kernel_tile
+    from iosim.models.kernel_time import predict
+    from iosim.run.launches import kernel_traffic
+
+    profile = load_profile("h100-sxm")
+    r = simulate(profile, "fa2", Problem(seq_len=4096, head_dim=128, heads=16), options=Options(kernel="flash-attn-2"))
+    tile = kernel_tile("fa2", 128, profile)
+    layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=128)
     times = {}
     for dtype in ("fp16", "fp8"):
-        r = simulate("h100-sxm", "fa2", Problem(seq_len=4096, head_dim=128, heads=16, dtype=dtype), options=Options(kernel="flash-attn-2"))
-        rates = KernelRates.from_profile(load_profile("h100-sxm"), dtype)
-        times[dtype] = r.kernel_times["main"].per_resource_s["shared memory"] * rates.smem_bytes
+        rates = KernelRates.from_profile(profile, dtype)
+        shared = predict(profile, dtype, *kernel_traffic(r), {"main": layout})["main"].per_resource_s["shared memory"]
+        times[dtype] = shared * rates.smem_bytes
     assert times["fp8"] * 2 == pytest.approx(times["fp16"])
 
 

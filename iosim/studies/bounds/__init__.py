@@ -12,7 +12,18 @@ claim id                          expression (elements per head)   statement
 ``theorem2-flash``                N²·d²/M                          Thm 2, Θ(N²d²/M)
 ``proposition3-lower``            N²·d²/M                          Prop 3 (+ Saha & Ye 2024)
 ``compulsory``                    4·N·d                            Q, K, V read, O written
+``theorem5-standard-backward``    N·d + N²                         Thm 5, backward
+``theorem5-flash-backward``       N²·d²/M                          Thm 5, backward
+``proposition4-block-sparse``     N·d + N²·d²·s/M                  Prop 4, block-sparse
 ================================  ===============================  =========================
+
+Each claim is about one pass (``compulsory`` about either): Theorem 5's are judged on the
+backward pass's counts, the others on the forward's. Asked of a built-in algorithm that
+runs the other pass, a claim is judged on its counterpart (``fa1`` → ``fa1-backward`` for
+Theorem 5, ``fa1-backward`` → ``fa1`` for Theorem 2), which the verdict's note names; an
+algorithm with no such counterpart (``row-by-row``, ``fa1-block-sparse``, a schedule of
+one's own) is refused with :class:`~iosim.ProblemError`
+(:func:`~.claims.judged_pairs`).
 
 Verdict rules (:data:`BAND_LIMIT`, :data:`EXPONENT_TOLERANCE`; printed with every report):
 

@@ -15,7 +15,7 @@ from ...run import resolve_profile
 from ..executors import Executor
 from ...workload.problem import sram_elements
 from .claims import (BAND_LIMIT, BLOCK_RULES, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Algorithm, _n2d2_m,
-                     _nd_n2, get_algorithm, is_user_algorithm)
+                     _nd_n2, get_algorithm, is_user_algorithm, judged_pairs)
 from .sweep import sweep_points
 from .verdicts import judge_all
 
@@ -126,31 +126,34 @@ def check_bounds(
     judged as the FlashAttention family (Theorem 2's N²·d²/M claim by default).
     """
     profile = resolve_profile(hw)
-    algos = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
+    pairs = _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule, dtype)
+    algos = list(dict.fromkeys(judged for _, _, judged in pairs))
     if sram_steps is not None and require_positive_int("sram_steps", sram_steps) > MAX_SRAM_STEPS:
         raise ProblemError(f"sram_steps must be at most {MAX_SRAM_STEPS:,}, got {sram_steps:,}", field="sram_steps")
     profile_M = sram_elements(profile.scratchpad.per_block_bytes, dtype)
     points, excluded, runs = sweep_points(profile, algos, seq_lens=seq_lens, head_dims=head_dims, sram=sram,
                                           sram_steps=sram_steps, block_rule=block_rule, dtype=dtype,
                                           profile_M=profile_M, jobs=jobs, progress=progress, executor=executor)
-    verdicts, skipped = judge_all(algos, claims, points)
+    verdicts, skipped = judge_all(pairs, bool(claims), points)
     return BoundsReport(profile.name, profile_M, dtype, block_rule, sorted(set(seq_lens)), sorted(set(head_dims)),
                         None if sram is None else sorted(set(sram)), sram_steps, points, verdicts, excluded,
                         [a.name for a in algos], runs, skipped)
 
 
 def _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule: str, dtype: str) -> list:
-    """The algorithms asked for, once every argument of :func:`check_bounds` is checked."""
+    """(claim id, algorithm asked for, algorithm whose counts judge it) of every verdict
+    (:func:`~.claims.judged_pairs`), once every argument of :func:`check_bounds` is checked."""
     algos = list(dict.fromkeys(get_algorithm(a) for a in algorithms))
     if not algos:
         raise ProblemError("give at least one algorithm")
-    names = [a.name for a in algos]
+    for c in claims or ():
+        require_choice("claim", c, CLAIMS)
+    pairs = judged_pairs(algos, claims)
+    names = [a.name for a in dict.fromkeys([*algos, *(judged for _, _, judged in pairs)])]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise ProblemError(f"two algorithms are named {', '.join(map(repr, twice))}: give a schedule of your own as "
                            "'FILE.py:FUNCTION', or an Algorithm with a name of its own", field="algorithm")
-    for c in claims or ():
-        require_choice("claim", c, CLAIMS)
     require_choice("block_rule", block_rule, BLOCK_RULES)
     unknown_order = [a.name for a in algos if block_rule == "outer" and is_user_algorithm(a)]
     if unknown_order:
@@ -163,7 +166,7 @@ def _validate(algorithms, claims, seq_lens, head_dims, sram, block_rule: str, dt
     if sram is not None:
         _check_positive("sram", sram)
     width(dtype)
-    return algos
+    return pairs
 
 
 def _check_positive(name: str, values: Sequence[int]) -> None:

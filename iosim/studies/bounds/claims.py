@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Callable
 
-from ...errors import require_choice
+from ...errors import ProblemError, require_choice
 from ..schedule_files import ScheduleFile, schedule_name, user_schedule
 from ...models.theory import FLASH_EXPRESSION, STANDARD_EXPRESSION, flash_accesses, standard_accesses
 from ...workload.problem import BlockSizes, paper_block_sizes
@@ -142,6 +142,7 @@ class Claim:
     kind: str            # "theta", "band" (Θ judged by the ratio band alone), "lower" or "compulsory"
     rule: str
     value: Callable[..., Fraction]   # (N, d, M, s): s is the block-mask density (1 without a mask)
+    passes: str | None = "forward"   # the pass the claim is about; None: either (judged on the one run)
 
 
 def _nd_n2(N, d, M, s=1):
@@ -175,15 +176,15 @@ CLAIMS: dict[str, Claim] = {
         "compulsory", "Every input read once and the output written once", "4·N·d", "compulsory",
         "holds if at every point Q, K and V are each read ≥ N·d elements and O written ≥ N·d elements "
         "(backward: Q, K, V, dO read and dQ, dK, dV written)",
-        lambda N, d, M, s=1: Fraction(4 * N * d)),
+        lambda N, d, M, s=1: Fraction(4 * N * d), passes=None),
     "theorem5-standard-backward": Claim(
         "theorem5-standard-backward", "Theorem 5: the standard backward pass needs Θ(Nd + N²) HBM accesses",
         STANDARD_EXPRESSION, "theta",
-        "as theorem2-standard, on the backward pass's count", _nd_n2),
+        "as theorem2-standard, on the backward pass's count", _nd_n2, passes="backward"),
     "theorem5-flash-backward": Claim(
         "theorem5-flash-backward", "Theorem 5: the FlashAttention backward pass needs Θ(N²d²/M) HBM accesses",
         FLASH_EXPRESSION, "theta",
-        "as theorem2-flash, on the backward pass's count", _n2d2_m),
+        "as theorem2-flash, on the backward pass's count", _n2d2_m, passes="backward"),
     "proposition4-block-sparse": Claim(
         "proposition4-block-sparse",
         "Proposition 4: block-sparse FlashAttention needs Θ(Nd + N²d²s/M) HBM accesses (s: nonzero-block fraction)",
@@ -205,3 +206,53 @@ FLASH_DEFAULT_CLAIMS = ("theorem2-flash", "proposition3-lower", "compulsory")
 
 def default_claims(algorithm: Algorithm) -> tuple[str, ...]:
     return DEFAULT_CLAIMS.get(algorithm.name, FLASH_DEFAULT_CLAIMS)
+
+
+# --------------------------------------------------------------------------------------
+# which counts judge a claim
+# --------------------------------------------------------------------------------------
+#: a built-in forward algorithm -> the built-in algorithm that runs its backward pass
+BACKWARD_OF = {"standard": "standard-backward", "fa1": "fa1-backward", "fa2": "fa2-backward"}
+#: the other way round
+FORWARD_OF = {backward: forward for forward, backward in BACKWARD_OF.items()}
+
+
+def judged_pairs(algos, claims) -> list[tuple[str, Algorithm, Algorithm]]:
+    """(claim id, the algorithm asked for, the algorithm whose counts judge it) for every
+    claim of ``claims`` (by default each algorithm's own, :func:`default_claims`) and
+    algorithm of ``algos``, duplicates dropped. A claim about one pass (Theorem 5: the
+    backward; Theorems 2, Propositions 3 and 4: the forward) is judged on that pass's counts:
+    a built-in algorithm's other pass (``fa1`` → ``fa1-backward``) where it has one;
+    :class:`~iosim.ProblemError` where it has none."""
+    pairs: dict = {}
+    for a in algos:
+        for cid in (claims or default_claims(a)):
+            judged = counted_on(CLAIMS[cid], a)
+            pairs.setdefault((cid, judged), (cid, a, judged))
+    return list(pairs.values())
+
+
+def counted_on(claim: Claim, algorithm: Algorithm) -> Algorithm:
+    """The algorithm whose counts judge ``claim`` when asked of ``algorithm``: itself when it
+    runs the pass the claim is about, else its built-in counterpart for that pass."""
+    if claim.passes is None or claim.passes == algorithm.passes:
+        return algorithm
+    other = (BACKWARD_OF if claim.passes == "backward" else FORWARD_OF).get(algorithm.name)
+    if other is not None and ALGORITHMS.get(algorithm.name) == algorithm:
+        return ALGORITHMS[other]
+    runs = ", ".join(name for name, a in ALGORITHMS.items() if a.passes == claim.passes)
+    pairs = BACKWARD_OF if claim.passes == "backward" else FORWARD_OF
+    runs += f" (or {', '.join(pairs)}, judged on their {claim.passes} passes)"
+    if algorithm.user:
+        why = f"{algorithm.name} (a schedule of your own) is counted forward only"
+    else:
+        why = f"{algorithm.name} ({algorithm.description}) is counted on its {algorithm.passes} pass only"
+    raise ProblemError(f"{claim.id} is about the {claim.passes} pass, and {why}: ask it of {runs}", field="claim")
+
+
+def counterpart_note(claim: Claim, asked: Algorithm, judged: Algorithm) -> str | None:
+    """What a verdict says when ``claim``, asked of ``asked``, is judged on ``judged``'s counts."""
+    if asked == judged:
+        return None
+    return (f"{claim.id} is about the {claim.passes} pass: judged on the counts of {judged.name} "
+            f"({judged.description}), the {claim.passes} pass that goes with {asked.name}")

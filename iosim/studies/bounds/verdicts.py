@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ...errors import ProblemError
-from .claims import (ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Claim, default_claims,
+from .claims import (ALGORITHMS, BAND_LIMIT, CLAIMS, EXPONENT_TOLERANCE, LOWER_CONSTANT, Claim, counterpart_note,
                      is_user_algorithm)
 from .sweep import Point
 
@@ -71,21 +71,25 @@ def fit_exponents(points: Sequence[tuple[int, int, int]], values: Sequence[float
     return out
 
 
-def judge_all(algos, claims: Sequence[str] | None, points: Sequence[Point]) -> tuple[list, list]:
-    """The verdicts of ``claims`` (by default each algorithm's own) over each algorithm's
-    feasible points, and the default claims the sweep cannot judge, with why."""
+def judge_all(pairs, asked: bool, points: Sequence[Point]) -> tuple[list, list]:
+    """The verdicts of ``pairs`` — (claim id, algorithm asked for, algorithm whose counts
+    judge it), as :func:`~.claims.judged_pairs` gives them — over the judging algorithm's
+    feasible points, and the default claims (``asked`` False) the sweep cannot judge, with why."""
     verdicts, skipped = [], []
-    for a in algos:
-        feasible = [p for p in points if p.algorithm == a.name and p.feasible]
-        for cid in (claims or default_claims(a)):
-            try:
-                verdicts.append(judge(CLAIMS[cid], a.name, feasible))
-                if is_user_algorithm(a):
-                    verdicts[-1].notes.insert(0, f"{a.name} is {a.description}")
-            except ProblemError as exc:
-                if claims:          # asked for by name: a sweep that cannot judge it is bad input
-                    raise
-                skipped.append({"id": cid, "algorithm": a.name, "reason": str(exc)})
+    for cid, a, judged in pairs:
+        feasible = [p for p in points if p.algorithm == judged.name and p.feasible]
+        try:
+            verdicts.append(judge(CLAIMS[cid], judged.name, feasible))
+        except ProblemError as exc:
+            if asked:           # asked for by name: a sweep that cannot judge it is bad input
+                raise
+            skipped.append({"id": cid, "algorithm": judged.name, "reason": str(exc)})
+            continue
+        note = counterpart_note(CLAIMS[cid], a, judged)
+        if is_user_algorithm(judged):
+            verdicts[-1].notes.insert(0, f"{judged.name} is {judged.description}")
+        if note:
+            verdicts[-1].notes.insert(0, note)
     if not verdicts:
         raise ProblemError("no claim can be judged on this sweep: " + "; ".join(s["reason"] for s in skipped))
     return verdicts, skipped

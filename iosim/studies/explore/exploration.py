@@ -307,9 +307,31 @@ def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, pr
     source = "grid" if block_q is None and block_kv is None else "user"
     regs = None if s.allow_spill or profile.registers is None else profile.registers.per_block_bytes
     fit = functools.partial(measure.fits, sram_bytes=profile.scratchpad.per_block_bytes, register_bytes=regs)
-    for key in within_edge(sorted(set(rows)), sorted(set(cols)), fit):
+    tiles = within_edge(sorted(set(rows)), sorted(set(cols)), fit)
+    if source == "user" and not any(fit(key) for key in tiles):
+        _none_fits(algorithm, problem, tiles[0], profile, regs)
+    for key in tiles:
         sources[key] = (source,) + sources.get(key, ())
     return limits
+
+
+def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], profile: HardwareProfile,
+               register_bytes: int | None) -> None:
+    """Refuse block lists none of whose tiles fits (rather than rank the paper's or the
+    kernel's tile, which were not asked for): the capacity, and the need of the ``smallest``
+    tile asked for (both needs grow along both axes, so no other tile needs less)."""
+    _, _, sram, regs, *_ = measure.measure(smallest)
+    cap = profile.scratchpad.per_block_bytes
+    M = sram_elements(cap, problem.dtype)
+    where = f"{algorithm} at N = {problem.seq_len_q:,}, d = {problem.head_dim}: none of the tiles given fits"
+    tile = f"the smallest asked, B_r×B_c = {smallest[0]}×{smallest[1]}"
+    if sram > cap:
+        raise ProblemError(f"{where}: {tile}, needs {sram:,} B of shared memory, and {profile.name} has {cap:,} B "
+                           f"per block (M = {M:,} {problem.dtype} elements); give smaller --block-q/--block-kv",
+                           field="block_q")
+    raise ProblemError(f"{where}: {tile}, needs {regs:,} B of registers, and {profile.name} has {register_bytes:,} "
+                       f"B per block (its {cap:,} B of shared memory would do); give smaller --block-q/--block-kv, "
+                       "or --allow-spill to rank tiles that spill", field="block_q")
 
 
 def _candidate(raw: tuple, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
