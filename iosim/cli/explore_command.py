@@ -90,6 +90,8 @@ def problems_from_args(args: argparse.Namespace) -> list[Problem]:
         raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
     if args.seq_len and len(args.seq_len) > 1 and (args.seq_len_q or args.seq_len_kv):
         raise ProblemError("a list of --seq-len takes no --seq-len-q / --seq-len-kv")
+    if args.seq_len and args.seq_len_q and args.seq_len_kv:
+        raise ProblemError("--seq-len (-N) sets both lengths: give it, or --seq-len-q and --seq-len-kv, not all three")
     points = list(itertools.product(args.seq_len or [None], args.head_dim, args.heads))
     if len(points) > MAX_POINTS:
         raise ProblemError(f"{len(points):,} points (N × d × heads); at most {MAX_POINTS} per command")

@@ -157,6 +157,8 @@ COMBINATIONS = {
                               "--dq-read-twice"], ("--kernel flash-attn-2", "--dq-read-twice")),
     "seq-len-with-both": (["simulate", *TOY, "--seq-len-q", "128", "--seq-len-kv", "512"],
                           ("--seq-len", "--seq-len-q", "--seq-len-kv")),
+    "explore-seq-len-with-both": (["explore", *TOY, "--seq-len-q", "128", "--seq-len-kv", "512"],
+                                  ("--seq-len", "--seq-len-q", "--seq-len-kv")),
     "seq-len-with-both-agreeing": (["simulate", *TOY, "--seq-len-q", "256", "--seq-len-kv", "256"],
                                    ("--seq-len", "--seq-len-q", "--seq-len-kv")),
 }
