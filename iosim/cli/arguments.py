@@ -216,9 +216,14 @@ def add_problem_arguments(p: argparse.ArgumentParser, lists: bool = False) -> No
     p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")
 
 
-def problem_from_args(args: argparse.Namespace) -> Problem:
-    if args.seq_len is not None and args.seq_len_q is not None and args.seq_len_kv is not None:
+def refuse_three_lengths(args: argparse.Namespace) -> None:
+    """-N sets both lengths: given beside both --seq-len-q and --seq-len-kv, one of them is ignored."""
+    if args.seq_len and args.seq_len_q and args.seq_len_kv:
         raise ProblemError("--seq-len (-N) sets both lengths: give it, or --seq-len-q and --seq-len-kv, not all three")
+
+
+def problem_from_args(args: argparse.Namespace) -> Problem:
+    refuse_three_lengths(args)
     n_q = args.seq_len_q or args.seq_len
     n_kv = args.seq_len_kv or args.seq_len
     if not (n_q and n_kv):

@@ -18,8 +18,8 @@ from ..studies.explore import (DEFAULT_REPLAYS, DEFAULT_TIE, GRIDS, OBJECTIVE_AL
                                explore_points)
 from ..workload.problem import Problem
 from .arguments import (add_pass_argument, add_problem_arguments, add_sweep_output_arguments, algorithm_list,
-                        check_plot_argument, non_negative_int, parse_values, positive_int, sweep_executor,
-                        write_plot)
+                        check_plot_argument, non_negative_int, parse_values, positive_int, refuse_three_lengths,
+                        sweep_executor, write_plot)
 from .commands import HELP
 
 #: points (N × d × heads) one command may ask for
@@ -90,8 +90,7 @@ def problems_from_args(args: argparse.Namespace) -> list[Problem]:
         raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
     if args.seq_len and len(args.seq_len) > 1 and (args.seq_len_q or args.seq_len_kv):
         raise ProblemError("a list of --seq-len takes no --seq-len-q / --seq-len-kv")
-    if args.seq_len and args.seq_len_q and args.seq_len_kv:
-        raise ProblemError("--seq-len (-N) sets both lengths: give it, or --seq-len-q and --seq-len-kv, not all three")
+    refuse_three_lengths(args)
     points = list(itertools.product(args.seq_len or [None], args.head_dim, args.heads))
     if len(points) > MAX_POINTS:
         raise ProblemError(f"{len(points):,} points (N × d × heads); at most {MAX_POINTS} per command")

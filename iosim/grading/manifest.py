@@ -32,6 +32,7 @@ from ..hardware.fields import describe
 from ..hardware.limits import InputRefused, excerpt, one_line, read_bounded
 from ..run import choose_blocks, simulate
 from ..schedules.registry import SCHEDULES
+from ..studies.schedule_files import exit_call
 from ..workload.problem import sram_elements
 from .manifest_fields import Fields, problem_of
 from .patterns import PATTERNS
@@ -285,8 +286,7 @@ def _reference(f: Fields, data: dict, directory: pathlib.Path, private: tuple) -
         module = importlib.util.module_from_spec(module_spec)
         module_spec.loader.exec_module(module)
     except SystemExit as exc:   # sys.exit() in the file: a refusal to report, not the grader's exit
-        f.fail("reference", f"{rel} exited (sys.exit({'' if exc.code is None else repr(exc.code)[:200]})) "
-                            "while being imported")
+        f.fail("reference", f"{rel} exited ({exit_call(exc)}) while being imported")
     except Exception as exc:  # noqa: BLE001 — the instructor's file, reported on one line
         f.fail("reference", f"loading {rel} raised {type(exc).__name__}: {exc}")
     schedule = getattr(module, function, None)

@@ -43,7 +43,7 @@ def load_schedule_file(path: str, name: str) -> Callable:
         try:
             spec.loader.exec_module(module)
         except SystemExit as exc:      # sys.exit() in the file: a refusal, not iosim's exit (Ctrl-C still stops)
-            raise ScheduleError(f"{path} exited ({_exit_call(exc)}) while being imported", field="algorithm") from None
+            raise ScheduleError(f"{path} exited ({exit_call(exc)}) while being imported", field="algorithm") from None
         except Exception as exc:  # noqa: BLE001 - the user's file: say what it raised, in one line
             raise ScheduleError(f"{path}: loading it raised {type(exc).__name__}: {_one_line(exc)}",
                                 field="algorithm") from None
@@ -72,7 +72,7 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or "(no message)"
 
 
-def _exit_call(exc: SystemExit) -> str:
+def exit_call(exc: SystemExit) -> str:
     """The ``sys.exit(…)`` call a :class:`SystemExit` stands for: ``sys.exit(3)``, ``sys.exit()``."""
     code = exc.code
     shown = "" if code is None else repr(code) if isinstance(code, (int, str)) else _one_line(exc)
@@ -121,7 +121,7 @@ def _guarded(function: Callable, label: str) -> Callable:
             raise
         except SystemExit as exc:      # as while it is imported: the schedule's refusal, not iosim's exit
             b = ctx.blocks
-            raise ScheduleError(f"{label} exited ({_exit_call(exc)}) while running (B_r={b.block_q}, "
+            raise ScheduleError(f"{label} exited ({exit_call(exc)}) while running (B_r={b.block_q}, "
                                 f"B_c={b.block_kv})", field="algorithm") from None
         except Exception as exc:  # noqa: BLE001 - the user's code: say what it raised, in one line
             b = ctx.blocks
