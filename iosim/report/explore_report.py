@@ -49,13 +49,28 @@ def model_lines(res: ExploreResult) -> list[str]:
     return lines
 
 
+def _tile_source(res: ExploreResult) -> str:
+    """Where the tiles came from: the grid (with its limits), the --block-q/--block-kv lists
+    given, or one given axis crossed with the grid's other; and the paper's or the kernel's
+    tile, run besides when the lists do not hold it."""
+    limits = " × ".join(f"{v:,}" for v in res.grid_limits.values())
+    if not any("user" in c.sources for c in res.candidates):
+        return f"grid {res.grid}" + (f" (up to {limits})" if limits and len(res.grid_limits) == 2 else "")
+    added = [name for name in ("paper", "kernel")
+             if any(name in c.sources and not {"user", "grid"} & set(c.sources) for c in res.candidates)]
+    extra = "".join(f" and the {name}'s tile" for name in added)
+    if not res.grid_limits:
+        return f"tiles given{extra}"
+    axis = "B_r" if "block_q" in res.grid_limits else "B_c"
+    return f"tiles given, {axis} from grid {res.grid} (up to {limits}){extra}"
+
+
 def _header(res: ExploreResult) -> list[str]:
     p = res.problem
     shape = f"N={p.seq_len_q:,}" if p.is_square else f"N_q={p.seq_len_q:,} N_kv={p.seq_len_kv:,}"
     feasible = sum(c.feasible for c in res.candidates)
     spill = sum(c.feasible and not c.registers_fit for c in res.candidates)
-    limits = " × ".join(f"{v:,}" for v in res.grid_limits.values())
-    grid = f"grid {res.grid}" + (f" (up to {limits})" if limits and len(res.grid_limits) == 2 else "")
+    grid = _tile_source(res)
     edge = "registers or shared memory" if not res.allow_spill else "shared memory"
     return [
         f"{res.algorithm} on {res.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads}"

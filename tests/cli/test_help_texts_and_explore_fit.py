@@ -6,6 +6,7 @@ import re
 
 import pytest
 
+from conftest import run_untraced
 from iosim import Problem
 from iosim.cli.commands import HELP
 from iosim.cli.main import build_parser, main
@@ -79,3 +80,19 @@ def test_explore_still_ranks_when_one_tile_given_fits():
 def test_explore_api_refuses_too(capsys):
     with pytest.raises(ProblemError, match="none of the tiles given fits"):
         explore("toy", "fa2", Problem(seq_len=1024, head_dim=32), block_q=[1000], block_kv=[1000], cache=False)
+
+
+# -- explore's header names where its tiles came from -----------------------------------------------
+@pytest.mark.parametrize("blocks,source", [
+    ([], "grid tensor-core (up to "),
+    (["--block-q", "64,128", "--block-kv", "64"], "tiles given and the paper's tile and the kernel's tile: 4 tiles run"),
+    (["--block-q", "128", "--block-kv", "128"], "tiles given and the paper's tile: 2 tiles run"),
+    (["--block-q", "64,128"], "tiles given, B_c from grid tensor-core (up to "),
+])
+def test_explore_header_says_where_the_tiles_came_from(capsys, blocks, source):
+    code, out, _ = run_untraced(capsys, "explore", "--hw", "h200", "--algo", "fa2", "-N", "4096", "-d", "64",
+                                "--no-cache", *blocks)
+    assert code == 0
+    header = next(line for line in out.splitlines() if " tiles run: " in line)
+    assert header.startswith(source)
+    assert ("grid" in header) == ("--block-kv" not in blocks)
