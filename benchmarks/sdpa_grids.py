@@ -324,6 +324,24 @@ GRIDS = {
         120: ((9999, 9999, 1, 8, 8, True, "fp16"),),
         128: ((8, 16000, 4, 32, 8, False, "fp16"),),
         208: ((5000, 5000, 2, 12, 3, True, "bf16"),)}),
+    # session 36's prospective grid, drawn before any measurement (random.Random(20261205): d in
+    # 40..256 step 8, decode / unequal / square N log-uniform, B·H log-uniform to 1,024, GQA
+    # ratio, causal and dtype by coin; N_q·N_kv·B·H·d kept within 2.5e12); the one causal draw
+    # with N_q ≠ N_kv made dense (PyTorch's flash backend refuses it)
+    "s36": dict(head_dims=(40, 56, 64, 72, 88, 112, 144, 160, 168, 216, 224, 232), configs={
+        40: ((1, 1470, 1, 25, 25, False, "bf16"), (210, 105, 1, 9, 1, False, "bf16"),
+             (284, 284, 36, 8, 1, False, "fp16")),
+        56: ((5860, 5860, 8, 4, 1, True, "bf16"),),
+        64: ((2, 18502, 2, 16, 16, False, "bf16"), (9727, 9727, 1, 1, 1, False, "bf16")),
+        72: ((445, 445, 7, 32, 32, True, "fp16"), (2238, 2238, 1, 18, 18, True, "bf16")),
+        88: ((578, 144, 1, 4, 4, False, "bf16"),),
+        112: ((8, 52695, 107, 2, 1, False, "fp16"),),
+        144: ((931, 931, 305, 1, 1, True, "fp16"),),
+        160: ((4, 4864, 1, 1, 1, False, "bf16"),),
+        168: ((60175, 60175, 1, 2, 1, False, "bf16"),),
+        216: ((574, 574, 27, 16, 2, True, "fp16"),),
+        224: ((6409, 12818, 1, 5, 1, False, "bf16"),),
+        232: ((21459, 21459, 10, 2, 1, False, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
