@@ -340,7 +340,9 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
         return 0.0
     c_b = compute * pv / whole
     c_a = compute - c_b
-    return max(0.0, max(c_a, dram / 2) + max(c_b, dram / 2) - compute)   # (no rounding's -1e-20)
+    # max(c_A, m/2) + max(c_B, m/2) - (c_A + c_B), as the two phases' excesses: exactly 0 where
+    # both products outlast their loads (the difference left ±1e-20, printed "DRAM waits 0%")
+    return max(0.0, dram / 2 - c_a) + max(0.0, dram / 2 - c_b)
 
 
 def _code_fetch(layout: WarpLayout, rates: KernelRates, works) -> float:
