@@ -154,3 +154,8 @@ def paper_a100():
 @pytest.fixture(scope="session")
 def h100():
     return load_profile("h100-sxm")
+
+
+@pytest.fixture(scope="session")
+def h200():
+    return load_profile("h200")

@@ -158,6 +158,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
                         l2_note=_notes(note, _long_causal(run, profile) or _waves_d128(run, tile, profile),
+                                       _spread_group(run, tile, profile),
                                        partial_code("main", run, tile, 1, code), None if code else CODE_NOTE),
                         frames=frames,
                         time_note=_instruction_fetch(run, tile), code=code,
@@ -202,6 +203,31 @@ def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
     blocks = -(-run.seq_len_q // tile.block_q) * run.heads_total
     slots = tile.coresident[0] * profile.sm_count
     return WAVES_D128_NOTE.format(blocks=blocks, slots=slots) if blocks > slots else None
+
+
+#: a GQA forward whose group's query heads run in one wave of thread blocks, B · ⌈N_q / B_r⌉ apart,
+#: while the K/V heads of one query head's blocks pass the L2: the model's lockstep wave shares them
+SPREAD_GROUP_NOTE = (
+    "not exact: a GQA forward whose query heads of a group run in thread blocks {apart:,} apart in launch order, "
+    "within one wave ({slots:,} at once), while the K and V that one query head's blocks read ({kv:.0f} MB) pass "
+    "the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads of 1 such forward were 0.53-0.53 x the measured "
+    "(0 within 10 %): the model plays the wave in lockstep, so a group's later query heads find the K and V its "
+    "first one read, where on the GPU the group's blocks, some sharing an SM and some alone, drift apart and "
+    "the L2 kept about an eighth of the re-reads (docs/validation/2026-12-05-s36-check.md)")
+
+
+def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
+    """:data:`SPREAD_GROUP_NOTE` for a GQA forward of ``run`` (flash-attn's grid: m + M (b + B h))
+    whose group's heads share a wave and whose B K/V heads pass the L2, or None."""
+    cache = profile.cache
+    if run.group_size <= 1 or tile.coresident is None or cache is None:
+        return None
+    apart = -(-run.seq_len_q // tile.block_q) * run.batch
+    slots = tile.coresident[0] * profile.sm_count
+    kv = run.batch * 2 * run.seq_len_kv * run.head_dim * run.width
+    if apart >= slots or kv <= cache.capacity_bytes:
+        return None
+    return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, kv=kv / 1e6, l2=cache.capacity_bytes / 1e6)
 
 
 def _notes(*notes) -> str | None:
@@ -258,7 +284,7 @@ FETCH_NOTE = (
     "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch. The time model "
     "has the first wave's wait at the kernel head dims only (docs/validation/2026-12-04-mask-cost.md), not "
     "the waits of the blocks after it: on the H200 such launches took 0.84-1.71 x the predicted time "
-    "(median 1.36 over 27 launches)")
+    "(median 1.35 over 28 launches)")
 
 
 def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
@@ -272,7 +298,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
-    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 43 launches); the "
+    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 45 launches); the "
     "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
     "(docs/validation/2026-12-04-red-contention.md)")
 
@@ -290,16 +316,16 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 17 such backwards were 0.74-1.01 x the "
-    "measured (9 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 23 such backwards were 0.74-1.01 x the "
+    "measured (13 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
-#: 29 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
+#: 30 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
-    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 29 such backwards "
-    "were 0.72-1.00 x the measured (18 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
+    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 30 such backwards "
+    "were 0.72-1.00 x the measured (19 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
     "0.36-0.37 x: the next query head of a group re-reads its K/V head about a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
@@ -310,12 +336,12 @@ def _gqa_decode(problem: Problem) -> str | None:
 
 
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 49 such backwards, sessions 31-32)
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 51 such backwards, sessions 31-36)
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 49 such backwards were 0.86-1.19 x the measured (43 within 10 %), where below "
-    "that size 376 of 378 of more than 16 query rows were within 10 % (the others 0.90 and 1.10); why was not measured (docs/cache.md, \"Sets\")")
+    "H200 the model's DRAM reads of 51 such backwards were 0.86-1.19 x the measured (44 within 10 %), where below "
+    "that size 384 of 388 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\")")
 
 
 def _long_backward(problem: Problem, profile) -> str | None:

@@ -68,3 +68,20 @@ def test_a_head_dim_past_the_kernels_names_the_padding(h100):
     """d = 257 pads to 264, past flash-attn 2's 256: the error gives both."""
     with pytest.raises(ProblemError, match=r"got 264 \(head dim 257, padded by PyTorch to a multiple of 8\)"):
         simulate(h100, "fa2", Problem(seq_len=512, head_dim=257), options=Options(kernel="flash-attn-2"))
+
+
+@pytest.mark.parametrize("shape,marked", [
+    (dict(seq_len_q=8, seq_len_kv=52695, head_dim=112, batch=107, heads=2, kv_heads=1), True),   # grid s36's miss
+    (dict(seq_len_q=8, seq_len_kv=52695, head_dim=112, batch=107, heads=2, kv_heads=2), False),  # MHA: no group
+    (dict(seq_len_q=8, seq_len_kv=16000, head_dim=112, batch=8, heads=2, kv_heads=1), False),    # 57 MB: K/V fit the L2
+    (dict(seq_len_q=8, seq_len_kv=52695, head_dim=112, batch=300, heads=2, kv_heads=1), False),  # heads a wave apart
+    (dict(seq_len_q=1, seq_len_kv=52695, head_dim=112, batch=107, heads=2, kv_heads=1), False),  # decode: one block a group
+])
+def test_a_gqa_forward_whose_group_shares_a_wave_past_the_l2_says_so(h200, shape, marked):
+    """plan.SPREAD_GROUP_NOTE: the group's heads B · ⌈N_q / B_r⌉ blocks apart, within one wave, and the K/V of
+    one query head's B batches past the L2 (docs/validation/2026-12-05-s36-check.md)."""
+    fwd = plan("flash-attn-2", "fa2", Problem(**shape), h200, "forward")[0]
+    note = fwd.l2_note or ""
+    assert ("drift apart" in note) == marked
+    if marked:
+        assert "107 apart in launch order, within one wave (264 at once)" in note and "(2526 MB)" in note
