@@ -103,11 +103,12 @@ def test_the_page_s_model_table_is_the_committed_model_run():
         assert sd.model_markdown(rows) in f.read()
 
 
-def test_the_h100_same_launch_table_is_its_rows_and_its_ncu():
-    """Session 35's same-launch run (on an H100): the table is its rows, and each row's DRAM reads
-    are what ncu measured in the committed raw folder (flash_stamps_same's reader)."""
+@pytest.mark.parametrize("machine", ["h100", "h200"])
+def test_the_same_launch_table_is_its_rows_and_its_ncu(machine):
+    """The same-launch runs (session 35 on an H100, session 36 on the H200): the table is its rows,
+    and each row's DRAM reads are what ncu measured in the committed raw folder (flash_stamps_same's reader)."""
     import flash_stamps_same as same
-    folder = os.path.join(ROOT, "docs", "validation", "2026-12-05-same-launch-h100")
+    folder = os.path.join(ROOT, "docs", "validation", f"2026-12-05-same-launch-{machine}")
     with open(os.path.join(folder, "same.json")) as f:
         table = json.load(f)
     assert same.markdown(table) in open(os.path.join(folder, "same.md")).read()
