@@ -193,10 +193,10 @@ def test_a_windows_state_holds_a_write_at_its_home():
     assert [list(p.entries) for p in ref.parts] == [[tuple(b)], [tuple(a)]]
 
 
-@pytest.mark.parametrize("hw, parts", [("h200", 2), ("h100-sxm", 1), ("mi300x", 1)])
+@pytest.mark.parametrize("hw, parts", [("h200", 2), ("h100-sxm", 2), ("a100-80gb", 1), ("mi300x", 1)])
 def test_a_result_says_how_its_l2_was_played(hw, parts):
     """JSON ``l2.partitions`` and the text's L2 line name the two partitions where the
-    profile has them (H200) and not where it has one (H100) or a cache behind the L2."""
+    profile has them (H200, H100) and not where it has one (A100) or a cache behind the L2."""
     from iosim.report.tables import result_table
 
     kernel = "flash-attn-2" if hw != "mi300x" else None        # a CUDA kernel's preset: not on the MI300X
