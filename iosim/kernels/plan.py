@@ -206,13 +206,13 @@ def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
 
 
 #: a GQA forward whose group's query heads run in one wave of thread blocks, B · ⌈N_q / B_r⌉ apart,
-#: while the K/V heads of one query head's blocks pass the L2: the model's lockstep wave shares them
+#: while the K/V heads one head index reads over the batches pass the L2: the model's lockstep wave shares them
 SPREAD_GROUP_NOTE = (
     "not exact: a GQA forward whose query heads of a group run in thread blocks {apart:,} apart in launch order, "
-    "within one wave ({slots:,} at once), while the K and V that one query head's blocks read ({kv:.0f} MB) pass "
-    "the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads of 1 such forward were 0.53-0.53 x the measured "
-    "(0 within 10 %): the model plays the wave in lockstep, so a group's later query heads find the K and V its "
-    "first one read, where on the GPU the group's blocks, some sharing an SM and some alone, drift apart and "
+    "within one wave ({slots:,} at once), while the K and V that the blocks of one head read over its {batch:,} "
+    "batches ({kv:.0f} MB) pass the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads of 1 such forward were "
+    "0.53-0.53 x the measured (0 within 10 %): the model plays the wave in lockstep, so a group's later query "
+    "heads find the K and V its first one read, where on the GPU the group's blocks, some sharing an SM and some alone, drift apart and "
     "the L2 kept about an eighth of the re-reads (docs/validation/2026-12-05-s36-check.md)")
 
 
@@ -227,7 +227,8 @@ def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
     kv = run.batch * 2 * run.seq_len_kv * run.head_dim * run.width
     if apart >= slots or kv <= cache.capacity_bytes:
         return None
-    return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, kv=kv / 1e6, l2=cache.capacity_bytes / 1e6)
+    return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, batch=run.batch, kv=kv / 1e6,
+                                    l2=cache.capacity_bytes / 1e6)
 
 
 def _notes(*notes) -> str | None:
