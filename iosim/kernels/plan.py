@@ -205,12 +205,12 @@ def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
     return WAVES_D128_NOTE.format(blocks=blocks, slots=slots) if blocks > slots else None
 
 
-#: a GQA forward whose group's query heads run in one wave of thread blocks, B · ⌈N_q / B_r⌉ apart,
+#: a GQA forward whose group's consecutive query heads run B · ⌈N_q / B_r⌉ thread blocks apart, fewer than a wave,
 #: while the K/V heads one head index reads over the batches pass the L2: the model's lockstep wave shares them
 SPREAD_GROUP_NOTE = (
-    "not exact: a GQA forward whose query heads of a group run in thread blocks {apart:,} apart in launch order, "
-    "within one wave ({slots:,} at once), while the K and V that the blocks of one head read over its {batch:,} "
-    "batches ({kv:.0f} MB) pass the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads of 1 such forward were "
+    "not exact: a GQA forward whose consecutive query heads of a group run in thread blocks {apart:,} apart in "
+    "launch order, fewer than one wave holds ({slots:,} at once), while the K and V that the blocks of one head "
+    "read over its {batch:,} batches ({kv:.0f} MB) pass the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads of 1 such forward were "
     "0.53-0.53 x the measured (0 within 10 %): the model plays the wave in lockstep, so a group's later query "
     "heads find the K and V its first one read, where on the GPU the group's blocks, some sharing an SM and some "
     "alone, drift apart and the L2 kept about an eighth of the re-reads (docs/validation/2026-12-05-s36-check.md)")
@@ -218,7 +218,8 @@ SPREAD_GROUP_NOTE = (
 
 def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
     """:data:`SPREAD_GROUP_NOTE` for a GQA forward of ``run`` (flash-attn's grid: m + M (b + B h))
-    whose group's heads share a wave and whose B K/V heads pass the L2, or None."""
+    whose group's consecutive heads are fewer blocks apart than a wave holds and whose B K/V heads pass
+    the L2, or None."""
     cache = profile.cache
     if run.group_size <= 1 or tile.coresident is None or cache is None:
         return None

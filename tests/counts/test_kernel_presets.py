@@ -84,4 +84,4 @@ def test_a_gqa_forward_whose_group_shares_a_wave_past_the_l2_says_so(h200, shape
     note = fwd.l2_note or ""
     assert ("drift apart" in note) == marked
     if marked:
-        assert "107 apart in launch order, within one wave (264 at once)" in note and "(2526 MB)" in note
+        assert "107 apart in launch order, fewer than one wave holds (264 at once)" in note and "(2526 MB)" in note
