@@ -8,7 +8,8 @@ were written. Commit the
 file before the run; ``sdpa_compare.py`` then recomputes the same predictions beside the
 measurements (docs/validation/2026-12-01-overlap-check.md, -12-02-fill-check.md).
 
-Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/predictions.json
+Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/predictions.json \
+          [--markdown notes.md]   # a table of each config's notes (docs/known-limits.md) and main DRAM reads
 """
 
 from __future__ import annotations
@@ -32,24 +33,37 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grid", required=True, choices=sorted(GRIDS))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--markdown", help="also write a table of each config's launch notes and main DRAM reads")
     ap.add_argument("--backend", choices=["flash", "cudnn"], default="flash",
                     help="cudnn: the cudnn preset's launches and the bytes each one is checked on")
     args = ap.parse_args()
     profile = load_profile("h200")
     if args.backend == "cudnn":
         return _write(args.out, _cudnn_rows(args.grid, profile), "--kernel cudnn, the preset's launches and checked bytes")
+    rows = flash_rows(args.grid, profile)
+    _write(args.out, rows, "--kernel flash-attn-2, L2 model on")
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(notes_table(rows))
+
+
+def flash_rows(name: str, profile) -> list[dict]:
+    """Per configuration of grid ``name``: the flash-attn-2 preset's kernel times and bounds, DRAM
+    bytes (with the profile's L2, and as one LRU: ``one_lru``) and each pass's notes."""
     l2 = profile.cache
     one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1, ways=None)})
     rows = []
-    for d in GRIDS[args.grid]["head_dims"]:
-        for cfg in grid(d, args.grid):
+    for d in GRIDS[name]["head_dims"]:
+        for cfg in grid(d, name):
             r, r1 = (simulate(p, "fa2", problem_of(cfg), passes="forward+backward",
                               options=Options(kernel="flash-attn-2", cache=True)) for p in (profile, one))
             rows.append({"config": cfg, "kernel_times": {k: {"predicted_s": t.predicted_s, "bound": t.bound}
                                                          for k, t in r.kernel_times.items()},
                          "dram": {k: _dram(s) for k, s in r.cache.kernels.items()},
-                         "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()}})
-    _write(args.out, rows, "--kernel flash-attn-2, L2 model on")
+                         "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()},
+                         "notes": {x["pass"]: {k: x[k] for k in ("l2_note", "time_note") if x.get(k)}
+                                   for x in r.to_dict()["options"]["launches"]}})
+    return rows
 
 
 def _cudnn_rows(name: str, profile) -> list[dict]:
@@ -73,6 +87,35 @@ def _write(out: str, rows: list, what: str) -> None:
         json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, h200 profile, "
                    f"{what})", "rows": rows}, f, indent=1)
     print(f"{len(rows)} configurations predicted -> {out}")
+
+
+#: each note of docs/known-limits.md, by the words that open it, and its short name in a table
+NOTES = {"LONG_CAUSAL_NOTE": "long causal", "WAVES_D128_NOTE": "waves d128", "SPREAD_GROUP_NOTE": "spread group",
+         "FETCH_NOTE": "fetch (time)", "ONE_QUERY_BLOCK_NOTE": "one query block (time)",
+         "SHARED_SECTORS_NOTE": "shared sectors", "GQA_DECODE_NOTE": "GQA decode", "LONG_BACKWARD_NOTE": "long backward",
+         "PARTIAL_CODE_NOTE": "partial code"}
+
+
+def note_names(text: str) -> list[str]:
+    """The short names of the notes in a launch's note ``text`` (in NOTES' order)."""
+    from iosim.kernels import flash_code, plan
+    return [short for name, short in NOTES.items()
+            if getattr(flash_code if name == "PARTIAL_CODE_NOTE" else plan, name).split("{")[0][:60] in text]
+
+
+def notes_table(rows: list) -> str:
+    """Markdown: per config, its shape, each pass's notes and the main kernels' predicted DRAM reads."""
+    out = ["| d | N_q × N_kv | B × H (H_kv) | causal | dtype | forward's notes | backward's notes | "
+           "main DRAM read, predicted (MB) |", "|---:|---|---|:---:|---|---|---|---|"]
+    for row in rows:
+        c, dram = row["config"], row["dram"]
+        nq, nkv = c.get("seq_len_q", c["seq_len"]), c.get("seq_len_kv", c["seq_len"])
+        notes = [", ".join(note_names(" ".join(row["notes"].get(p, {}).values()))) or "none"
+                 for p in ("forward", "backward")]
+        main = ", ".join(f"{k} {dram[k]['read_bytes'] / 1e6:.1f}" for k in ("main", "splitkv", "dq_dk_dv") if k in dram)
+        out.append(f"| {c['head_dim']} | {nq:,} × {nkv:,} | {c['batch']} × {c['heads']} ({c.get('kv_heads', c['heads'])}) "
+                   f"| {'y' if c['causal'] else ''} | {c.get('dtype', 'fp16')} | {notes[0]} | {notes[1]} | {main} |")
+    return "\n".join(out) + "\n"
 
 
 def _dram(stats) -> dict:

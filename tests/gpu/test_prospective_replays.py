@@ -197,3 +197,17 @@ def test_a_failed_target_is_compared_up_to_its_error_and_a_mismatch_otherwise_re
     (tmp_path / "sdpa_d64.csv").write_text(text[:text.index("\n#STDERR\n")])
     with pytest.raises(IosimError, match="2 kernel groups for 3 configs"):
         list(raw_configs(str(tmp_path)))
+
+
+def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
+    """``sdpa_predict.py --markdown``: grid s36's page table (docs/validation/2026-12-05-s36-check.md),
+    written before the spread-group note, is what the script gives now but for that note's one launch."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))    # sdpa_predict imports sdpa_ncu
+    predict = load_module("sdpa_predict", ROOT / "benchmarks" / "sdpa_predict.py")
+    page = (VALIDATION / "2026-12-05-s36-check.md").read_text().splitlines()
+    start = page.index(next(line for line in page if line.startswith("| d | N_q × N_kv | B × H (H_kv) | causal |")))
+    rows = predict.flash_rows("s36", load_profile("h200"))
+    got = predict.notes_table(rows).splitlines()
+    want = page[start:start + len(got)]
+    assert [g.replace("| spread group |", "| none |") for g in got] == want
+    assert sum("spread group" in g for g in got) == 1
