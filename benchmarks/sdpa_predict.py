@@ -15,7 +15,6 @@ Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/pr
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime
 import json
 import os
@@ -23,6 +22,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from same_launch_model import one_lru  # noqa: E402
 from sdpa_ncu import GRIDS, grid  # noqa: E402
 
 from iosim import Options, load_profile, simulate  # noqa: E402
@@ -50,8 +50,7 @@ def main() -> None:
 def flash_rows(name: str, profile) -> list[dict]:
     """Per configuration of grid ``name``: the flash-attn-2 preset's kernel times and bounds, DRAM
     bytes (with the profile's L2, and as one LRU: ``one_lru``) and each pass's notes."""
-    l2 = profile.cache
-    one = dataclasses.replace(profile, levels={**profile.levels, l2.name: dataclasses.replace(l2, partitions=1, ways=None)})
+    one = one_lru(profile)
     rows = []
     for d in GRIDS[name]["head_dims"]:
         for cfg in grid(d, name):
