@@ -211,9 +211,10 @@ SPREAD_GROUP_NOTE = (
     "not exact: a GQA forward whose consecutive query heads of a group run in thread blocks {apart:,} apart in "
     "launch order, fewer than one wave holds ({slots:,} at once), while the K and V that the blocks of one head "
     "read over its {batch:,} batches ({kv:.0f} MB) pass the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads "
-    "of 1 such forward were 0.53-0.53 x the measured (0 within 10 %): the model plays the wave in lockstep, so a group's later query "
-    "heads find the K and V its first one read, where on the GPU the group's blocks, some sharing an SM and some "
-    "alone, drift apart and the L2 kept about an eighth of the re-reads (docs/validation/2026-12-05-s36-check.md)")
+    "of 1 such forward were 0.53-0.53 x the measured (0 within 10 %): the model plays the wave in lockstep, so a "
+    "group's later query heads find the K and V its first one read, where on the GPU the group's blocks, some "
+    "sharing an SM and some alone, drift apart and the L2 kept about an eighth of the re-reads "
+    "(docs/validation/2026-12-05-s36-check.md)")
 
 
 def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
