@@ -63,7 +63,7 @@ class Cheat:
     dangerous: bool = False       # never run without them, even when forced
     separate: bool = False        # grade in a separate process: the cheat attacks the grader
     cli: bool = False             # through the CLI with an explicit --seed
-    timeout_s: float = 30.0          # ample for 11 inputs on a loaded machine; 10 s is the minimum
+    timeout_s: float = 30.0          # ample for 12 inputs on a loaded machine; 10 s is the minimum
     memory_mb: int = 512
     no_leak: bool = False         # must print no "LEAK"
     network: bool = False         # must not reach the loopback listener
@@ -90,6 +90,9 @@ CHEATS = [
     Cheat("whole_read_in_registers.py", fails=(("capacity", r"(?i)whole|ctx\.read|register"), RESERVED)),
     Cheat("whole_kv_in_registers.py", fails=(RESERVED,)),
     Cheat("whole_read_rename.py", fails=(("capacity", r"(?i)whole|ctx\.read"), ("runs", RESIDENCY), RESERVED)),
+    # -- the loop order dodged with state paid for (grader: an input too long for it to fit; session 36) --
+    Cheat("two_pass_row.py", fails=(("capacity", r"long rows N=1024: .*registers"),)),
+    Cheat("fa1_fake_hbm_state.py", "fa1", fails=(("capacity", r"long rows N=1024: .*registers"),)),
     # -- poisoned inputs (engine: immutable inputs; grader: pristine reference) ----------------
     Cheat("poison_init_q.py", fails=POISON),
     Cheat("poison_zero_v.py", fails=POISON),
