@@ -6,7 +6,7 @@ L2 as it is and as one LRU of the same size (no partitions, no sets).
     python benchmarks/same_launch_model.py docs/validation/2026-12-05-same-launch-h100/same.json --hw h100-sxm
         [--skip d64_n262144_b1h1_causal]        # the longest takes about 11 min a variant on one core
 
-The configs' lengths, head dims and heads come from their names (``d128_n65536_b1h2_causal``).
+The configs are ``flash_stamps.GRID``'s, found by their names (``flash_stamps.name``).
 """
 
 from __future__ import annotations
@@ -14,15 +14,16 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
+import sys
 
-from iosim import Options, Problem, load_profile, simulate
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import flash_stamps as fs  # noqa: E402
 
+from iosim import Options, Problem, load_profile, simulate  # noqa: E402
 
-def problem_of(name: str) -> Problem:
-    """The causal forward a same-launch config name describes."""
-    d, n, bh, _ = name.split("_")
-    b, h = bh[1:].split("h")
-    return Problem(seq_len=int(n[1:]), head_dim=int(d[1:]), batch=int(b), heads=int(h), causal=True)
+#: a same-launch config's name -> its problem
+PROBLEMS = {fs.name(cfg): Problem(**cfg) for cfg in fs.GRID}
 
 
 def one_lru(profile):
@@ -33,7 +34,7 @@ def one_lru(profile):
 
 
 def dram_read(profile, name: str) -> int:
-    res = simulate(profile, "fa2", problem_of(name), passes="forward",
+    res = simulate(profile, "fa2", PROBLEMS[name], passes="forward",
                    options=Options(kernel="flash-attn-2", cache=True))
     return res.cache.kernels["main"].dram_read_bytes
 

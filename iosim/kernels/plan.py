@@ -201,7 +201,7 @@ def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
     if not run.causal or tile.kernel_head_dim != 128 or tile.coresident is None:
         return None
     blocks = -(-run.seq_len_q // tile.block_q) * run.heads_total
-    slots = tile.coresident[0] * profile.sm_count
+    slots = _wave_slots(tile, profile)
     return WAVES_D128_NOTE.format(blocks=blocks, slots=slots) if blocks > slots else None
 
 
@@ -225,12 +225,17 @@ def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
     if run.group_size <= 1 or tile.coresident is None or cache is None:
         return None
     apart = -(-run.seq_len_q // tile.block_q) * run.batch
-    slots = tile.coresident[0] * profile.sm_count
+    slots = _wave_slots(tile, profile)
     kv = run.batch * 2 * run.seq_len_kv * run.head_dim * run.width
     if apart >= slots or kv <= cache.capacity_bytes:
         return None
     return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, batch=run.batch, kv=kv / 1e6,
                                     l2=cache.capacity_bytes / 1e6)
+
+
+def _wave_slots(tile: KernelTile, profile) -> int:
+    """Thread blocks of ``tile`` resident at once on ``profile``'s GPU: one wave."""
+    return tile.coresident[0] * profile.sm_count
 
 
 def _notes(*notes) -> str | None:

@@ -237,11 +237,11 @@ def counted_on(claim: Claim, algorithm: Algorithm) -> Algorithm:
     runs the pass the claim is about, else its built-in counterpart for that pass."""
     if claim.passes is None or claim.passes == algorithm.passes:
         return algorithm
-    other = (BACKWARD_OF if claim.passes == "backward" else FORWARD_OF).get(algorithm.name)
+    pairs = BACKWARD_OF if claim.passes == "backward" else FORWARD_OF
+    other = pairs.get(algorithm.name)
     if other is not None and ALGORITHMS.get(algorithm.name) == algorithm:
         return ALGORITHMS[other]
     runs = ", ".join(name for name, a in ALGORITHMS.items() if a.passes == claim.passes)
-    pairs = BACKWARD_OF if claim.passes == "backward" else FORWARD_OF
     runs += f" (or {', '.join(pairs)}, judged on their {claim.passes} passes)"
     if algorithm.user:
         why = f"{algorithm.name} (a schedule of your own) is counted forward only"
