@@ -342,6 +342,22 @@ GRIDS = {
         216: ((574, 574, 27, 16, 2, True, "fp16"),),
         224: ((6409, 12818, 1, 5, 1, False, "bf16"),),
         232: ((21459, 21459, 10, 2, 1, False, "fp16"),)}),
+    # session 37's prospective grid: `python benchmarks/draw_grid.py --seed 2026120537`, as drawn
+    "s37": dict(head_dims=(48, 64, 72, 104, 125, 131, 160, 176, 184, 208, 211, 214, 216, 224), configs={
+        48: ((872, 872, 1, 87, 1, True, "bf16"),),
+        64: ((37274, 15759, 4, 4, 4, False, "fp16"), (9, 4601, 2, 3, 3, False, "bf16")),
+        72: ((6, 25708, 7, 1, 1, False, "bf16"),),
+        104: ((12538, 862, 3, 2, 2, False, "bf16"),),
+        125: ((313, 313, 1, 26, 13, False, "bf16"),),
+        131: ((19722, 19722, 1, 9, 9, True, "fp16"),),
+        160: ((278, 1029, 14, 2, 1, False, "fp16"),),
+        176: ((1534, 21772, 21, 3, 3, False, "fp16"), (42819, 1827, 2, 1, 1, False, "fp16")),
+        184: ((6853, 6853, 1, 416, 208, True, "fp16"),),
+        208: ((2, 3612, 6, 12, 3, False, "fp16"),),
+        211: ((546, 546, 2, 2, 2, False, "bf16"),),
+        214: ((1540, 309, 3, 2, 1, False, "fp16"),),
+        216: ((12, 1466, 1, 2, 2, False, "fp16"),),
+        224: ((3051, 3051, 8, 15, 15, False, "fp16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
