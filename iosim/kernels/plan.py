@@ -292,7 +292,7 @@ FETCH_NOTE = (
     "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch. The time model "
     "has the first wave's wait at the kernel head dims only (docs/validation/2026-12-04-mask-cost.md), not "
     "the waits of the blocks after it: on the H200 such launches took 0.84-1.71 x the predicted time "
-    "(median 1.35 over 28 launches)")
+    "(median 1.36 over 29 launches)")
 
 
 def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
@@ -306,7 +306,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
-    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 45 launches); the "
+    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 47 launches); the "
     "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
     "(docs/validation/2026-12-04-red-contention.md)")
 
@@ -324,16 +324,16 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 23 such backwards were 0.74-1.01 x the "
-    "measured (13 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 25 such backwards were 0.74-1.01 x the "
+    "measured (15 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
-#: 30 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
+#: 31 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
-    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 30 such backwards "
-    "were 0.72-1.00 x the measured (19 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
+    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 31 such backwards "
+    "were 0.72-1.00 x the measured (20 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
     "0.36-0.37 x: the next query head of a group re-reads its K/V head about a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
@@ -344,12 +344,12 @@ def _gqa_decode(problem: Problem) -> str | None:
 
 
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 51 such backwards, sessions 31-36)
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 54 such backwards, sessions 31-37)
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 51 such backwards were 0.86-1.19 x the measured (44 within 10 %), where below "
-    "that size 384 of 388 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\")")
+    "H200 the model's DRAM reads of 54 such backwards were 0.86-1.19 x the measured (47 within 10 %), where below "
+    "that size 393 of 397 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\")")
 
 
 def _long_backward(problem: Problem, profile) -> str | None:
