@@ -6,7 +6,7 @@ import argparse
 import json
 import pathlib
 
-from ..grading.batch import grade_many, gradebook_csv, gradebook_table, submissions
+from ..grading.batch import grade_many, gradebook_csv, gradebook_table, mixed_assignments, submissions
 from ..report.files import check_writable
 from .arguments import bounded_int, non_negative_int, positive_int
 from .commands import HELP
@@ -143,7 +143,7 @@ def _grade_class(args: argparse.Namespace, found: list, isolation: bool) -> int:
         pathlib.Path(args.csv).write_text(gradebook_csv(rows))
     warning = [] if isolation else [NO_ISOLATION_WARNING]
     if args.format == "json":
-        print(json.dumps({"schema_version": 1, "isolation": isolation, "warnings": warning,
+        print(json.dumps({"schema_version": 1, "isolation": isolation, "warnings": warning + mixed_assignments(rows),
                           "gradebook": [{k: v for k, v in vars(r).items() if k != "report"} for r in rows],
                           "reports": [r.report for r in rows]}, indent=2))
     else:

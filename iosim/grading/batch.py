@@ -10,8 +10,10 @@ reason and a score of 0).
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
+import os
 import pathlib
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -31,22 +33,21 @@ class GradebookRow:
     verdicts: dict = field(default_factory=dict)   # check -> "pass" / "fail"
     reason: str = ""                               # the first failing check's detail, or why it was not graded
     report: dict | None = None                     # the whole report (None: not graded)
+    assignment: str = ""                           # the assignment it was graded as ("": not graded)
 
 
 def submissions(paths: list) -> list[tuple[str, pathlib.Path]]:
     """(student, file) for every submission the paths name: a file, or every ``.py`` under a
     folder (``__pycache__`` and hidden folders skipped), sorted; a path that is neither is
-    :class:`~iosim.errors.IosimError`."""
+    :class:`~iosim.errors.IosimError`. A symbolic link under a folder is not followed but
+    listed, so that its row says it was not graded (a link could hand in another's file)."""
     found = []
     for given in paths:
         path = pathlib.Path(given)
-        if path.is_file():
+        if path.is_file() or path.is_symlink():
             found.append((path.stem, path))
         elif path.is_dir():
-            for file in sorted(path.rglob("*.py")):
-                rel = file.relative_to(path)
-                if not any(part.startswith((".", "__pycache__")) for part in rel.parts):
-                    found.append((str(rel.with_suffix("")), file))
+            found += _under(path)
         else:
             raise IosimError(f"{given}: no such file or folder")
     if not found:
@@ -54,6 +55,21 @@ def submissions(paths: list) -> list[tuple[str, pathlib.Path]]:
     if len(found) > MAX_SUBMISSIONS:
         raise IosimError(f"{len(found):,} submissions; at most {MAX_SUBMISSIONS:,} per command")
     return found
+
+
+def _under(root: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
+    """The ``.py`` files and the symbolic links (to files or folders) below ``root``, sorted by
+    student, without entering a linked folder."""
+    found = []
+    for folder, dirs, files in os.walk(root):
+        here = pathlib.Path(folder)
+        dirs[:] = [d for d in dirs if not d.startswith((".", "__pycache__"))]
+        linked = [d for d in dirs if (here / d).is_symlink()]
+        dirs[:] = [d for d in dirs if d not in linked]
+        for name in linked + [f for f in files if f.endswith(".py") and not f.startswith(".")]:
+            rel = (here / name).relative_to(root)
+            found.append((str(rel.with_suffix("") if name.endswith(".py") else rel), here / name))
+    return sorted(found)
 
 
 def grade_one(student: str, file: str, kwargs: dict) -> GradebookRow:
@@ -66,7 +82,8 @@ def grade_one(student: str, file: str, kwargs: dict) -> GradebookRow:
         return GradebookRow(student, file, 0.0, reason=f"not graded: {exc}")
     failing = next((c for c in report.checks if not c.passed), None)
     return GradebookRow(student, file, report.score, {c.name: c.status for c in report.checks},
-                        "" if failing is None else f"{failing.name}: {failing.detail}", report.to_dict())
+                        "" if failing is None else f"{failing.name}: {failing.detail}", report.to_dict(),
+                        report.assignment)
 
 
 def grade_many(found: list, jobs: int, progress=None, **kwargs) -> list[GradebookRow]:
@@ -91,21 +108,36 @@ def gradebook_csv(rows: list) -> str:
     """student, score, each scored check's verdict, the reason: one row per submission."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(["student", "file", "score", *SCORED, "reason"])
+    writer.writerow(["student", "file", "assignment", "score", *SCORED, "reason"])
     for r in rows:
-        writer.writerow([r.student, r.file, f"{r.score:g}", *(r.verdicts.get(c, "") for c in SCORED), r.reason])
+        writer.writerow([r.student, r.file, r.assignment, f"{r.score:g}", *(r.verdicts.get(c, "") for c in SCORED),
+                         r.reason])
     return out.getvalue()
 
 
 def gradebook_table(rows: list) -> str:
     """The gradebook as text, a line per student."""
     width = max(len("student"), *(len(r.student) for r in rows))
-    lines = [f"{'student':{width}}  score  " + " ".join(f"{c:9}" for c in SCORED) + "  reason"]
+    named = max(len("assignment"), *(len(r.assignment) for r in rows))
+    lines = [f"{'student':{width}}  {'assignment':{named}}  score  " + " ".join(f"{c:9}" for c in SCORED)
+             + "  reason"]
     for r in rows:
         verdicts = " ".join(f"{r.verdicts.get(c, '-'):9}" for c in SCORED)
         reason = r.reason if len(r.reason) <= 90 else r.reason[:89] + "…"
-        lines.append(printable(f"{r.student:{width}}  {r.score:5g}  {verdicts}  {reason}".replace("\n", " ")))
+        lines.append(printable(f"{r.student:{width}}  {r.assignment or '-':{named}}  {r.score:5g}  {verdicts}  "
+                               f"{reason}".replace("\n", " ")))
     mean = sum(r.score for r in rows) / len(rows)
     lines.append(f"\n{len(rows)} submissions, mean score {mean:.1f}, "
                  f"{sum(r.report is not None and r.report['passed'] for r in rows)} pass every check")
-    return "\n".join(lines)
+    return "\n".join(lines + mixed_assignments(rows))
+
+
+def mixed_assignments(rows: list) -> list[str]:
+    """A warning line where the graded rows were graded as more than one assignment (each file
+    by the graded function it defines, when no assignment was given), else nothing."""
+    counts = collections.Counter(r.assignment for r in rows if r.assignment)
+    if len(counts) < 2:
+        return []
+    each = ", ".join(f"{name} {n}" for name, n in sorted(counts.items()))
+    return [printable(f"warning: graded as different assignments ({each}), each file by the graded function it "
+                      "defines; give --assignment to grade every file as one")]

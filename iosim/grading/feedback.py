@@ -97,7 +97,7 @@ class GradeReport:
         width = max(len(c.name) for c in self.checks)
         out = [f"iosim grade {self.file}", f"assignment {self.assignment}: {self.title}", self.setup, ""]
         for c in self.checks:
-            out.append(f"{c.status.upper():4}  {c.name.ljust(width)}  {c.detail}")
+            out.append(f"{c.status.upper():4}  {c.name.ljust(width)}  {_one_detail(c.detail, 8 + width)}")
             if c.hint and not c.passed:
                 indent = " " * (8 + width)
                 out.append(textwrap.fill(f"hint: {c.hint}", 100, initial_indent=indent,
@@ -106,6 +106,22 @@ class GradeReport:
         if self.output.strip() and not self.passed:
             out += ["", "the end of what your code printed:", textwrap.indent(self.output.rstrip()[-1200:], "  | ")]
         return "\n".join(out)
+
+
+#: the most lines of a check's detail the text report shows
+MAX_DETAIL_LINES = 12
+
+
+def _one_detail(detail: str, indent: int) -> str:
+    """A check's detail under its verdict: its first line, then at most
+    :data:`MAX_DETAIL_LINES` of the rest that are not blank, each marked ``| `` under the detail
+    column, so that a message the submission wrote cannot pass for a check or the result."""
+    first, *rest = detail.split("\n")
+    rest = [line for line in rest if line.strip()]
+    shown = [" " * indent + "| " + line for line in rest[:MAX_DETAIL_LINES]]
+    if len(rest) > MAX_DETAIL_LINES:
+        shown.append(" " * indent + f"| … {len(rest) - MAX_DETAIL_LINES} more lines (the JSON report has them)")
+    return "\n".join([first, *shown])
 
 
 #: C0 and C1 controls (tab and newline excepted) and the bidirectional overrides and isolates

@@ -79,7 +79,7 @@ def test_a_generated_class_in_one_command(tmp_path, capsys):
 def test_the_text_gradebook_and_one_file_as_before(klass, capsys):
     assert main(["grade", str(klass / "alice"), str(klass / "carol.py"), "--assignment", "fa2", "--seed", "1"]) == 0
     out = capsys.readouterr().out
-    assert "alice/fa2" not in out and out.splitlines()[1].split()[:2] == ["fa2", "100"]   # named below its folder
+    assert "alice/fa2" not in out and out.splitlines()[1].split()[:3] == ["fa2", "fa2", "100"]   # named below its folder
     assert "2 submissions, mean score 60.0, 1 pass every check" in out
     assert main(["grade", str(klass / "carol.py"), "--seed", "1"]) == 1                   # one file: its report
     assert "score 20/100" in capsys.readouterr().out
