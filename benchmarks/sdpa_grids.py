@@ -358,6 +358,19 @@ GRIDS = {
         214: ((1540, 309, 3, 2, 1, False, "fp16"),),
         216: ((12, 1466, 1, 2, 2, False, "fp16"),),
         224: ((3051, 3051, 8, 15, 15, False, "fp16"),)}),
+    # session 37's second: `python benchmarks/draw_grid.py --seed 2026120538 --count 10 --work 2e13`, as
+    # drawn (a larger work than s37's, to reach the long lengths and the many heads the issue names)
+    "s38": dict(head_dims=(64, 104, 128, 136, 176, 184, 192, 200, 212, 248), configs={
+        64: ((4309, 45841, 2, 7, 7, False, "fp16"),),
+        104: ((18033, 18033, 3, 7, 7, False, "bf16"),),
+        128: ((674, 52614, 66, 6, 6, False, "bf16"),),
+        136: ((16524, 16524, 2, 165, 1, True, "fp16"),),
+        176: ((42353, 3383, 48, 5, 5, False, "bf16"),),
+        184: ((15, 34077, 6, 3, 3, False, "bf16"),),
+        192: ((5604, 1851, 24, 1, 1, False, "fp16"),),
+        200: ((1680, 397, 1, 5, 5, False, "fp16"),),
+        212: ((15444, 15444, 1, 4, 2, True, "fp16"),),
+        248: ((16, 49946, 4, 1, 1, False, "bf16"),)}),
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
