@@ -13,6 +13,7 @@ import itertools
 HEAD_DIMS = (32, 64, 128, 256)
 
 from sdpa_grids_cudnn import CUDNN_CONFIGS, CUDNN_GRIDS  # noqa: E402  (cuDNN's grids, --backend cudnn)
+from sdpa_grids_drawn import PROSPECTIVE_GRIDS  # noqa: E402  (s31 and the drawn grids s36-s38)
 
 GRIDS = {
     # issue 5's check of the counts: small enough that every metric pass is quick
@@ -307,70 +308,7 @@ GRIDS = {
         96: ((4096, 4096, 1, 128, 128, True, "fp16"), (2048, 2048, 1, 256, 256, True, "fp16")),
         64: ((4096, 4096, 1, 128, 128, True, "fp16"), (8192, 8192, 1, 32, 32, True, "fp16")),
         256: ((2048, 2048, 1, 128, 128, True, "fp16"),)}),
-    # session 31, prospective (predictions first; no device that session): the notes' boundaries
-    # (docs/known-limits.md) and shapes no grid had: backwards just below and above half a partition
-    # (d = 64 at N = 28,000 and 36,000), a dense GQA forward like the one miss without a note (d = 88),
-    # causal forwards past one wave at kernel head dim 128, short causal forwards that run part of
-    # their code, a GQA decode backward of 8 rows, a long causal forward at d = 96, d = 208 GQA causal
-    "s31": dict(head_dims=(32, 48, 56, 64, 80, 88, 96, 112, 120, 128, 208), configs={
-        32: ((200, 200, 2, 8, 8, True, "fp16"),),
-        48: ((1, 30000, 8, 16, 2, False, "bf16"),),
-        56: ((20000, 20000, 1, 8, 1, False, "fp16"),),
-        64: ((28000, 28000, 1, 4, 4, False, "fp16"), (36000, 36000, 1, 4, 4, False, "bf16")),
-        80: ((300, 300, 1, 4, 4, True, "bf16"),),
-        88: ((24576, 24576, 2, 16, 4, False, "fp16"),),
-        96: ((24000, 24000, 1, 4, 2, True, "fp16"), (48000, 48000, 1, 2, 2, True, "fp16")),
-        112: ((3000, 3000, 2, 24, 24, True, "bf16"),),
-        120: ((9999, 9999, 1, 8, 8, True, "fp16"),),
-        128: ((8, 16000, 4, 32, 8, False, "fp16"),),
-        208: ((5000, 5000, 2, 12, 3, True, "bf16"),)}),
-    # session 36's prospective grid, drawn before any measurement (random.Random(20261205): d in
-    # 40..256 step 8, decode / unequal / square N log-uniform, B·H log-uniform to 1,024, GQA
-    # ratio, causal and dtype by coin; N_q·N_kv·B·H·d kept within 2.5e12); the one causal draw
-    # with N_q ≠ N_kv made dense (PyTorch's flash backend refuses it)
-    "s36": dict(head_dims=(40, 56, 64, 72, 88, 112, 144, 160, 168, 216, 224, 232), configs={
-        40: ((1, 1470, 1, 25, 25, False, "bf16"), (210, 105, 1, 9, 1, False, "bf16"),
-             (284, 284, 36, 8, 1, False, "fp16")),
-        56: ((5860, 5860, 8, 4, 1, True, "bf16"),),
-        64: ((2, 18502, 2, 16, 16, False, "bf16"), (9727, 9727, 1, 1, 1, False, "bf16")),
-        72: ((445, 445, 7, 32, 32, True, "fp16"), (2238, 2238, 1, 18, 18, True, "bf16")),
-        88: ((578, 144, 1, 4, 4, False, "bf16"),),
-        112: ((8, 52695, 107, 2, 1, False, "fp16"),),
-        144: ((931, 931, 305, 1, 1, True, "fp16"),),
-        160: ((4, 4864, 1, 1, 1, False, "bf16"),),
-        168: ((60175, 60175, 1, 2, 1, False, "bf16"),),
-        216: ((574, 574, 27, 16, 2, True, "fp16"),),
-        224: ((6409, 12818, 1, 5, 1, False, "bf16"),),
-        232: ((21459, 21459, 10, 2, 1, False, "fp16"),)}),
-    # session 37's prospective grid: `python benchmarks/draw_grid.py --seed 2026120537`, as drawn
-    "s37": dict(head_dims=(48, 64, 72, 104, 125, 131, 160, 176, 184, 208, 211, 214, 216, 224), configs={
-        48: ((872, 872, 1, 87, 1, True, "bf16"),),
-        64: ((37274, 15759, 4, 4, 4, False, "fp16"), (9, 4601, 2, 3, 3, False, "bf16")),
-        72: ((6, 25708, 7, 1, 1, False, "bf16"),),
-        104: ((12538, 862, 3, 2, 2, False, "bf16"),),
-        125: ((313, 313, 1, 26, 13, False, "bf16"),),
-        131: ((19722, 19722, 1, 9, 9, True, "fp16"),),
-        160: ((278, 1029, 14, 2, 1, False, "fp16"),),
-        176: ((1534, 21772, 21, 3, 3, False, "fp16"), (42819, 1827, 2, 1, 1, False, "fp16")),
-        184: ((6853, 6853, 1, 416, 208, True, "fp16"),),
-        208: ((2, 3612, 6, 12, 3, False, "fp16"),),
-        211: ((546, 546, 2, 2, 2, False, "bf16"),),
-        214: ((1540, 309, 3, 2, 1, False, "fp16"),),
-        216: ((12, 1466, 1, 2, 2, False, "fp16"),),
-        224: ((3051, 3051, 8, 15, 15, False, "fp16"),)}),
-    # session 37's second: `python benchmarks/draw_grid.py --seed 2026120538 --count 10 --work 2e13`, as
-    # drawn (a larger work than s37's, to reach the long lengths and the many heads the issue names)
-    "s38": dict(head_dims=(64, 104, 128, 136, 176, 184, 192, 200, 212, 248), configs={
-        64: ((4309, 45841, 2, 7, 7, False, "fp16"),),
-        104: ((18033, 18033, 3, 7, 7, False, "bf16"),),
-        128: ((674, 52614, 66, 6, 6, False, "bf16"),),
-        136: ((16524, 16524, 2, 165, 1, True, "fp16"),),
-        176: ((42353, 3383, 48, 5, 5, False, "bf16"),),
-        184: ((15, 34077, 6, 3, 3, False, "bf16"),),
-        192: ((5604, 1851, 24, 1, 1, False, "fp16"),),
-        200: ((1680, 397, 1, 5, 5, False, "fp16"),),
-        212: ((15444, 15444, 1, 4, 2, True, "fp16"),),
-        248: ((16, 49946, 4, 1, 1, False, "bf16"),)}),
+    **PROSPECTIVE_GRIDS,
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
