@@ -5,6 +5,8 @@ and the ``rows`` grid that gave the L1 tag stage's rule for rows starting inside
 
 import pathlib
 
+import pytest
+
 from conftest import load_module
 from iosim import Options, Problem, load_profile, simulate
 
@@ -185,7 +187,6 @@ def test_a_failed_target_is_compared_up_to_its_error_and_a_mismatch_otherwise_re
     three configurations; without that error the same groups are a mismatch, an IosimError."""
     import shutil
 
-    import pytest
 
     from iosim.errors import IosimError
     from iosim.gpu.sdpa import raw_configs
@@ -211,3 +212,16 @@ def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
     want = page[start:start + len(got)]
     assert [g.replace("| spread group |", "| none |") for g in got] == want
     assert sum("spread group" in g for g in got) == 1
+
+
+@pytest.mark.parametrize("name, seed, count, work", [("s37", 2026120537, 16, 2.5e12), ("s38", 2026120538, 10, 2e13)])
+def test_the_drawn_grids_are_what_their_seeds_draw(monkeypatch, name, seed, count, work):
+    """``benchmarks/draw_grid.py``: grids s37 and s38 are, config for config, what the seed their
+    pages name draws (docs/validation/2026-12-05-s37-check.md, -s38-check.md)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    grids = load_module("sdpa_grids", ROOT / "benchmarks" / "sdpa_grids.py")
+    draw = load_module("draw_grid", ROOT / "benchmarks" / "draw_grid.py")
+    drawn = draw.draw(seed, count, work)
+    assert tuple(drawn) == grids.GRIDS[name]["head_dims"]
+    assert {d: tuple(rows) for d, rows in drawn.items()} == grids.GRIDS[name]["configs"]
+    assert f"--seed {seed}" in (VALIDATION / f"2026-12-05-{name}-check.md").read_text()
