@@ -187,7 +187,6 @@ def test_a_failed_target_is_compared_up_to_its_error_and_a_mismatch_otherwise_re
     three configurations; without that error the same groups are a mismatch, an IosimError."""
     import shutil
 
-
     from iosim.errors import IosimError
     from iosim.gpu.sdpa import raw_configs
 
