@@ -23,9 +23,10 @@ from iosim import IosimError, load_profile
 from iosim.gpu import sdpa
 
 
-def compare(raw_dir: str, cache: bool = False) -> list[dict]:
-    """One row per kernel launch of every config (iosim.gpu.sdpa.compare), with the config."""
-    profile = load_profile("h200")
+def compare(raw_dir: str, cache: bool = False, hw: str = "h200") -> list[dict]:
+    """One row per kernel launch of every config (iosim.gpu.sdpa.compare), with the config, on
+    the profile ``hw`` (the GPU the run measured)."""
+    profile = load_profile(hw)
     try:
         configs = list(sdpa.raw_configs(raw_dir))
     except IosimError as exc:  # a CSV whose kernel groups do not match its configs
@@ -126,8 +127,9 @@ def main() -> None:
     parser.add_argument("--json")
     parser.add_argument("--markdown")
     parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
+    parser.add_argument("--hw", default="h200", help="the profile of the GPU the run measured (default h200)")
     args = parser.parse_args()
-    rows = compare(args.raw_dir, cache=args.cache)
+    rows = compare(args.raw_dir, cache=args.cache, hw=args.hw)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)
     if args.cache:

@@ -1,7 +1,7 @@
 """iosim's predictions for an SDPA grid, written before the device measures it (a prospective check).
 
 For every configuration of ``benchmarks/sdpa_ncu.py --grid NAME``: the flash-attn-2 preset's
-launches on the h200 profile (forward+backward, L2 model on, as ``sdpa_compare.py`` runs
+launches on the h200 profile (``--hw``: another; forward+backward, L2 model on, as ``sdpa_compare.py`` runs
 them), each kernel's predicted time and bound and DRAM bytes read and written (also with
 the L2 as one LRU instead of the profile's two partitions: ``one_lru``), with the time they
 were written. Commit the
@@ -33,15 +33,17 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--grid", required=True, choices=sorted(GRIDS))
     ap.add_argument("--out", required=True)
+    ap.add_argument("--hw", default="h200", help="the profile of the GPU that will measure it (default h200)")
     ap.add_argument("--markdown", help="also write a table of each config's launch notes and main DRAM reads")
     ap.add_argument("--backend", choices=["flash", "cudnn"], default="flash",
                     help="cudnn: the cudnn preset's launches and the bytes each one is checked on")
     args = ap.parse_args()
-    profile = load_profile("h200")
+    profile = load_profile(args.hw)
     if args.backend == "cudnn":
-        return _write(args.out, _cudnn_rows(args.grid, profile), "--kernel cudnn, the preset's launches and checked bytes")
+        return _write(args.out, _cudnn_rows(args.grid, profile), f"{args.hw} profile, --kernel cudnn, the preset's "
+                      "launches and checked bytes")
     rows = flash_rows(args.grid, profile)
-    _write(args.out, rows, "--kernel flash-attn-2, L2 model on")
+    _write(args.out, rows, f"{args.hw} profile, --kernel flash-attn-2, L2 model on")
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(notes_table(rows))
@@ -83,8 +85,7 @@ def _write(out: str, rows: list, what: str) -> None:
     written = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
     with open(out, "w") as f:
-        json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, h200 profile, "
-                   f"{what})", "rows": rows}, f, indent=1)
+        json.dump({"written": written, "note": f"predicted before the device run (iosim at {commit}, {what})", "rows": rows}, f, indent=1)
     print(f"{len(rows)} configurations predicted -> {out}")
 
 
