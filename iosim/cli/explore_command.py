@@ -49,9 +49,9 @@ def register(subparsers) -> None:
     p.add_argument("--grid", choices=list(GRIDS), default="tensor-core",
                    help="tensor-core: multiples of 16 from 16 (default); all: powers of two and multiples of 16 "
                         "from 1 (the paper's abstract machine)")
-    p.add_argument("--objective", choices=list(OBJECTIVES) + list(OBJECTIVE_ALIASES), default="bytes",
+    p.add_argument("--objective", choices=list(OBJECTIVES) + list(OBJECTIVE_ALIASES),
                    help="time: the time `iosim simulate` predicts; bytes (or hbm-bytes): HBM bytes requested; "
-                        "dram: DRAM bytes from the L2 model (default bytes)")
+                        "dram: DRAM bytes from the L2 model (default: time with --kernel, bytes without)")
     p.add_argument("--kernel", choices=list(KERNELS),
                    help="time each tile with this real kernel's launches and kernel time model (fa2; the "
                         "kernel's own tile is what `iosim simulate --kernel` runs)")

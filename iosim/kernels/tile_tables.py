@@ -49,6 +49,17 @@ from typing import Callable
 from ..errors import IosimError
 from .coresidency import coresident_factor, step_factor
 
+#: registers a thread may hold before ptxas spills (sm70+)
+MAX_REGISTERS = 255
+#: registers for addresses, loop counters and masks, beside the tiles' fragments
+REGISTER_OVERHEAD = 32
+
+
+def warps_register_bytes(warps: int) -> int:
+    """The bytes of tile fragments ``warps`` warps hold in registers without spilling: 32
+    threads a warp, each :data:`MAX_REGISTERS` less :data:`REGISTER_OVERHEAD` 4-byte registers."""
+    return warps * 32 * (MAX_REGISTERS - REGISTER_OVERHEAD) * 4
+
 
 class NoKernelTile(IosimError):
     """No table entry applies (unsupported head dim, GPU, vendor or feature)."""

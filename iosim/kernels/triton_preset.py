@@ -37,7 +37,7 @@ from itertools import product
 
 from ..dtypes import width as dtype_width
 from ..errors import ProblemError
-from .tile_tables import GpuInfo, KernelTile, NoKernelTile, gpu_info
+from .tile_tables import MAX_REGISTERS, REGISTER_OVERHEAD, GpuInfo, KernelTile, NoKernelTile, gpu_info
 from .measured_steps import MeasuredStep, measured_step
 
 #: the knobs the benchmark and ``explore --kernel triton-fa2`` try
@@ -48,10 +48,6 @@ NUM_STAGES_VALUES = (1, 2, 3, 4)
 #: the configuration ``simulate --kernel triton-fa2`` runs when given none (the first of the
 #: Triton tutorial's forward autotune list at these head dims; not tuned here)
 DEFAULT_CONFIG = (128, 64, 4, 3)
-#: registers a thread may hold before ptxas spills (sm70+)
-MAX_REGISTERS = 255
-#: registers for addresses, loop counters and masks, beside the tiles' fragments
-REGISTER_OVERHEAD = 32
 #: the head dims the kernel is written for (tl.arange needs a power of two)
 HEAD_DIMS = (16, 32, 64, 128, 256)
 

@@ -217,3 +217,38 @@ def test_a_replay_decides_as_simulate_does_for_its_tile():
         assert (r.cache is not None) == played and t == r.time.predicted_s, tile
         assert bound == (r.time.bound + measure.sampled_note(r.cache) if played else f"{r.time.bound}; {r.l2_off}")
         assert ("sampling 1 in" in bound) == (heads == 16), tile
+
+
+def test_with_a_kernel_tiles_keep_its_warps_registers_and_rank_by_time():
+    """--kernel keeps the kernel's warps, so a forward tile's S_ij and O_i accumulator must fit
+    what 4 warps hold without spilling (32 threads × (255 − 32) registers × 4 B), not the whole
+    register file; and the objective is time unless another is asked for."""
+    problem = Problem(seq_len=4096, head_dim=128, heads=16)
+    tiles = dict(block_q=[128, 256], block_kv=[64, 112], jobs=1)
+    res = explore("h200", "fa2", problem, kernel="flash-attn-2", **tiles)
+    assert res.objective == "time" and {c.registers_capacity_bytes for c in res.candidates} == {114_176}
+    assert 114_176 == 4 * 32 * 223 * 4 and (256, 112) not in {(c.block_q, c.block_kv) for c in res.candidates}
+    assert res.paper.reason == "registers: needs 182,784 B > 114,176 B per block (would spill)"   # 128×227
+    assert (128 * 128 + 128 * 227 + 2 * 128) * 4 == 182_784
+    plain = explore("h200", "fa2", problem, **tiles)     # no kernel: the paper's machine, the whole register file
+    big = {(c.block_q, c.block_kv): c for c in plain.candidates}[256, 112]
+    assert plain.objective == "bytes" and big.registers_capacity_bytes == 262_144 and big.registers_fit
+    assert big.registers_bytes == (256 * 128 + 256 * 112 + 2 * 256) * 4
+
+
+@pytest.mark.parametrize("d", [32, 64, 96, 128, 160, 192, 224, 256])
+def test_the_kernels_own_forward_tile_fits_its_warps_registers(d):
+    """flash-attn 2's own forward tile at every kernel head dim holds its S_ij and O_i in its
+    warps' registers (4 or 8 warps), as the compiled kernel does without spilling."""
+    res = explore("h200", "fa2", Problem(seq_len=2048, head_dim=d, heads=64), kernel="flash-attn-2",
+                  block_q=[64], block_kv=[64], jobs=1)
+    assert res.kernel.registers_fit, res.kernel.reason
+    assert res.kernel.registers_capacity_bytes == res.kernel_info["warps"] * 32 * 223 * 4
+
+
+def test_a_split_kv_forward_keeps_the_profiles_registers():
+    """Few query blocks: flash-attn splits the keys, and the run's register peak is the combine
+    kernel's (not the tile's warps'), so the cap stays the whole register file."""
+    res = explore("h200", "fa2", Problem(seq_len=2048, head_dim=256, heads=4), kernel="flash-attn-2",
+                  block_q=[64], block_kv=[64], jobs=1)
+    assert res.kernel.registers_capacity_bytes == 262_144 and res.kernel.registers_fit

@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from ...errors import ProblemError, require_choice, require_positive_int
 from ...hardware import HardwareProfile
 from ...kernels.plan import KERNELS
-from ...kernels.tile_tables import NoKernelTile, kernel_tile
+from ...kernels.tile_tables import NoKernelTile, kernel_tile, warps_register_bytes
 from ...run import resolve_profile
 from ...run.launches import l2_by_default
 from ...schedules import SCHEDULES
@@ -124,7 +124,7 @@ class _Settings:
 
 def explore(
     hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, problem: Problem, *,
-    block_q: Sequence[int] | None = None, block_kv: Sequence[int] | None = None, objective: str = "bytes",
+    block_q: Sequence[int] | None = None, block_kv: Sequence[int] | None = None, objective: str | None = None,
     allow_spill: bool = False, dropout: bool = False, jobs: int | None = None, progress: bool | None = None,
     passes: str = "forward", block_mask: str | None = None, grid: str = "tensor-core", kernel: str | None = None,
     cache: bool | None = None, tie: float = DEFAULT_TIE, replays: int = DEFAULT_REPLAYS, executor=None,
@@ -132,7 +132,8 @@ def explore(
     """Evaluate a (B_r, B_c) grid for ``algorithm`` on ``problem`` and rank it.
 
     ``objective``: ``"time"`` (the time ``simulate`` predicts), ``"bytes"`` (HBM bytes
-    requested; ``"hbm-bytes"`` is accepted) or ``"dram"`` (DRAM bytes from the L2 model).
+    requested; ``"hbm-bytes"`` is accepted) or ``"dram"`` (DRAM bytes from the L2 model);
+    by default time with a ``kernel`` (its time model is the point of naming one), else bytes.
     ``grid``: ``"tensor-core"`` or ``"all"`` (:mod:`.tile_grid`); ``block_q`` / ``block_kv``
     replace an axis. ``kernel``: time each tile with a real kernel's launches and time model
     (``"flash-attn-2"``, ``"flash-attn-3"``). ``cache``: the L2 model on, off, or (None) as
@@ -151,8 +152,8 @@ def explore(
     name, schedule, mine = _algorithm(algorithm)
     if mine is not None and not isinstance(mine, ScheduleFile):    # a function stays in this process
         jobs, executor = 1, None
-    s = _Settings(canonical_objective(objective), grid, kernel, cache, tie, replays, allow_spill, dropout, passes,
-                  block_mask, default_jobs() if jobs is None else jobs)
+    s = _Settings(canonical_objective(objective or ("time" if kernel else "bytes")), grid, kernel, cache, tie,
+                  replays, allow_spill, dropout, passes, block_mask, default_jobs() if jobs is None else jobs)
     _validate(name, mine is not None, s, block_q, block_kv)
     options = dict(block_mask=block_mask, kernel=kernel, **(EXPLORE_OPTIONS.get(name, {}) if mine is None else {}))
     measure.init_worker(profile, schedule, problem, passes, options, cache=False)
@@ -173,7 +174,7 @@ def explore(
                                         executor=executor, min_items_per_job=TILES_PER_JOB)))
     raw = [known[k] for k in keys]
     measure.init_worker(*worker_args)
-    cands = {k: _candidate(r, profile, sources[k], use_cache) for k, r in zip(keys, raw)}
+    cands = _candidates(dict(zip(keys, raw)), sources, profile, s, use_cache)
     _check_candidates(name, cands, profile, allow_spill)
     ranking = _rank(cands, s, kernel_key, (paper_key, kernel_key), worker_args)
     model = describe_model(raw[0][10], kernel, use_cache)
@@ -305,7 +306,7 @@ def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, pr
         cols = grid_cols if block_kv is None else cols
         limits = {k: v for k, v in limits.items() if (block_q if k == "block_q" else block_kv) is None}
     source = "grid" if block_q is None and block_kv is None else "user"
-    regs = None if s.allow_spill or profile.registers is None else profile.registers.per_block_bytes
+    regs = None if s.allow_spill else register_capacity(profile, s)
     fit = functools.partial(measure.fits, sram_bytes=profile.scratchpad.per_block_bytes, register_bytes=regs)
     tiles = within_edge(sorted(set(rows)), sorted(set(cols)), fit)
     if source == "user" and not any(fit(key) for key in tiles):
@@ -334,9 +335,29 @@ def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], prof
                        "or --allow-spill to rank tiles that spill", field="block_q")
 
 
-def _candidate(raw: tuple, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
+def register_capacity(profile: HardwareProfile, s: _Settings) -> int | None:
+    """The registers a tile's S_ij and O_i accumulator may take a block: the profile's, and
+    with a real kernel's forward of one launch (whose warps every tile keeps) what those warps
+    hold without spilling (:func:`~iosim.kernels.tile_tables.warps_register_bytes`); None: no
+    register file. A split-KV forward keeps the profile's: the run's register peak is then its
+    combine kernel's, whose threads are not the tile's."""
+    if profile.registers is None:
+        return None
+    cap = profile.registers.per_block_bytes
+    launches = measure.kernel_base().launches if s.kernel is not None and s.passes == "forward" else ()
+    if len(launches) == 1 and "num_splits" not in launches[0].kernel.schedule_options:
+        cap = min(cap, warps_register_bytes(launches[0].tile.warps))
+    return cap
+
+
+def _candidates(raw: dict, sources: dict, profile: HardwareProfile, s: _Settings, cache: bool) -> dict:
+    """A :class:`Candidate` per tile of ``raw`` (tile -> :func:`measure.measure`'s tuple)."""
+    reg_cap = register_capacity(profile, s)
+    return {key: _candidate(r, reg_cap, profile, sources[key], cache) for key, r in raw.items()}
+
+
+def _candidate(raw: tuple, reg_cap: int | None, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
     bq, bkv, sram, regs, rd, wr, t_lo, t_hi, bound, steps, _ = raw
-    reg_cap = profile.registers.per_block_bytes if profile.registers is not None else None
     dram = (0, rd + wr) if cache else (None, None)   # see measure: without the replay, only an upper bound
     return Candidate(bq, bkv, sram, profile.scratchpad.per_block_bytes, regs, reg_cap, rd, wr, t_lo, t_hi, bound,
                      *dram, False, sources, steps)
