@@ -40,11 +40,12 @@ def submissions(paths: list) -> list[tuple[str, pathlib.Path]]:
     """(student, file) for every submission the paths name: a file, or every ``.py`` under a
     folder (``__pycache__`` and hidden folders skipped), sorted; a path that is neither is
     :class:`~iosim.errors.IosimError`. A symbolic link under a folder is not followed but
-    listed, so that its row says it was not graded (a link could hand in another's file)."""
+    listed, so that its row says it was not graded (a link could hand in another's file); a
+    folder given, link or not, is the instructor's and is entered."""
     found = []
     for given in paths:
         path = pathlib.Path(given)
-        if path.is_file() or path.is_symlink():
+        if path.is_file():
             found.append((path.stem, path))
         elif path.is_dir():
             found += _under(path)

@@ -9,6 +9,7 @@ import json
 import pathlib
 
 from iosim.cli.main import main
+from iosim.grading.batch import submissions
 from iosim.grading.feedback import Check, GradeReport
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -30,6 +31,8 @@ def test_a_linked_file_or_folder_in_a_class_is_not_graded(tmp_path, capsys):
     assert rows["alice/fa2"]["score"] == "100"
     for student in ("eve/fa2", "gina"):
         assert rows[student]["score"] == "0" and "symbolic link" in rows[student]["reason"], rows[student]
+    (tmp_path / "current").symlink_to(klass)           # the class folder given through a link: entered
+    assert [s for s, _ in submissions([tmp_path / "current"])] == ["alice/fa2", "eve/fa2", "gina"]
 
 
 def test_one_linked_file_is_bad_input(tmp_path, capsys):
