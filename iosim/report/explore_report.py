@@ -7,7 +7,6 @@ import csv
 import io
 from typing import Sequence
 
-from ..kernels.tile_tables import warps_register_bytes
 from ..studies.explore import PRACTICAL_RULE, Candidate, ExploreResult
 from .tables import format_bytes, format_seconds, render_table
 
@@ -44,11 +43,10 @@ def model_lines(res: ExploreResult) -> list[str]:
                      "overlapped)")
     else:
         lines.append(f"  each tile runs {res.kernel_preset}'s launches in place of the kernel's own tile (same warps)")
-        caps = {c.registers_capacity_bytes for c in res.candidates}
-        warps = warps_register_bytes(res.kernel_info["warps"]) if res.kernel_info else None
-        if caps == {warps}:
-            lines.append(f"  a tile whose S_ij and O_i accumulator need more than those warps' {warps:,} B of "
-                         "registers would spill")
+        if res.registers_by:
+            cap = res.best.registers_capacity_bytes
+            lines.append(f"  a tile whose S_ij and O_i accumulator need more than the {cap:,} B of registers "
+                         f"{res.registers_by} would spill")
     if res.cache:
         lines.append("  a–b: bounds from the count without the L2 (the L2 model is played for the tiles the report "
                      "names and, within --replays, the closest contenders)")

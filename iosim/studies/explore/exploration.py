@@ -13,7 +13,7 @@ from typing import Callable, Sequence
 from ...errors import ProblemError, require_choice, require_positive_int
 from ...hardware import HardwareProfile
 from ...kernels.plan import KERNELS
-from ...kernels.tile_tables import NoKernelTile, kernel_tile, warps_register_bytes
+from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
 from ...run.launches import l2_by_default
 from ...schedules import SCHEDULES
@@ -22,6 +22,7 @@ from ..progress import default_jobs, progress_map
 from ..schedule_files import ScheduleFile, schedule_name, user_schedule
 from . import measure
 from .candidate import OBJECTIVES, Candidate, canonical_objective
+from .registers import register_capacity
 from .tile_grid import GRIDS, MMA_STEP, grid_axes, within_edge
 from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 
@@ -59,6 +60,7 @@ class ExploreResult:
     cache: bool = False             # whether the L2 model is part of it
     kernel_preset: str | None = None
     passes: str = "forward"
+    registers_by: str = ""          # what caps a tile's registers where not the profile (.registers)
 
     @property
     def practical(self) -> Candidate:
@@ -177,11 +179,11 @@ def explore(
     cands = _candidates(dict(zip(keys, raw)), sources, profile, s, use_cache)
     _check_candidates(name, cands, profile, allow_spill)
     ranking = _rank(cands, s, kernel_key, (paper_key, kernel_key), worker_args)
-    model = describe_model(raw[0][10], kernel, use_cache)
     return ExploreResult(name, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
-                         kernel_reason, allow_spill, limits, grid, ranking, model, use_cache, kernel, passes)
+                         kernel_reason, allow_spill, limits, grid, ranking,
+                         describe_model(raw[0][10], kernel, use_cache), use_cache, kernel, passes, _registers(profile, s)[1])
 
 
 def _algorithm(algorithm) -> tuple:
@@ -306,18 +308,18 @@ def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, pr
         cols = grid_cols if block_kv is None else cols
         limits = {k: v for k, v in limits.items() if (block_q if k == "block_q" else block_kv) is None}
     source = "grid" if block_q is None and block_kv is None else "user"
-    regs = None if s.allow_spill else register_capacity(profile, s)
+    regs, holder = (None, "") if s.allow_spill else _registers(profile, s)
     fit = functools.partial(measure.fits, sram_bytes=profile.scratchpad.per_block_bytes, register_bytes=regs)
     tiles = within_edge(sorted(set(rows)), sorted(set(cols)), fit)
     if source == "user" and not any(fit(key) for key in tiles):
-        _none_fits(algorithm, problem, tiles[0], profile, regs)
+        _none_fits(algorithm, problem, tiles[0], profile, regs, holder)
     for key in tiles:
         sources[key] = (source,) + sources.get(key, ())
     return limits
 
 
 def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], profile: HardwareProfile,
-               register_bytes: int | None) -> None:
+               register_bytes: int | None, holder: str) -> None:
     """Refuse block lists none of whose tiles fits (rather than rank the paper's or the
     kernel's tile, which were not asked for): the capacity, and the need of the ``smallest``
     tile asked for (both needs grow along both axes, so no other tile needs less)."""
@@ -330,29 +332,22 @@ def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], prof
         raise ProblemError(f"{where}: {tile}, needs {sram:,} B of shared memory, and {profile.name} has {cap:,} B "
                            f"per block (M = {M:,} {problem.dtype} elements); give smaller --block-q/--block-kv",
                            field="block_q")
-    raise ProblemError(f"{where}: {tile}, needs {regs:,} B of registers, and {profile.name} has {register_bytes:,} "
-                       f"B per block (its {cap:,} B of shared memory would do); give smaller --block-q/--block-kv, "
-                       "or --allow-spill to rank tiles that spill", field="block_q")
+    has = f"{holder} {register_bytes:,} B without spilling" if holder else \
+        f"{profile.name} has {register_bytes:,} B per block"
+    raise ProblemError(f"{where}: {tile}, needs {regs:,} B of registers, and {has} (its {cap:,} B of shared memory "
+                       "would do); give smaller --block-q/--block-kv, or --allow-spill to rank tiles that spill",
+                       field="block_q")
 
 
-def register_capacity(profile: HardwareProfile, s: _Settings) -> int | None:
-    """The registers a tile's S_ij and O_i accumulator may take a block: the profile's, and
-    with a real kernel's forward of one launch (whose warps every tile keeps) what those warps
-    hold without spilling (:func:`~iosim.kernels.tile_tables.warps_register_bytes`); None: no
-    register file. A split-KV forward keeps the profile's: the run's register peak is then its
-    combine kernel's, whose threads are not the tile's."""
-    if profile.registers is None:
-        return None
-    cap = profile.registers.per_block_bytes
-    launches = measure.kernel_base().launches if s.kernel is not None and s.passes == "forward" else ()
-    if len(launches) == 1 and "num_splits" not in launches[0].kernel.schedule_options:
-        cap = min(cap, warps_register_bytes(launches[0].tile.warps))
-    return cap
+def _registers(profile: HardwareProfile, s: _Settings) -> tuple:
+    """:func:`.registers.register_capacity` for this exploration's kernel and passes."""
+    launches = measure.kernel_base().launches if s.kernel is not None else ()
+    return register_capacity(profile, s.kernel, s.passes, launches)
 
 
 def _candidates(raw: dict, sources: dict, profile: HardwareProfile, s: _Settings, cache: bool) -> dict:
     """A :class:`Candidate` per tile of ``raw`` (tile -> :func:`measure.measure`'s tuple)."""
-    reg_cap = register_capacity(profile, s)
+    reg_cap, _ = _registers(profile, s)
     return {key: _candidate(r, reg_cap, profile, sources[key], cache) for key, r in raw.items()}
 
 

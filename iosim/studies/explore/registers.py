@@ -1,0 +1,33 @@
+"""The registers a tile may take a block in ``explore`` (docs/bounds-and-explore.md, "--kernel").
+
+Without a real kernel: the profile's register file per block, the paper's machine. With
+``--kernel flash-attn-2``'s forward of one launch, every tile keeps the kernel's warps, so its
+S_ij and O_i accumulator must also fit what those warps hold without spilling
+(:func:`~iosim.kernels.tile_tables.warps_register_bytes`; the kernel compiles to 255 registers
+a thread, and all its warps hold tile fragments). Not checked against the warps: flash-attn's
+split-KV forward (the run's register peak is its combine kernel's, which iosim does not
+separate from the tile's), the backward (iosim's register count keeps dK_j, dV_j, S_ij, dP_ij
+and dQaccum_i together, more than flash-attn's kernel holds), and the Hopper presets
+(flash-attn-3 and cuDNN split their warps between producers and consumers with other register
+counts a thread).
+"""
+
+from __future__ import annotations
+
+from ...hardware import HardwareProfile
+from ...kernels.tile_tables import warps_register_bytes
+
+
+def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str, launches: tuple) -> tuple:
+    """(the bytes of registers a tile may take a block, or None without a register file; what
+    sets them: "" for the profile's, else a phrase naming the kernel's warps). ``launches``: the
+    kernel preset's own launches (``measure.kernel_base().launches``), or () without one."""
+    if profile.registers is None:
+        return None, ""
+    cap = profile.registers.per_block_bytes
+    checked = (kernel == "flash-attn-2" and passes == "forward" and len(launches) == 1
+               and "num_splits" not in launches[0].kernel.schedule_options)
+    if checked and warps_register_bytes(launches[0].tile.warps) < cap:
+        warps = launches[0].tile.warps
+        return warps_register_bytes(warps), f"{kernel}'s {warps} warps hold"
+    return cap, ""
