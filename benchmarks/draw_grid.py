@@ -4,14 +4,15 @@ Each draw: a head dim in 40..256 (three in four a multiple of 8, the rest any in
 PyTorch pads to the next multiple of 8); a kind of lengths: decode (one in four; N_q in
 1..16 over N_kv log-uniform in 256..65,536), unequal (one in four; N_q, N_kv each log-uniform
 in 128..65,536) or square (one in two; N log-uniform in 256..65,536); B · H log-uniform in
-1..1,024, split log-uniformly into B and H; a GQA ratio among 1, 1, 2, 4, 8 and H (MQA) where it divides H;
-causal by coin where N_q = N_kv (PyTorch's flash backend refuses a causal mask with unequal
-lengths); fp16 or bf16 by coin. A draw whose N_q · N_kv · B · H · d (halved if causal) passes
-``--work`` (default 2.5e12, which keeps ncu's replays of a 16-shape grid near two minutes) is
-drawn again.
+1..1,024, split into B (log-uniform in 1..B·H) and H = ⌊B·H / B⌋ (so B · H may come out below
+the draw); a GQA ratio among 1, 1, 2, 4, 8 and H (MQA) where it divides H; causal by coin
+where N_q = N_kv (PyTorch's flash backend refuses a causal mask with unequal lengths); fp16 or
+bf16 by coin. A draw whose N_q · N_kv · B · H · d (halved if causal) passes ``--work``
+(default 2.5e12, which keeps ncu's replays of a 16-shape grid near two minutes) is drawn
+again; a bound no shape can meet is an error (exit 2).
 
 Run:  python benchmarks/draw_grid.py --seed 2026120537 [--count 16]
-prints the grid's ``configs`` as ``benchmarks/sdpa_grids.py`` writes them:
+prints the grid's ``configs`` as ``benchmarks/sdpa_grids_drawn.py`` writes them:
 (N_q, N_kv, B, H, H_kv, causal, dtype) per head dim.
 """
 
@@ -20,6 +21,11 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import sys
+
+
+#: draws tried before giving up on a work bound too small for ``count`` shapes
+MAX_TRIES = 1_000_000
 
 
 def _log_uniform(rng: random.Random, lo: int, hi: int) -> int:
@@ -54,12 +60,16 @@ def draw(seed: int, count: int = 16, work: float = 2.5e12) -> dict[int, list[tup
     rng = random.Random(seed)
     out: dict[int, list[tuple]] = {}
     drawn = 0
-    while drawn < count:
+    for _ in range(MAX_TRIES):
+        if drawn == count:
+            break
         d, n_q, n_kv, b, h, h_kv, causal, dtype = draw_one(rng)
         if n_q * n_kv * b * h * d * (0.5 if causal else 1) > work:
             continue
         out.setdefault(d, []).append((n_q, n_kv, b, h, h_kv, causal, dtype))
         drawn += 1
+    else:
+        raise ValueError(f"{drawn} of {count} shapes within work {work:g} after {MAX_TRIES:,} draws; raise --work")
     return dict(sorted(out.items()))
 
 
@@ -69,7 +79,11 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=16)
     ap.add_argument("--work", type=float, default=2.5e12)
     args = ap.parse_args()
-    configs = draw(args.seed, args.count, args.work)
+    try:
+        configs = draw(args.seed, args.count, args.work)
+    except ValueError as exc:
+        print(f"draw_grid.py: error: {exc}", file=sys.stderr)
+        sys.exit(2)
     print(f"head_dims={tuple(configs)}, configs={{")
     for d, rows in configs.items():
         print(f"    {d}: {tuple(rows)!r},")
