@@ -121,7 +121,8 @@ def _not_the_assignment(found: list, spec) -> list:
     if spec is None or spec.source is None or spec.source.builtin:
         return found
     folder = spec.source.directory.resolve()
-    kept = [(student, file) for student, file in found if not file.resolve().is_relative_to(folder)]
+    kept = [(student, file) for student, file in found     # a link stays, for its row to say it was not graded
+            if file.is_symlink() or not file.resolve().is_relative_to(folder)]
     if not kept:
         raise GradingInputError(f"no submissions outside the assignment's folder {spec.source.directory}")
     return kept

@@ -180,9 +180,9 @@ def resolve(path: str | pathlib.Path, assignment=None) -> Submission:
     built-in graded function the file defines) and (from its syntax tree) its written answer,
     or :class:`GradingInputError`."""
     file = pathlib.Path(path)
-    if file.is_symlink():
-        raise GradingInputError(f"{path}: a symbolic link, not graded: hand in the file itself (a link can point "
-                                "at another's work)")
+    if file.is_symlink() or file.parent.is_symlink():
+        raise GradingInputError(f"{path}: a symbolic link{'' if file.is_symlink() else ' in its folder'}, not graded: "
+                                "hand in the file itself (a link can point at another's work)")
     if not file.is_file():
         raise GradingInputError(f"{path}: no such file")
     spec = find_assignment(assignment) if assignment is not None else None

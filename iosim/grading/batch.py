@@ -59,9 +59,10 @@ def submissions(paths: list) -> list[tuple[str, pathlib.Path]]:
 
 
 def _under(root: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
-    """The ``.py`` files and the symbolic links (to files or folders) below ``root``, sorted by
-    student, without entering a linked folder."""
-    found = []
+    """The ``.py`` files and the symbolic links (to files or folders) below ``root`` (walked at its
+    real path, so that a linked class folder is entered), sorted by student, without entering a
+    linked folder below it."""
+    found, root = [], root.resolve()
     for folder, dirs, files in os.walk(root):
         here = pathlib.Path(folder)
         dirs[:] = [d for d in dirs if not d.startswith((".", "__pycache__"))]

@@ -40,6 +40,21 @@ def test_one_linked_file_is_bad_input(tmp_path, capsys):
     link.symlink_to(INSTRUCTOR / "blocks_solution.py")
     assert main(["grade", str(link), "--assignment", "blocks"]) == 2
     assert "symbolic link" in capsys.readouterr().err
+    (tmp_path / "gina").symlink_to(INSTRUCTOR)          # a file given through its linked folder, e.g. by a glob
+    assert main(["grade", str(tmp_path / "gina" / "blocks_solution.py"), "--assignment", "blocks"]) == 2
+    assert "a symbolic link in its folder" in capsys.readouterr().err
+
+
+def test_a_link_into_the_assignments_folder_keeps_its_row(tmp_path, capsys):
+    """A class graded against an assignment folder of one's own drops the folder's own files
+    (no student's), but a student's link into that folder is listed, not graded."""
+    assignment = ROOT / "examples" / "assignments" / "fa2-forward"
+    klass = tmp_path / "class"
+    (klass / "bob").mkdir(parents=True)
+    (klass / "bob" / "fa2.py").symlink_to(assignment / "fa2_forward.py")
+    assert main(["grade", str(klass), "--assignment", str(assignment), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["gradebook"]
+    assert [(r["student"], r["score"]) for r in rows] == [("bob/fa2", 0.0)] and "symbolic link" in rows[0]["reason"]
 
 
 def test_a_class_graded_as_several_assignments_says_so(tmp_path, capsys):
