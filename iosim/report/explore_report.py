@@ -96,7 +96,7 @@ def _reference_rows(res: ExploreResult) -> list[list[str]]:
         if c is None:
             rows.append([label, "—", "—", "—", "—", "—", "—", res.kernel_reason])
             continue
-        note = "" if c.feasible and c.registers_fit else c.reason
+        note = "" if c.feasible and c.registers_fit and not c.rows_note else c.reason
         if label == "practical choice":
             note = res.ranking.practical_reason
         if label == "real kernel" and res.kernel_info:

@@ -257,3 +257,14 @@ def test_where_the_warps_are_not_checked_the_cap_is_the_profiles(kernel, problem
     forward, whose run's register peak is the combine kernel's, and the Hopper presets."""
     res = explore("h200", "fa2", problem, kernel=kernel, block_q=[64], block_kv=[64], jobs=1)
     assert res.kernel.registers_capacity_bytes == 262_144 and res.registers_by == ""
+
+
+def test_with_a_kernel_a_tile_its_warps_cannot_split_is_not_chosen():
+    """d = 192: flash-attn 2's forward stacks 8 warps of 16 rows, so B_r steps by 128; the paper's
+    tile (152 × 152, run besides) is listed with the reason and not chosen, though fastest."""
+    res = explore("h200", "fa2", Problem(seq_len=8192, head_dim=192, heads=16), kernel="flash-attn-2", jobs=1)
+    assert (res.paper.block_q, res.paper.block_kv) == (152, 152) and res.kernel_info["warps"] == 8
+    assert res.paper.rows_note == "rows: 152 is no multiple of 128, the kernel's warps × 16"
+    assert not res.paper.eligible(False) and res.paper.rows_note in res.paper.reason
+    assert res.paper.predicted_s < res.best.predicted_s and res.best.block_q % 128 == 0
+    assert all(c.rows_note == "" for c in res.candidates if "paper" not in c.sources)

@@ -43,6 +43,7 @@ class Candidate:
     replayed: bool = False          # its accesses were played through the L2 model
     sources: tuple = ("grid",)      # "grid", "user", "paper", "kernel"
     steps_per_head: int = 0         # tile steps T_r × T_c over the launches (what a replay costs)
+    rows_note: str = ""             # why a real kernel's warps cannot split its rows ("": they can)
 
     @property
     def feasible(self) -> bool:
@@ -54,8 +55,8 @@ class Candidate:
 
     def eligible(self, allow_spill: bool) -> bool:
         """Whether it may be chosen: it fits in shared memory, and in the register file
-        unless ``allow_spill``."""
-        return self.feasible and (allow_spill or self.registers_fit)
+        unless ``allow_spill``, and a real kernel's warps can split its rows."""
+        return self.feasible and (allow_spill or self.registers_fit) and not self.rows_note
 
     @property
     def hbm_total_bytes(self) -> int:
@@ -85,7 +86,7 @@ class Candidate:
         if not self.registers_fit:
             parts.append(f"registers: needs {self.registers_bytes:,} B > {self.registers_capacity_bytes:,} B "
                          "per block (would spill)")
-        return "; ".join(parts)
+        return "; ".join(parts + [self.rows_note] * bool(self.rows_note))
 
     def value(self, objective: str) -> tuple:
         """(lowest, highest) possible value of ``objective``; equal when exact."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -22,7 +21,7 @@ from ..progress import default_jobs, progress_map
 from ..schedule_files import ScheduleFile, schedule_name, user_schedule
 from . import measure
 from .candidate import OBJECTIVES, Candidate, canonical_objective
-from .registers import register_capacity
+from .registers import register_capacity, warp_rows
 from .tile_grid import GRIDS, MMA_STEP, grid_axes, within_edge
 from .ties import DEFAULT_REPLAYS, DEFAULT_TIE, Ranking, rank
 
@@ -295,10 +294,7 @@ def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, pr
           s: _Settings) -> dict:
     """Add the grid's tiles to ``sources`` ("grid", or "user" when an axis was given);
     the largest fitting blocks of the axes the grid chose."""
-    row_step = MMA_STEP
-    if s.kernel is not None and s.passes == "forward":  # the forward kernels stack warps along the rows
-        tile = measure.kernel_base().launches[0].tile
-        row_step = math.gcd(MMA_STEP * tile.warps, tile.block_q)
+    row_step = _warp_rows(s) or MMA_STEP
     limits, rows, cols = {}, block_q, block_kv
     if block_q is None or block_kv is None:
         limits, grid_rows, grid_cols = grid_axes(
@@ -341,21 +337,29 @@ def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], prof
 
 def _registers(profile: HardwareProfile, s: _Settings) -> tuple:
     """:func:`.registers.register_capacity` for this exploration's kernel and passes."""
-    launches = measure.kernel_base().launches if s.kernel is not None else ()
-    return register_capacity(profile, s.kernel, s.passes, launches)
+    return register_capacity(profile, s.kernel, s.passes, measure.kernel_base().launches if s.kernel else ())
+
+
+def _warp_rows(s: _Settings) -> int | None:
+    """:func:`.registers.warp_rows` for this exploration's kernel and passes."""
+    return warp_rows(s.kernel, s.passes, measure.kernel_base().launches if s.kernel else ())
 
 
 def _candidates(raw: dict, sources: dict, profile: HardwareProfile, s: _Settings, cache: bool) -> dict:
     """A :class:`Candidate` per tile of ``raw`` (tile -> :func:`measure.measure`'s tuple)."""
-    reg_cap, _ = _registers(profile, s)
-    return {key: _candidate(r, reg_cap, profile, sources[key], cache) for key, r in raw.items()}
+    (reg_cap, _), step = _registers(profile, s), _warp_rows(s)
+    return {key: _candidate(r, reg_cap, profile, sources[key], cache, step) for key, r in raw.items()}
 
 
-def _candidate(raw: tuple, reg_cap: int | None, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
+def _candidate(raw: tuple, reg_cap: int | None, profile: HardwareProfile, sources: tuple, cache: bool,
+               step: int | None) -> Candidate:
+    """``step``: B_r's step with a real kernel (:func:`.registers.warp_rows`); other rows are
+    listed, and not chosen, since the kernel's warps cannot split them."""
     bq, bkv, sram, regs, rd, wr, t_lo, t_hi, bound, steps, _ = raw
+    rows = f"rows: {bq} is no multiple of {step}, the kernel's warps × 16" if step and bq % step else ""
     dram = (0, rd + wr) if cache else (None, None)   # see measure: without the replay, only an upper bound
     return Candidate(bq, bkv, sram, profile.scratchpad.per_block_bytes, regs, reg_cap, rd, wr, t_lo, t_hi, bound,
-                     *dram, False, sources, steps)
+                     *dram, False, sources, steps, rows)
 
 
 def _resolve(c: Candidate, replayed: tuple | None = None) -> Candidate:

@@ -14,8 +14,11 @@ counts a thread).
 
 from __future__ import annotations
 
+import math
+
 from ...hardware import HardwareProfile
 from ...kernels.tile_tables import warps_register_bytes
+from .tile_grid import MMA_STEP
 
 
 def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str, launches: tuple) -> tuple:
@@ -31,3 +34,11 @@ def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str,
         warps = launches[0].tile.warps
         return warps_register_bytes(warps), f"{kernel}'s {warps} warps hold"
     return cap, ""
+
+
+def warp_rows(kernel: str | None, passes: str, launches: tuple) -> int | None:
+    """The step B_r takes with a real kernel's forward, whose warps stack along the rows, 16
+    rows each: gcd(16 × its warps, its own B_r); None without a kernel or for the backward."""
+    if kernel is None or passes != "forward" or not launches:
+        return None
+    return math.gcd(MMA_STEP * launches[0].tile.warps, launches[0].tile.block_q)
