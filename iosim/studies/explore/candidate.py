@@ -86,7 +86,9 @@ class Candidate:
         if not self.registers_fit:
             parts.append(f"registers: needs {self.registers_bytes:,} B > {self.registers_capacity_bytes:,} B "
                          "per block (would spill)")
-        return "; ".join(parts + [self.rows_note] * bool(self.rows_note))
+        if self.rows_note:
+            parts.append(self.rows_note)
+        return "; ".join(parts)
 
     def value(self, objective: str) -> tuple:
         """(lowest, highest) possible value of ``objective``; equal when exact."""

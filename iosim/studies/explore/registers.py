@@ -1,4 +1,6 @@
-"""The registers a tile may take a block in ``explore`` (docs/bounds-and-explore.md, "--kernel").
+"""What a real kernel's warps allow a tile in ``explore`` (docs/bounds-and-explore.md, "--kernel"):
+the registers it may take a block (:func:`register_capacity`), and the step of its rows
+(:func:`warp_rows`: the forward kernels stack their warps along the rows, 16 rows each).
 
 Without a real kernel: the profile's register file per block, the paper's machine. With
 ``--kernel flash-attn-2``'s forward of one launch, every tile keeps the kernel's warps, so its
