@@ -228,7 +228,7 @@ def test_with_a_kernel_tiles_keep_its_warps_registers_and_rank_by_time():
     res = explore("h200", "fa2", problem, kernel="flash-attn-2", **tiles)
     assert res.objective == "time" and {c.registers_capacity_bytes for c in res.candidates} == {4 * 32 * 223 * 4}
     assert (256, 112) not in {(c.block_q, c.block_kv) for c in res.candidates}
-    assert res.registers_by == "flash-attn-2's 4 warps hold"
+    assert res.registers_by == "flash-attn-2's 4 warps hold" == res.to_dict()["registers_by"]
     assert res.paper.registers_bytes == (128 * 128 + 128 * 227 + 2 * 128) * 4        # 128×227: S, O and m, l
     assert res.paper.reason == f"registers: needs {res.paper.registers_bytes:,} B > 114,176 B per block (would spill)"
     assert res.kernel.registers_bytes == (128 * 128 + 128 * 64 + 2 * 128) * 4 and res.kernel.registers_fit

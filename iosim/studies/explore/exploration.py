@@ -89,6 +89,7 @@ class ExploreResult:
                         "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
                         "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal},
             "time_model": self.time_model, "cache": self.cache, "kernel_preset": self.kernel_preset,
+            "registers_by": self.registers_by,
             "M_elements": self.M, "allow_spill": self.allow_spill, "grid": self.grid, "grid_limits": self.grid_limits,
             "best": self.candidate_dict(self.best), "best_proven": r.best_proven,
             "ties": {"tolerance": r.tolerance, "members": [[c.block_q, c.block_kv] for c in r.members],
