@@ -59,17 +59,15 @@ def draw(seed: int, count: int = 16, work: float = 2.5e12) -> dict[int, list[tup
     """``count`` draws within ``work``, grouped by head dim (ascending), in the order drawn."""
     rng = random.Random(seed)
     out: dict[int, list[tuple]] = {}
-    drawn = 0
-    for _ in range(MAX_TRIES):
-        if drawn == count:
-            break
+    drawn = tries = 0
+    while drawn < count:
+        if tries == MAX_TRIES:
+            raise ValueError(f"{drawn} of {count} shapes within work {work:g} after {MAX_TRIES:,} draws; raise --work")
+        tries += 1
         d, n_q, n_kv, b, h, h_kv, causal, dtype = draw_one(rng)
-        if n_q * n_kv * b * h * d * (0.5 if causal else 1) > work:
-            continue
-        out.setdefault(d, []).append((n_q, n_kv, b, h, h_kv, causal, dtype))
-        drawn += 1
-    else:
-        raise ValueError(f"{drawn} of {count} shapes within work {work:g} after {MAX_TRIES:,} draws; raise --work")
+        if n_q * n_kv * b * h * d * (0.5 if causal else 1) <= work:
+            out.setdefault(d, []).append((n_q, n_kv, b, h, h_kv, causal, dtype))
+            drawn += 1
     return dict(sorted(out.items()))
 
 

@@ -32,8 +32,8 @@ def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str,
     cap = profile.registers.per_block_bytes
     checked = (kernel == "flash-attn-2" and passes == "forward" and len(launches) == 1
                and "num_splits" not in launches[0].kernel.schedule_options)
-    if checked and warps_register_bytes(launches[0].tile.warps) < cap:
-        warps = launches[0].tile.warps
+    warps = launches[0].tile.warps if checked else None
+    if warps and warps_register_bytes(warps) < cap:
         return warps_register_bytes(warps), f"{kernel}'s {warps} warps hold"
     return cap, ""
 
