@@ -308,6 +308,26 @@ GRIDS = {
         96: ((4096, 4096, 1, 128, 128, True, "fp16"), (2048, 2048, 1, 256, 256, True, "fp16")),
         64: ((4096, 4096, 1, 128, 128, True, "fp16"), (8192, 8192, 1, 32, 32, True, "fp16")),
         256: ((2048, 2048, 1, 128, 128, True, "fp16"),)}),
+    # session 38, a diagnostic: s38's d = 176 backward (42,353 queries against 3,383 keys, 48 x 5
+    # heads) read 4.2 x the DRAM bytes the model gives on an H100; the same shape at fewer heads
+    # (the heads in flight), fewer queries (the rows a block sweeps) and fewer keys (the blocks a head)
+    "s38-bwd": dict(head_dims=(176, 128), configs={
+        176: ((42353, 3383, 1, 5, 5, False, "bf16"), (42353, 3383, 4, 5, 5, False, "bf16"),
+              (42353, 3383, 12, 5, 5, False, "bf16"), (42353, 3383, 48, 5, 5, False, "bf16"),
+              (10000, 3383, 48, 5, 5, False, "bf16"), (42353, 1024, 48, 5, 5, False, "bf16")),
+        128: ((42353, 3383, 48, 5, 5, False, "bf16"),)}),
+    # the same question at the other kernel head dims (64, 96, 256) and at 24 x 5 heads at d = 176
+    "s38-bwd2": dict(head_dims=(176, 256, 96, 64), configs={
+        176: ((42353, 3383, 24, 5, 5, False, "bf16"),),
+        256: ((32768, 4096, 48, 5, 5, False, "bf16"),),
+        96: ((65536, 2048, 48, 5, 5, False, "bf16"),),
+        64: ((131072, 2048, 48, 5, 5, False, "bf16"),)}),
+    # only the 176 one misses (uneven in the 192 kernel): even and uneven head dims of three kernels
+    "s38-bwd3": dict(head_dims=(192, 160, 240, 120), configs={
+        192: ((42353, 3383, 48, 5, 5, False, "bf16"),),
+        160: ((42353, 3383, 48, 5, 5, False, "bf16"),),
+        240: ((32768, 4096, 48, 5, 5, False, "bf16"),),
+        120: ((42353, 3383, 48, 5, 5, False, "bf16"),)}),
     **PROSPECTIVE_GRIDS,
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?

@@ -46,7 +46,7 @@ def test_only_forward_attention_kernels_on_measured_profiles_fill():
     decode = _run("h200", seq_len=8192, seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8)
     assert FILL in decode.kernel_times["splitkv"].per_resource_s        # one query row: its Q is one row
     assert FILL not in decode.kernel_times["combine"].per_resource_s    # no score tiles
-    h100 = _run("h100-sxm", seq_len=2048, head_dim=64, heads=8)         # vendor peaks: no measured floor
+    h100 = _run("h100-pcie", seq_len=2048, head_dim=64, heads=8)         # vendor peaks: no measured floor
     assert FILL not in h100.kernel_times["main"].per_resource_s
 
 
@@ -69,7 +69,7 @@ def test_element_wise_kernels_move_their_bytes_at_the_copy_rate():
         assert t.bound == COPY and t.predicted_s == pytest.approx(floor + requested / rates.copy_bytes, rel=1e-12)
     for kernel in ("main", "dq_dk_dv"):
         assert COPY not in r.kernel_times[kernel].per_resource_s
-    h100 = _run("h100-sxm", seq_len=4096, head_dim=128, heads=16, passes="forward+backward")
+    h100 = _run("h100-pcie", seq_len=4096, head_dim=128, heads=16, passes="forward+backward")
     assert COPY not in h100.kernel_times["dot_do_o"].per_resource_s     # no measured copy rate there
 
 

@@ -70,7 +70,7 @@ def test_no_fetch_wait_within_the_free_size_off_the_forward_or_off_the_measured_
     assert FETCH not in off_size.per_resource_s
     split = _run(head_dim=40, seq_len=2500, heads=4, causal=True).kernel_times
     assert FETCH in split["splitkv"].per_resource_s and FETCH not in split["combine"].per_resource_s
-    h100 = _run("h100-sxm", head_dim=64, seq_len=1000, heads=32, causal=True).kernel_times["main"]
+    h100 = _run("h100-pcie", head_dim=64, seq_len=1000, heads=32, causal=True).kernel_times["main"]
     assert FETCH not in h100.per_resource_s
 
 

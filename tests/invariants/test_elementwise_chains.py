@@ -66,7 +66,7 @@ def test_large_launches_keep_the_memory_bound_time():
 def test_off_the_measured_rates_the_memory_model_stays():
     """The durations were measured on the H200: a profile of vendor peaks does not take them."""
     for kernel in ("dot_do_o", "convert_dq"):
-        t = _backward("h100-sxm", seq_len_q=1, seq_len_kv=4096, seq_len=4096, head_dim=64, heads=8)[kernel]
+        t = _backward("h100-pcie", seq_len_q=1, seq_len_kv=4096, seq_len=4096, head_dim=64, heads=8)[kernel]
         assert LONE not in t.per_resource_s
 
 

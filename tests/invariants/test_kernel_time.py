@@ -75,9 +75,9 @@ def test_rates_measured_where_the_profile_has_them():
     h200 = KernelRates.from_profile(load_profile("h200"), "fp16")
     assert h200.source == "measured" and h200.launch_s == pytest.approx(1.46e-6)
     assert h200.mma_flops == pytest.approx(643.4e12)
-    h100 = KernelRates.from_profile(load_profile("h100-sxm"), "fp16")
+    h100 = KernelRates.from_profile(load_profile("h100-pcie"), "fp16")
     assert h100.source == "vendor peaks" and h100.launch_s == 0.0
-    assert h100.mma_flops == load_profile("h100-sxm").tensor_flops_per_s("fp16")
+    assert h100.mma_flops == load_profile("h100-pcie").tensor_flops_per_s("fp16")
 
 
 def test_standard_tiled_runs_as_three_launches():
@@ -95,7 +95,7 @@ def test_operand_bytes_use_the_problems_width():
     from iosim.models.kernel_time import predict
     from iosim.run.launches import kernel_traffic
 
-    profile = load_profile("h100-sxm")
+    profile = load_profile("h100-pcie")
     r = simulate(profile, "fa2", Problem(seq_len=4096, head_dim=128, heads=16), options=Options(kernel="flash-attn-2"))
     tile = kernel_tile("fa2", 128, profile)
     layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=128)
@@ -228,7 +228,7 @@ def test_the_forward_says_when_blocks_share_an_sm():
     assert "two blocks an SM at 0.80 a step" in big.kernel_times["main"].bound
     assert "two blocks" not in small.kernel_times["main"].bound     # 128 blocks: one an SM
     # the same on a profile with vendor peaks only: not measured there, the serial sum
-    h100 = simulate(load_profile("h100-sxm"), "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
+    h100 = simulate(load_profile("h100-pcie"), "fa2", Problem(seq_len=4096, head_dim=128, batch=4, heads=32),
                     options=Options(kernel="flash-attn-2"))
     assert "two blocks" not in h100.kernel_times["main"].bound
 

@@ -40,7 +40,7 @@ def test_the_backward_steps_at_its_measured_factor(monkeypatch):
     serial = _run(passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
     assert _compute(t) == pytest.approx(0.867 * _compute(serial), rel=1e-9)
     assert t.per_resource_s[BLOCK_WAIT] == pytest.approx(serial.per_resource_s[BLOCK_WAIT], rel=1e-12)
-    h100 = _run("h100-sxm", passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
+    h100 = _run("h100-pcie", passes="forward+backward", **problem).kernel_times["dq_dk_dv"]
     assert "sub-partition" not in h100.bound
 
 
@@ -60,10 +60,10 @@ def test_no_step_factor_off_the_measured_rates(monkeypatch):
     """The factors were measured with the H200's rates: a profile of vendor peaks keeps the
     serial sum (the factor travels with the tile, and is not applied there)."""
     problem = dict(seq_len=2048, head_dim=32, heads=16)
-    assert kernel_tile("fa2", 32, load_profile("h100-sxm")).step_factor == pytest.approx(1 / 0.742)
-    with_factor = _run("h100-sxm", **problem).kernel_times["main"]
+    assert kernel_tile("fa2", 32, load_profile("h100-pcie")).step_factor == pytest.approx(1 / 0.742)
+    with_factor = _run("h100-pcie", **problem).kernel_times["main"]
     monkeypatch.setattr(coresidency, "STEP_FACTORS", {})
-    assert _run("h100-sxm", **problem).kernel_times["main"] == with_factor
+    assert _run("h100-pcie", **problem).kernel_times["main"] == with_factor
 
 
 @pytest.mark.parametrize("d, heads, n_kv", [(64, 4, 8192), (128, 16, 2048), (128, 4, 131072)])
@@ -95,7 +95,7 @@ def test_the_combine_waits_a_chain_a_wave():
 
 
 def test_the_combine_keeps_the_memory_model_off_the_measured_rates():
-    r = _run("h100-sxm", seq_len_q=1, seq_len_kv=8192, seq_len=8192, head_dim=64, heads=4)
+    r = _run("h100-pcie", seq_len_q=1, seq_len_kv=8192, seq_len=8192, head_dim=64, heads=4)
     assert CHAIN not in r.kernel_times["combine"].per_resource_s
 
 

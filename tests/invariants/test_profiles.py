@@ -14,6 +14,7 @@ from iosim.hardware import units
 
 BUILTINS = ["a100-40gb", "a100-80gb", "fa-paper-a100", "h100-pcie", "h100-sxm", "h200", "mi300x", "toy"]
 KiB = 1024
+MiB = 1024 * KiB
 
 # A small valid profile (tests/conftest.py); each bad-input test changes one thing in it.
 BASE = TINY_PROFILE
@@ -84,7 +85,7 @@ def test_h100_sxm_numbers_match_the_reference():
     assert p.scratchpad.capacity_bytes == 228 * KiB
     assert p.registers.capacity_bytes == p.registers.per_block_bytes == 256 * KiB
     assert p.dram.capacity_bytes == 80 * 10**9
-    assert p.cache.capacity_bytes == 50 * 10**6
+    assert p.cache.capacity_bytes == 50 * MiB          # the l2CacheSize an H100 reports
     hbm_link, = p.path("hbm", "l2")
     assert hbm_link.bandwidth_bytes_per_s == pytest.approx(3.35e12)
     assert p.tensor_flops_per_s("fp16") == pytest.approx(989.4e12)

@@ -1,0 +1,96 @@
+"""Replays of session 38's H100 runs (no GPU needed): the `h100-sxm` profile's measured numbers
+against the files they came from (docs/validation/2026-12-05-h100-characterize.md), and grid s38
+with the `s38-bwd` probe as that H100 measured them (docs/validation/2026-12-05-s38-check.md,
+"On an H100")."""
+
+import ast
+import csv
+import json
+import pathlib
+import statistics
+
+import pytest
+
+from conftest import load_module
+from iosim import load_profile
+from iosim.kernels import plan as plans
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CHAR = ROOT / "docs" / "validation" / "2026-12-05-h100-characterize"
+S38 = ROOT / "docs" / "validation" / "2026-12-05-s38-check"
+MAIN = ("main", "splitkv", "dq_dk_dv")
+
+
+@pytest.fixture(scope="module")
+def compare():
+    return load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
+
+
+def _rows(compare, folder: str) -> list:
+    return compare.compare(str(S38 / folder), cache=True, hw="h100-sxm")
+
+
+def _exact(compare, row) -> bool:
+    ok = compare.agreement(row)
+    return (ok["loads_sass"] or ok["loads_l1tex"]) and ok["stores"] and ok["atomics"]
+
+
+def _dram(row) -> float:
+    return row["predicted"]["dram_read"] / row["measured"]["dram_read"]
+
+
+def test_the_profile_holds_what_the_h100_measured():
+    p = load_profile("h100-sxm")
+    device = ast.literal_eval((CHAR / "device.txt").read_text())
+    assert p.cache.capacity_bytes == device["l2CacheSize"] == 50 * 2 ** 20
+    rates = json.loads((CHAR / "rates" / "rates.json").read_text())
+    small = json.loads((CHAR / "small-summary.json").read_text())
+    gemm = json.loads((CHAR / "gemm.json").read_text())["runs"][0]
+    floor = [float(r[-1].replace(",", "")) for r in csv.reader((CHAR / "rates" / "floor.csv").open())
+             if len(r) > 10 and r[4] == "empty_kernel"]
+    m = {k: v.value for k, v in p.measured.items()}
+    expected = {"mma_sync_fp16": rates["mma_sync_fp16_flop_per_s"], "exp": rates["ex2_op_per_s"],
+                "shared_memory": rates["ldmatrix_bytes_per_s"], "fp32": rates["fp32_flop_per_s"],
+                "dram_read": rates["dram_read_bytes_per_s"], "l2_read": rates["l2_read_bytes_per_s"],
+                "dram_write": small["dram_write_bytes_per_s"], "copy": small["dram_copy_bytes_per_s"],
+                "read_write_floor": small["load_store_s"], "wgmma_fp16": gemm["median_tflops"] * 1e12,
+                "launch": statistics.median(floor) * 1e-9}     # SI units, as the profile gives them
+    assert (gemm["m"], gemm["dtype"], len(floor)) == (8192, "float16", 20)
+    for key, value in expected.items():      # as the profile rounds them: 3 or 4 figures
+        assert m[key] == pytest.approx(value, rel=2e-3), key
+
+
+def test_grid_s38_on_the_h100(compare):
+    """43 of 43 launches exact; the 20 main kernels' DRAM within 10 % but three, each marked by a
+    note; the 12 at N_q >= 2,048 within 10.2 % of the time (median 4.1 %)."""
+    rows = _rows(compare, "raw-h100")
+    assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
+    main = [r for r in rows if r["kernel"] in MAIN]
+    misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
+    assert len(main) == 20 and misses == {(136, "dq_dk_dv"): 0.845, (176, "dq_dk_dv"): 0.239, (212, "main"): 1.198}
+    errors = sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
+                    if (r.get("seq_len_q") or r["seq_len"]) >= 2048)
+    assert len(errors) == 12 and errors[-1] < 0.103 and statistics.median(errors) < 0.042
+
+
+def test_the_192_kernels_backward_reads_more_over_more_waves(compare):
+    """Probe s38-bwd: the d = 176 backward at 42,353 x 3,383 reads what the model gives at 1 and 4
+    batches of 5 heads, and far more at 12 and 48; not at 10,000 rows, nor the 128 kernel."""
+    rows = _rows(compare, "bwd-h100")
+    assert len(rows) == 28 and all(_exact(compare, r) for r in rows)
+    rows = [r for r in rows if r["kernel"] == "dq_dk_dv"]
+    got = [(r["head_dim"], r["seq_len_q"], r["seq_len_kv"], r["batch"], round(_dram(r), 2)) for r in rows]
+    assert got == [(176, 42353, 3383, 1, 0.97), (176, 42353, 3383, 4, 0.93), (176, 42353, 3383, 12, 0.75),
+                   (176, 42353, 3383, 48, 0.23), (176, 10000, 3383, 48, 0.99), (176, 42353, 1024, 48, 0.69),
+                   (128, 42353, 3383, 48, 1.0)]
+
+
+def test_it_is_the_uneven_192_kernel(compare):
+    """Probes s38-bwd2 and s38-bwd3: d = 176 at 24 x 5 heads and d = 160 miss as d = 176 does at
+    12 and 48; d = 192 on the same tiles and rows does not, nor the other kernels, even or not."""
+    rows = [r for folder in ("bwd2-h100", "bwd3-h100") for r in _rows(compare, folder)]
+    assert len(rows) == 32 and all(_exact(compare, r) for r in rows)
+    got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
+    assert got == [(176, 24, 0.5), (256, 48, 1.0), (96, 48, 0.92), (64, 48, 0.97),
+                   (192, 48, 1.0), (160, 48, 0.31), (240, 48, 0.95), (120, 48, 0.9)]
+    assert "gave 0.23-0.75 of it on 6 launches of 24 to 96 waves" in plans.LONG_BACKWARD_NOTE
