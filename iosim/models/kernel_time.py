@@ -326,7 +326,7 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
     DRAM time of the step's K and V (docs/validation/2026-12-04-splitkv-step.md)."""
     if not layout.fa2_waits or layout.atoms is not None or rates.source != "measured" or not dram or not compute:
         return 0.0
-    whole = pv = 0.0
+    wholes, pvs = [], []     # summed exactly (math.fsum): the works come in another order in each mode
     for w, n in works:
         steps = block_seconds(w, layout, rates, width)
         products = {key: c for key, c in w.products.items() if not key[3]}    # P from registers: the PV product
@@ -334,8 +334,9 @@ def _phase_waits(compute: float, dram: float, works, layout: WarpLayout, rates: 
             continue
         flops = sum(2 * m * nn * k * c for (m, nn, k, _, _), c in products.items())   # block_seconds pads them
         pv_steps = block_seconds(dataclasses.replace(w, products=products, ops={"matmul": flops}), layout, rates, width)
-        whole += n * sum(steps.values())
-        pv += n * sum(pv_steps.values())
+        wholes.append(n * sum(steps.values()))
+        pvs.append(n * sum(pv_steps.values()))
+    whole, pv = math.fsum(wholes), math.fsum(pvs)
     if not whole:
         return 0.0
     c_b = compute * pv / whole

@@ -101,7 +101,7 @@ def test_builtins_count_the_same_in_every_mode(algorithm, passes, problem, optio
 
 def test_kernel_preset_counts_and_times_the_same_in_every_mode():
     problem = Problem(seq_len=700, head_dim=64, causal=True, heads=4, kv_heads=2)
-    runs = [simulate("h100-pcie", "fa2", problem, passes="forward+backward", mode=mode,
+    runs = [simulate("h100-sxm", "fa2", problem, passes="forward+backward", mode=mode,
                      options=Options(kernel="flash-attn-2")) for mode in MODES]
     for other in runs[1:]:
         assert other.tensors == runs[0].tensors and other.ops == runs[0].ops
@@ -113,7 +113,7 @@ def test_split_kv_combine_holds_every_splits_lse():
     """The combine kernel holds the LSE of every split at once (flash-attn's sLSE): each is
     charged, under its own name, while the Oaccum tiles pass through one place."""
     problem = Problem(seq_len_q=1, seq_len_kv=8192, head_dim=128, heads=32, kv_heads=8)
-    r = simulate("h100-pcie", "fa2-splitkv", problem, blocks=(64, 128), options=Options(num_splits=7))
+    r = simulate("h100-sxm", "fa2-splitkv", problem, blocks=(64, 128), options=Options(num_splits=7))
     names = [name for name, _, _ in r.registers.peak_tiles]
     assert names == [f"LSEaccum_i,s={s}" for s in range(7)] + ["sum_i", "L_i", "O_i", "Oaccum_i"]
     assert r.registers.peak_bytes == 4 * (7 * 4 + 4 + 4 + 2 * 4 * 128)

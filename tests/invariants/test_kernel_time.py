@@ -95,7 +95,7 @@ def test_operand_bytes_use_the_problems_width():
     from iosim.models.kernel_time import predict
     from iosim.run.launches import kernel_traffic
 
-    profile = load_profile("h100-pcie")
+    profile = load_profile("h100-sxm")
     r = simulate(profile, "fa2", Problem(seq_len=4096, head_dim=128, heads=16), options=Options(kernel="flash-attn-2"))
     tile = kernel_tile("fa2", 128, profile)
     layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=128)
