@@ -167,23 +167,23 @@ def explore(
     replays_as = "auto" if use_cache and s.cache is None and s.objective != "dram" else use_cache
     worker_args = (profile, schedule, problem, passes, options, replays_as)
     measure.init_worker(*worker_args)
-    limits = _grid(sources, name, problem, block_q, block_kv, profile, s)
+    warps = _warp_limits(profile, s)
+    limits = _grid(sources, name, problem, block_q, block_kv, profile, s, warps)
     keys = list(sources)
     known = {k: measure.measured(k) for k in keys}              # counted by the grid's search, or None
     todo = [k for k, v in known.items() if v is None]
     known.update(zip(todo, progress_map(measure.measure, todo, label=f"iosim explore {name}", jobs=s.jobs,
                                         initializer=measure.init_worker, initargs=worker_args, progress=progress,
                                         executor=executor, min_items_per_job=TILES_PER_JOB)))
-    raw = [known[k] for k in keys]
     measure.init_worker(*worker_args)
-    cands = _candidates(dict(zip(keys, raw)), sources, profile, s, use_cache)
+    cands = {k: _candidate(known[k], warps, profile, sources[k], use_cache) for k in keys}
     _check_candidates(name, cands, profile, allow_spill)
     ranking = _rank(cands, s, kernel_key, (paper_key, kernel_key), worker_args)
     return ExploreResult(name, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking,
-                         describe_model(raw[0][10], kernel, use_cache), use_cache, kernel, passes, _registers(profile, s)[1])
+                         describe_model(known[keys[0]][10], kernel, use_cache), use_cache, kernel, passes, warps[1])
 
 
 def _algorithm(algorithm) -> tuple:
@@ -292,10 +292,10 @@ def _use_cache(s: _Settings, profile: HardwareProfile, reference: tuple[int, int
 
 
 def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, profile: HardwareProfile,
-          s: _Settings) -> dict:
+          s: _Settings, warps: tuple) -> dict:
     """Add the grid's tiles to ``sources`` ("grid", or "user" when an axis was given);
-    the largest fitting blocks of the axes the grid chose."""
-    row_step = _warp_rows(s) or MMA_STEP
+    the largest fitting blocks of the axes the grid chose. ``warps``: :func:`_warp_limits`."""
+    row_step = warps[2] or MMA_STEP
     limits, rows, cols = {}, block_q, block_kv
     if block_q is None or block_kv is None:
         limits, grid_rows, grid_cols = grid_axes(
@@ -305,7 +305,7 @@ def _grid(sources: dict, algorithm: str, problem: Problem, block_q, block_kv, pr
         cols = grid_cols if block_kv is None else cols
         limits = {k: v for k, v in limits.items() if (block_q if k == "block_q" else block_kv) is None}
     source = "grid" if block_q is None and block_kv is None else "user"
-    regs, holder = (None, "") if s.allow_spill else _registers(profile, s)
+    regs, holder = (None, "") if s.allow_spill else warps[:2]
     fit = functools.partial(measure.fits, sram_bytes=profile.scratchpad.per_block_bytes, register_bytes=regs)
     tiles = within_edge(sorted(set(rows)), sorted(set(cols)), fit)
     if source == "user" and not any(fit(key) for key in tiles):
@@ -336,27 +336,18 @@ def _none_fits(algorithm: str, problem: Problem, smallest: tuple[int, int], prof
                        field="block_q")
 
 
-def _registers(profile: HardwareProfile, s: _Settings) -> tuple:
-    """:func:`.registers.register_capacity` for this exploration's kernel and passes."""
-    return register_capacity(profile, s.kernel, s.passes, measure.kernel_base().launches if s.kernel else ())
+def _warp_limits(profile: HardwareProfile, s: _Settings) -> tuple:
+    """(the registers a tile may take a block, what sets them, B_r's step or None): what the
+    exploration's real kernel, if any, allows a tile (:mod:`.registers`), read once."""
+    launches = measure.kernel_base().launches if s.kernel else ()
+    return (*register_capacity(profile, s.kernel, s.passes, launches), warp_rows(s.kernel, s.passes, launches))
 
 
-def _warp_rows(s: _Settings) -> int | None:
-    """:func:`.registers.warp_rows` for this exploration's kernel and passes."""
-    return warp_rows(s.kernel, s.passes, measure.kernel_base().launches if s.kernel else ())
-
-
-def _candidates(raw: dict, sources: dict, profile: HardwareProfile, s: _Settings, cache: bool) -> dict:
-    """A :class:`Candidate` per tile of ``raw`` (tile -> :func:`measure.measure`'s tuple)."""
-    (reg_cap, _), step = _registers(profile, s), _warp_rows(s)
-    return {key: _candidate(r, reg_cap, profile, sources[key], cache, step) for key, r in raw.items()}
-
-
-def _candidate(raw: tuple, reg_cap: int | None, profile: HardwareProfile, sources: tuple, cache: bool,
-               step: int | None) -> Candidate:
-    """``step``: B_r's step with a real kernel (:func:`.registers.warp_rows`); other rows are
-    listed, and not chosen, since the kernel's warps cannot split them."""
+def _candidate(raw: tuple, warps: tuple, profile: HardwareProfile, sources: tuple, cache: bool) -> Candidate:
+    """``warps``: :func:`_warp_limits`; rows off B_r's step with a real kernel are listed, and
+    not chosen, since the kernel's warps cannot split them."""
     bq, bkv, sram, regs, rd, wr, t_lo, t_hi, bound, steps, _ = raw
+    reg_cap, _, step = warps
     rows = f"rows: {bq} is no multiple of {step}, the kernel's warps × 16" if step and bq % step else ""
     dram = (0, rd + wr) if cache else (None, None)   # see measure: without the replay, only an upper bound
     return Candidate(bq, bkv, sram, profile.scratchpad.per_block_bytes, regs, reg_cap, rd, wr, t_lo, t_hi, bound,

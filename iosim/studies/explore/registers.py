@@ -32,10 +32,9 @@ def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str,
     cap = profile.registers.per_block_bytes
     checked = (kernel == "flash-attn-2" and passes == "forward" and len(launches) == 1
                and "num_splits" not in launches[0].kernel.schedule_options)
-    warps = launches[0].tile.warps if checked else None
-    if warps and warps_register_bytes(warps) < cap:
-        return warps_register_bytes(warps), f"{kernel}'s {warps} warps hold"
-    return cap, ""
+    warps = launches[0].tile.warps if checked else 0
+    held = warps_register_bytes(warps)
+    return (held, f"{kernel}'s {warps} warps hold") if warps and held < cap else (cap, "")
 
 
 def warp_rows(kernel: str | None, passes: str, launches: tuple) -> int | None:
