@@ -139,12 +139,15 @@ class Context(BlockLoops, TileHooks):
     @contextmanager
     def kernel(self, name: str):
         """Attribute the traffic inside the ``with`` block to kernel launch ``name``
-        (e.g. FlashAttention-2's backward: "dot_do_o", "dq_dk_dv", "convert_dq")."""
+        (e.g. FlashAttention-2's backward: "dot_do_o", "dq_dk_dv", "convert_dq"), and the
+        on-chip peaks reached inside it to its own (``LevelOccupancy.by_kernel``) too."""
         previous, self.ledger.kernel = self.ledger.kernel, name
+        saved = self.residency.open_kernel()
         try:
             yield
         finally:
             self.ledger.kernel = previous
+            self.residency.close_kernel(name, saved)
 
     # -- HBM <-> chip -----------------------------------------------------------------
     def load(self, tensor: str, block: Block | tuple[Block, Block], split: Split | None = None,

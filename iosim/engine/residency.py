@@ -169,6 +169,8 @@ class LevelUse:
     #: the allocations resident at the peak, in listing order (an allocation never changes
     #: its name, bytes or description, so they are listed when read: :attr:`peak_tiles`)
     peak_entries: list = field(default_factory=list)
+    #: kernel launch -> its own peak bytes, for the launches a schedule names (``ctx.kernel``)
+    kernel_peaks: dict = field(default_factory=dict)
 
     @property
     def peak_tiles(self) -> list[tuple[str, int, str]]:
@@ -267,6 +269,25 @@ class ResidencyTracker:
         elif use.transient:   # below the peak, only live temporaries can overflow it
             self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
         return entry
+
+    def open_kernel(self) -> dict:
+        """Start a kernel launch's own peaks (a schedule's ``ctx.kernel``): each level's peak
+        so far is put aside, to be restored by :meth:`close_kernel` where the launch's is lower."""
+        saved = {}
+        for role, use in self.use.items():
+            saved[role] = use.peak, use.peak_entries
+            use.peak = use.current
+            use.peak_entries = [e for scope in self._scopes for e in scope.entries.values() if e.level == role]
+        return saved
+
+    def close_kernel(self, kernel: str, saved: dict) -> None:
+        """End kernel launch ``kernel``'s peaks (:attr:`LevelUse.kernel_peaks`); the run's peak
+        is the larger of its own so far and the launch's (the first reached, where equal)."""
+        for role, use in self.use.items():
+            use.kernel_peaks[kernel] = max(use.kernel_peaks.get(kernel, 0), use.peak)
+            peak, entries = saved[role]
+            if peak >= use.peak:
+                use.peak, use.peak_entries = peak, entries
 
     def _check(self, level_role: str, what: str, advice: str) -> None:
         use = self.use[level_role]

@@ -182,7 +182,8 @@ def _tensors(problem: Problem, ctx: Context, kernels: dict) -> dict[str, TensorT
 
 def _occupancy(tracker: ResidencyTracker, role: str) -> LevelOccupancy:
     use = tracker.use[role]
-    return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles))
+    return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles),
+                          tuple(use.kernel_peaks.items()))
 
 
 __all__ = ["Counted", "count_launch", "level_names"]

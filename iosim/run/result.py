@@ -10,7 +10,8 @@ the JSON Schema is docs/result.schema.json):
 * ``tensors``: ``{NAME: {read_bytes, write_bytes, read_elements, write_elements, dtype}}``.
 * ``kernels``: ``{LAUNCH: {NAME: {read_elements, write_elements}}}`` — the same traffic split
   by the kernel launch that makes it (``main`` for single-kernel schedules).
-* ``sram``: ``{level, peak_bytes, capacity_bytes, fits, peak_tiles}`` (per thread block).
+* ``sram``: ``{level, peak_bytes, capacity_bytes, fits, peak_tiles}`` (per thread block), and
+  ``peak_bytes_by_kernel`` ({kernel launch: its own peak}) where the schedule names launches.
 * ``registers``: the same for the register file (reported, not enforced by default).
 * ``blocks``: ``{block_q, block_kv, num_q_blocks, num_kv_blocks, rule}``.
 * ``flops``: matrix-product FLOPs (2·m·k·n per product, the usual attention FLOP count);
@@ -106,6 +107,8 @@ class LevelOccupancy:
     capacity_bytes: int | None
     enforced: bool
     peak_tiles: tuple = ()
+    #: (kernel launch, its own peak bytes) for each launch the schedule names (``ctx.kernel``)
+    by_kernel: tuple = ()
 
     @property
     def fits(self) -> bool:
@@ -233,4 +236,5 @@ def _level_dict(level: LevelOccupancy) -> dict:
         "fits": level.fits,
         "enforced": level.enforced,
         "peak_tiles": [{"name": n, "bytes": b, "shape": s} for n, b, s in level.peak_tiles],
+        **({"peak_bytes_by_kernel": dict(level.by_kernel)} if level.by_kernel else {}),
     }

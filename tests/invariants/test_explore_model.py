@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from iosim import Options, Problem, prepare, simulate
+from iosim import Options, Problem, load_profile, prepare, simulate
 from iosim.cli.main import main
 from iosim.errors import ProblemError
-from iosim.run.launches import l2_by_default
+from iosim.run.launches import l2_by_default, run_launches
 from iosim.hardware.loader import profile_from_yaml
 from iosim.studies.explore import explore
 
@@ -248,13 +248,29 @@ def test_the_kernels_own_forward_tile_fits_its_warps_registers(d):
     assert res.kernel.registers_capacity_bytes == res.kernel_info["warps"] * 32 * 223 * 4
 
 
+def test_where_flash_attn_splits_the_keys_the_split_kernels_registers_are_checked():
+    """flash-attn 2's split-KV forward (few query blocks): a tile's registers are the split
+    kernel's S_ij, O_i, m_i and l_i, checked against its 4 warps; the combine kernel (every
+    split's LSE and O of B_r rows in iosim's schedule, a tile of its own in flash-attn's) is not
+    the tile's, though the run's register peak is its."""
+    problem = Problem(seq_len_q=256, seq_len_kv=16384, head_dim=128, heads=2)
+    res = explore("h200", "fa2", problem, kernel="flash-attn-2", block_q=[64, 128], block_kv=[64, 128], jobs=1)
+    assert "split-KV" in res.kernel_info["kernel"] and res.registers_by == "flash-attn-2's 4 warps hold"
+    tiles = {(c.block_q, c.block_kv): c for c in res.candidates}
+    for (b_r, b_c), c in tiles.items():
+        assert c.registers_bytes == (b_r * b_c + b_r * 128 + 2 * b_r) * 4, (b_r, b_c)
+        assert c.registers_fit == (c.registers_bytes <= 114_176), (b_r, b_c)
+    assert not tiles[128, 128].registers_fit and tiles[128, 64].registers_fit and tiles[64, 128].registers_fit
+    setup = prepare(load_profile("h200"), "fa2", problem, options=Options(kernel="flash-attn-2"))
+    run = dict(run_launches(setup, "count", None).registers.by_kernel)
+    assert run["splitkv"] == (64 * 128 + 64 * 128 + 2 * 64) * 4 < run["combine"]
+
+
 @pytest.mark.parametrize("kernel,problem", [
-    ("flash-attn-2", Problem(seq_len=2048, head_dim=256, heads=4)),   # few query blocks: split-KV
     ("flash-attn-3", Problem(seq_len=4096, head_dim=128, heads=16)),  # warpgroups: other registers a thread
 ])
 def test_where_the_warps_are_not_checked_the_cap_is_the_profiles(kernel, problem):
-    """Not checked against the warps (iosim.studies.explore.registers): flash-attn 2's split-KV
-    forward, whose run's register peak is the combine kernel's, and the Hopper presets."""
+    """Not checked against the warps (iosim.studies.explore.registers): the Hopper presets."""
     res = explore("h200", "fa2", problem, kernel=kernel, block_q=[64], block_kv=[64], jobs=1)
     assert res.kernel.registers_capacity_bytes == 262_144 and res.registers_by == ""
 

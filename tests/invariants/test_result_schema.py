@@ -110,3 +110,17 @@ def test_json_keys_are_ascii():
 
     walk(golden)
     assert not bad, sorted(bad)
+
+
+def test_each_kernel_launchs_own_peaks():
+    """A run whose schedule names its kernel launches (ctx.kernel) gives each launch's own peak
+    of shared memory and registers; the run's peak is the largest of them (and of what runs
+    outside every launch). A schedule that names none gives none."""
+    problem = Problem(seq_len=512, head_dim=64, heads=2)
+    d = simulate("h200", "fa2", problem, passes="forward+backward", options=Options(kernel="flash-attn-2")).to_dict()
+    VALIDATOR.validate(d)
+    for level in ("sram", "registers"):
+        own = d[level]["peak_bytes_by_kernel"]
+        assert {"dot_do_o", "dq_dk_dv", "convert_dq"} <= set(own) and max(own.values()) <= d[level]["peak_bytes"]
+    assert d["registers"]["peak_bytes_by_kernel"]["dq_dk_dv"] == d["registers"]["peak_bytes"]
+    assert "peak_bytes_by_kernel" not in simulate("h200", "fa2", problem).to_dict()["registers"]

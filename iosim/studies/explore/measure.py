@@ -38,6 +38,7 @@ from ...run import Options, Setup, prepare
 from ...run.launches import run_launches
 from ...workload.problem import BlockSizes, Problem
 from ..schedule_files import resolve_schedule
+from .registers import tile_registers
 
 #: shared memory given to the first count, so a tile that does not fit is still counted
 UNLIMITED_BYTES = 1 << 60
@@ -114,7 +115,7 @@ def kernel_setup(base: Setup, blocks: tuple[int, int], options: Options) -> Setu
 
 def measure(blocks: tuple[int, int]) -> tuple:
     """The first count of one tile, as plain numbers: (B_r, B_c, shared memory need,
-    registers, HBM read, HBM write, time min, time max, bound, tile steps per head,
+    registers (:func:`~.registers.tile_registers`), HBM read, HBM write, time min, time max, bound, tile steps per head,
     kernel model used). Counted once per worker setup: the grid's search for the tiles
     that fit asks for the same counts the ranking then reads (:func:`measured`)."""
     memo = _worker()["measured"]
@@ -135,7 +136,7 @@ def _measure(blocks: tuple[int, int]) -> tuple:
     w = _worker()
     lo, exact = time_bounds(r, w["profile"]) if w["cache"] else (r.time.predicted_s, True)
     hi = r.time.predicted_s
-    return (blocks[0], blocks[1], r.sram.peak_bytes, r.registers.peak_bytes, r.hbm.read_bytes, r.hbm.write_bytes,
+    return (blocks[0], blocks[1], r.sram.peak_bytes, tile_registers(r.registers), r.hbm.read_bytes, r.hbm.write_bytes,
             hi if exact else min(lo, hi), hi, r.time.bound, setup.steps_per_head, bool(r.kernel_times))
 
 

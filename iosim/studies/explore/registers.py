@@ -6,9 +6,9 @@ Without a real kernel: the profile's register file per block, the paper's machin
 ``--kernel flash-attn-2``'s forward of one launch, every tile keeps the kernel's warps, so its
 S_ij and O_i accumulator must also fit what those warps hold without spilling
 (:func:`~iosim.kernels.tile_tables.warps_register_bytes`; the kernel compiles to 255 registers
-a thread, and all its warps hold tile fragments). Not checked against the warps: flash-attn's
-split-KV forward (the run's register peak is its combine kernel's, which iosim does not
-separate from the tile's), the backward (iosim's register count keeps dK_j, dV_j, S_ij, dP_ij
+a thread, and all its warps hold tile fragments). Where flash-attn splits the keys, the split
+kernel's registers are checked (:func:`tile_registers`): its combine kernel runs a tile of its
+own. Not checked against the warps: the backward (iosim's register count keeps dK_j, dV_j, S_ij, dP_ij
 and dQaccum_i together, more than flash-attn's kernel holds), and the Hopper presets
 (flash-attn-3 and cuDNN split their warps between producers and consumers with other register
 counts a thread).
@@ -30,8 +30,7 @@ def register_capacity(profile: HardwareProfile, kernel: str | None, passes: str,
     if profile.registers is None:
         return None, ""
     cap = profile.registers.per_block_bytes
-    checked = (kernel == "flash-attn-2" and passes == "forward" and len(launches) == 1
-               and "num_splits" not in launches[0].kernel.schedule_options)
+    checked = kernel == "flash-attn-2" and passes == "forward" and len(launches) == 1
     warps = launches[0].tile.warps if checked else 0
     held = warps_register_bytes(warps)
     return (held, f"{kernel}'s {warps} warps hold") if warps and held < cap else (cap, "")
@@ -43,3 +42,15 @@ def warp_rows(kernel: str | None, passes: str, launches: tuple) -> int | None:
     if kernel is None or passes != "forward" or not launches:
         return None
     return math.gcd(MMA_STEP * launches[0].tile.warps, launches[0].tile.block_q)
+
+
+#: the kernel launch of flash-attn's split-KV forward that runs the tile (fa2_splitkv.py)
+SPLIT_KERNEL = "splitkv"
+
+
+def tile_registers(registers) -> int:
+    """The register bytes a tile takes a block, of a run's ``registers`` (a
+    :class:`~iosim.run.result.LevelOccupancy`): the run's peak, but the split kernel's where
+    flash-attn splits the keys, whose combine kernel runs a tile of its own (kBlockM rows of
+    every split, ``run_mha_fwd_splitkv_dispatch``), not B_r × B_c."""
+    return dict(registers.by_kernel).get(SPLIT_KERNEL, registers.peak_bytes)
