@@ -143,7 +143,7 @@ def _collect(problem: Problem, ctx: Context, tracker: ResidencyTracker, mode: st
     return Counted(
         tensors=tensors, hbm=hbm, kernels={k: {t: tuple(v) for t, v in ts.items()} for k, ts in kernels.items()},
         ops={k: v * bh for k, v in ledger.ops.items()}, kernel_ops=kernel_ops, link_bytes=link_bytes,
-        sram=_occupancy(tracker, "scratchpad"), registers=_occupancy(tracker, "registers"),
+        sram=_occupancy(tracker, "scratchpad", kernels), registers=_occupancy(tracker, "registers", kernels),
         cta_work={k: LaunchWork(bh, CtaRecords(v)) for k, v in ledger.cta_work.items()},
         outputs=outputs, watches=ctx.watches,
         requests=None if ctx.requests is None else tuple(ctx.requests), num_splits=ctx.num_splits,
@@ -180,10 +180,11 @@ def _tensors(problem: Problem, ctx: Context, kernels: dict) -> dict[str, TensorT
     return tensors
 
 
-def _occupancy(tracker: ResidencyTracker, role: str) -> LevelOccupancy:
+def _occupancy(tracker: ResidencyTracker, role: str, kernels: dict) -> LevelOccupancy:
+    """One level's peaks: the run's, and those of each launch it named that moved data (``kernels``)."""
     use = tracker.use[role]
     return LevelOccupancy(use.level, use.peak, use.capacity_bytes, use.enforced, tuple(use.peak_tiles),
-                          tuple(use.kernel_peaks.items()))
+                          tuple((k, peak) for k, peak in use.kernel_peaks.items() if k in kernels))
 
 
 __all__ = ["Counted", "count_launch", "level_names"]

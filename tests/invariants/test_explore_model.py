@@ -264,6 +264,11 @@ def test_where_flash_attn_splits_the_keys_the_split_kernels_registers_are_checke
     setup = prepare(load_profile("h200"), "fa2", problem, options=Options(kernel="flash-attn-2"))
     run = dict(run_launches(setup, "count", None).registers.by_kernel)
     assert run["splitkv"] == (64 * 128 + 64 * 128 + 2 * 64) * 4 < run["combine"]
+    own = explore("h200", "fa2-splitkv", problem, block_q=[64, 256], block_kv=[32], jobs=1)   # iosim's: no kernel
+    big = {(c.block_q, c.block_kv): c for c in own.candidates}[256, 32]
+    alone = simulate("h200", "fa2-splitkv", problem, blocks=(256, 32), options=Options(cache=False))
+    assert big.registers_bytes == alone.registers.peak_bytes > dict(alone.registers.by_kernel)["splitkv"]
+    assert not big.registers_fit
 
 
 @pytest.mark.parametrize("kernel,problem", [

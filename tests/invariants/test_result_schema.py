@@ -122,5 +122,7 @@ def test_each_kernel_launchs_own_peaks():
     for level in ("sram", "registers"):
         own = d[level]["peak_bytes_by_kernel"]
         assert {"dot_do_o", "dq_dk_dv", "convert_dq"} <= set(own) and max(own.values()) <= d[level]["peak_bytes"]
-    assert d["registers"]["peak_bytes_by_kernel"]["dq_dk_dv"] == d["registers"]["peak_bytes"]
+    own = d["registers"]["peak_bytes_by_kernel"]
+    assert own["dq_dk_dv"] == d["registers"]["peak_bytes"] > own["convert_dq"] > 0     # each its own, not the run's
+    assert "reduce_dkv" not in own and set(own) <= set(d["kernels"])   # MHA: dK, dV not reduced, no such launch
     assert "peak_bytes_by_kernel" not in simulate("h200", "fa2", problem).to_dict()["registers"]

@@ -136,7 +136,8 @@ def _measure(blocks: tuple[int, int]) -> tuple:
     w = _worker()
     lo, exact = time_bounds(r, w["profile"]) if w["cache"] else (r.time.predicted_s, True)
     hi = r.time.predicted_s
-    return (blocks[0], blocks[1], r.sram.peak_bytes, tile_registers(r.registers), r.hbm.read_bytes, r.hbm.write_bytes,
+    regs = tile_registers(r.registers, w["options"].kernel)
+    return (blocks[0], blocks[1], r.sram.peak_bytes, regs, r.hbm.read_bytes, r.hbm.write_bytes,
             hi if exact else min(lo, hi), hi, r.time.bound, setup.steps_per_head, bool(r.kernel_times))
 
 

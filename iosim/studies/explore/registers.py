@@ -48,9 +48,11 @@ def warp_rows(kernel: str | None, passes: str, launches: tuple) -> int | None:
 SPLIT_KERNEL = "splitkv"
 
 
-def tile_registers(registers) -> int:
+def tile_registers(registers, kernel: str | None) -> int:
     """The register bytes a tile takes a block, of a run's ``registers`` (a
-    :class:`~iosim.run.result.LevelOccupancy`): the run's peak, but the split kernel's where
-    flash-attn splits the keys, whose combine kernel runs a tile of its own (kBlockM rows of
-    every split, ``run_mha_fwd_splitkv_dispatch``), not B_r × B_c."""
-    return dict(registers.by_kernel).get(SPLIT_KERNEL, registers.peak_bytes)
+    :class:`~iosim.run.result.LevelOccupancy`): the run's peak, but with ``kernel``
+    flash-attn-2 where it splits the keys the split kernel's: flash-attn's combine kernel runs
+    a tile of its own (kBlockM rows of every split, ``run_mha_fwd_splitkv_dispatch``), not
+    B_r × B_c. (iosim's own ``fa2-splitkv``, without a kernel, holds its combine in the tile.)"""
+    own = dict(registers.by_kernel) if kernel == "flash-attn-2" else {}
+    return own.get(SPLIT_KERNEL, registers.peak_bytes)
