@@ -1,7 +1,7 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
 Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
-         [--metric-set lsu|launch|pipes|l2|local|dram|red|local-l2]
+         [--metric-set lsu|launch|pipes|l2|local|dram|red|local-l2|clock]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
   DIR/sdpa_configs.json (the grid, in launch order). Metrics this ncu does not know are
@@ -111,9 +111,12 @@ DRAM_METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_dura
 RED_METRICS = ["gpu__time_duration.sum", "smsp__inst_executed_op_global_red.sum",
                "smsp__sass_data_bytes_mem_global_op_red.sum", "lts__t_requests_srcunit_tex_op_red.sum",
                "lts__t_sectors_srcunit_tex_op_red.sum", "launch__grid_size", "launch__block_size"]
+#: the SMs' clock while the kernel ran (``--clock-control none`` leaves it to the GPU's boost)
+CLOCK_METRICS = ["gpu__time_duration.sum", "sm__cycles_elapsed.avg.per_second", "sm__cycles_elapsed.max",
+                 "gpc__cycles_elapsed.max", "dram__cycles_elapsed.avg.per_second"]
 METRIC_SETS = {"lsu": WANTED_METRICS, "launch": LAUNCH_METRICS, "pipes": PIPE_METRICS, "l2": L2_METRICS,
                "local": LOCAL_METRICS, "dram": DRAM_METRICS, "red": RED_METRICS,
-               "local-l2": LOCAL_L2_METRICS}
+               "local-l2": LOCAL_L2_METRICS, "clock": CLOCK_METRICS}
 
 #: the tiles of the re-read hypotheses in cudnn_configs.json (B_r for the forward, B_c for the
 #: backward); several are listed so the measurement, not this file, picks one
