@@ -107,7 +107,8 @@ class LevelOccupancy:
     capacity_bytes: int | None
     enforced: bool
     peak_tiles: tuple = ()
-    #: (kernel launch, its own peak bytes) for each launch the schedule names (``ctx.kernel``) that moved data
+    #: (kernel launch, its own peak bytes) for each launch the schedule names (``ctx.kernel``)
+    #: that moved data
     by_kernel: tuple = ()
 
     @property
