@@ -264,7 +264,7 @@ class ResidencyTracker:
         use.current += nbytes
         if use.current > use.peak:
             use.peak = use.current
-            use.peak_entries = [e for scope in self._scopes for e in scope.entries.values() if e.level == level_role]
+            use.peak_entries = self._resident(level_role)
             self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
         elif use.transient:   # below the peak, only live temporaries can overflow it
             self._check(level_role, "on-chip tiles do not fit in", "Choose smaller blocks (block_q, block_kv).")
@@ -276,8 +276,7 @@ class ResidencyTracker:
         saved = {}
         for role, use in self.use.items():
             saved[role] = use.peak, use.peak_entries
-            use.peak = use.current
-            use.peak_entries = [e for scope in self._scopes for e in scope.entries.values() if e.level == role]
+            use.peak, use.peak_entries = use.current, self._resident(role)
         return saved
 
     def close_kernel(self, kernel: str, saved: dict) -> None:
@@ -288,6 +287,10 @@ class ResidencyTracker:
             peak, entries = saved[role]
             if peak >= use.peak:
                 use.peak, use.peak_entries = peak, entries
+
+    def _resident(self, level_role: str) -> list:
+        """The allocations resident in one level now, in listing order."""
+        return [e for scope in self._scopes for e in scope.entries.values() if e.level == level_role]
 
     def _check(self, level_role: str, what: str, advice: str) -> None:
         use = self.use[level_role]

@@ -58,19 +58,20 @@ def combine_results(results: list[Result], **fields) -> Result:
     return dataclasses.replace(
         first, tensors=tensors, hbm=hbm, ops=ops, time=time, outputs=outputs, kernels=kernels, cache=cache,
         kernel_ops=kernel_ops, cta_work=cta_work, kernel_times=kernel_times,
-        sram=_largest([r.sram for r in results], results), registers=_largest([r.registers for r in results], results),
+        sram=_largest(results, "sram"), registers=_largest(results, "registers"),
         **fields,
     )
 
 
-def _largest(levels: list, results: list[Result]):
-    """The launches' largest peak of one level, with every launch's own peaks (a name two
-    launches share is told apart by its pass, as in :attr:`Result.kernels`)."""
+def _largest(results: list[Result], level: str):
+    """The launches' largest peak of one ``level`` ("sram", "registers"), with every launch's own
+    peaks (a name two launches share is told apart by its pass, as in :attr:`Result.kernels`)."""
     by_kernel: dict = {}
-    for level, r in zip(levels, results):
-        for name, peak in level.by_kernel:
+    for r in results:
+        for name, peak in getattr(r, level).by_kernel:
             by_kernel[name if name not in by_kernel else f"{name} ({r.passes})"] = peak
-    return dataclasses.replace(max(levels, key=lambda o: o.peak_bytes), by_kernel=tuple(by_kernel.items()))
+    largest = max((getattr(r, level) for r in results), key=lambda o: o.peak_bytes)
+    return dataclasses.replace(largest, by_kernel=tuple(by_kernel.items()))
 
 
 def _combined_caches(caches: list[CacheReport]) -> CacheReport:

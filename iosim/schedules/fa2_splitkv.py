@@ -25,6 +25,9 @@ from ..engine.blocks import Split
 from ..engine.tiles import maximum
 from .fa2 import fa2_forward
 
+#: the launch that runs the tiles (query block i, split s); the combine's is "combine"
+SPLIT_KERNEL = "splitkv"
+
 
 def fa2_splitkv_forward(ctx, num_splits: int, kv_descending: bool = False) -> None:
     """The split kernel over (query block, split), then the combine kernel.
@@ -37,7 +40,7 @@ def fa2_splitkv_forward(ctx, num_splits: int, kv_descending: bool = False) -> No
     if num_splits == 1:
         fa2_forward(ctx, kv_descending=kv_descending)
         return
-    with ctx.kernel("splitkv"):
+    with ctx.kernel(SPLIT_KERNEL):
         for i in ctx.q_blocks():
             for s in ctx.splits(visible_to=i):
                 with ctx.thread_block(("q", i.index, "split", s.index)):

@@ -20,6 +20,7 @@ import math
 
 from ...hardware import HardwareProfile
 from ...kernels.tile_tables import warps_register_bytes
+from ...schedules.fa2_splitkv import SPLIT_KERNEL
 from .tile_grid import MMA_STEP
 
 
@@ -42,10 +43,6 @@ def warp_rows(kernel: str | None, passes: str, launches: tuple) -> int | None:
     if kernel is None or passes != "forward" or not launches:
         return None
     return math.gcd(MMA_STEP * launches[0].tile.warps, launches[0].tile.block_q)
-
-
-#: the kernel launch of flash-attn's split-KV forward that runs the tile (fa2_splitkv.py)
-SPLIT_KERNEL = "splitkv"
 
 
 def tile_registers(registers, kernel: str | None) -> int:
