@@ -1,13 +1,14 @@
 """The L2 model in windows (iosim/models/cache/windows.py) against the exact model, kernel by
 kernel, on causal runs whose exact plans can still be played.
 
-    python benchmarks/l2_windows_check.py [--budget 1000000] [--quick]
+    python benchmarks/l2_windows_check.py [--budget 4000000] [--quick]
 
 For each problem: the exact model (``plan(...).play()``) and the windowed estimate at
-``--budget`` requests (what ``simulate`` gives past every other budget:
-``SAMPLE_REQUESTS``), every kernel whose thread blocks have unequal lengths (on the H200
-the only ones played in windows; on the MI300X, whose Infinity Cache sits behind the L2,
-every kernel). Prints one line per kernel: DRAM reads and write-backs over the exact
+``--budget`` requests (what ``simulate`` gives past every other budget: ``WINDOW_SHARE`` ×
+``SAMPLE_REQUESTS``, shared among a run's kernels), both played as ``simulate`` plays the
+profile's L2 (the H200's: two partitions of hashed 16-way sets, each SM's side), every kernel
+whose thread blocks have unequal lengths (on the H200 the only ones played in windows; on the
+MI300X, whose Infinity Cache sits behind the L2, every kernel). Prints one line per kernel: DRAM reads and write-backs over the exact
 model's (and, behind the L2, the reads reaching the Infinity Cache), the share of the
 requests counted, the two halves' spread, the shortest warm-up's reach, and the seconds each
 took; then the largest errors. Results: docs/cache.md.
@@ -16,10 +17,11 @@ took; then the largest errors. Results: docs/cache.md.
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 
 from iosim import Options, Problem, prepare
-from iosim.models.cache import plan, windows
+from iosim.models.cache import partitions, plan, windows
 from iosim.models.cache.uniform import uniform_programs
 from iosim.run import launches
 from iosim.run.count import count_launch
@@ -57,17 +59,20 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
         kv_of_q, leads_group, group = launches._head_order(launch.problem, launch.kernel is not None
                                                            and launch.kernel.batch_fastest)
         requests, heads = list(c.requests), launch.problem.heads_total
+        halves = launches._two_partitions(setup.profile)          # as simulate plays them: sides, sets
+        sets = dict(sides=functools.partial(partitions.sides, sm_count=setup.profile.sm_count) if halves else None,
+                    ways=setup.profile.cache.ways if halves else None)
         t = time.perf_counter()
         played = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
                       leads_group=leads_group, concurrency={r.kernel: slots for r in requests},
-                      outer_levels=outer).play()
+                      outer_levels=outer, **sets).play()
         exact = played.kernels
         t_exact = time.perf_counter() - t
         uniform = uniform_programs(requests, 64)
         unequal = {k: u for k, u in uniform.items() if outer or (u.lengths != u.lengths[0]).any()}
         t = time.perf_counter()
         got = windows.plan(unequal, {k: slots for k in unequal}, budget, heads=heads, capacity_bytes=capacity,
-                           kv_of_q=kv_of_q, leads_group=leads_group, group=group, outer_levels=outer)[1]()
+                           kv_of_q=kv_of_q, leads_group=leads_group, group=group, outer_levels=outer, **sets)[1]()
         t_windows = time.perf_counter() - t
         for k, g in got.items():
             e = exact[k]
@@ -84,7 +89,8 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=int, default=1_000_000)
+    ap.add_argument("--budget", type=int, default=4_000_000,
+                    help="a kernel's requests in windows (simulate: WINDOW_SHARE × SAMPLE_REQUESTS, shared)")
     ap.add_argument("--quick", action="store_true", help="the first four problems only")
     args = ap.parse_args()
     rows = []

@@ -166,10 +166,10 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 
 
 #: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
-#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32)
+#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32; figures of session 40)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.48 x the measured (5 within 10 %): it "
+    "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.23 x the measured (5 within 10 %): it "
     "places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, and both "
     "part from the GPU there (docs/validation/2026-12-04-l2-address.md)")
 
@@ -344,11 +344,12 @@ def _gqa_decode(problem: Problem) -> str | None:
 
 
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 54 such backwards, sessions 31-37)
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 54 such backwards, sessions 31-37;
+#: figures of session 40)
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 54 such backwards were 0.86-1.19 x the measured (47 within 10 %), where below "
+    "H200 the model's DRAM reads of 54 such backwards were 0.86-1.14 x the measured (48 within 10 %), where below "
     "that size 393 of 397 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\"). "
     "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
     "instantiation; d = 160 and 176 measured) read far more over many waves of thread blocks: the model gave "

@@ -16,12 +16,10 @@ import functools
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ..engine.blocks import BlockMask
 from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, elementwise_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
-from ..models.cache.frames import slots_reached
 from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
 from ..models.block_fill import ForwardGrid
@@ -37,7 +35,8 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
-from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, Launch, Setup
+from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, WINDOW_SHARE, Launch, Setup
+from .unrequested import tile_mask, with_unrequested
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -74,7 +73,7 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     if requests <= limit:
         return list(zip(plans, counted)), None
     for how in ("sampled", "windowed"):
-        sampled = [getattr(p, how)(max(1, SAMPLE_REQUESTS * p.requests // requests)) for p in plans]
+        sampled = [getattr(p, how)(*_budgets(p.requests, requests, limit)) for p in plans]
         if None not in sampled and sum(p.requests for p in sampled) <= limit:
             return list(zip(sampled, counted)), None
     why = f"its streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
@@ -82,6 +81,14 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
         return [None] * len(plans), f"{L2_OFF}{why}"
     raise ProblemError(f"the L2 model would play {requests:,} requests, more than {limit:,}, and no sample of them "
                        "fits: model the run without it (cache off, --no-cache)", field="cache")
+
+
+def _budgets(requests: int, total: int, limit: int) -> tuple[int, int]:
+    """A launch's share, by its ``requests`` of the run's ``total``, of the sample's budgets:
+    :data:`SAMPLE_REQUESTS` for a sample of the chunks, :data:`WINDOW_SHARE` times that for the
+    kernels played in windows, within ``limit``."""
+    return (max(1, SAMPLE_REQUESTS * requests // total),
+            max(1, min(limit, WINDOW_SHARE * SAMPLE_REQUESTS) * requests // total))
 
 
 def l2_by_default(setup: Setup) -> bool:
@@ -104,7 +111,7 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
         return [None if x is None else (played(x[0], MAX_REQUESTS), x[1]) for x in planned], why
     except PlayLimit:
         total = max(1, sum(x[0].requests for x in planned if x is not None))
-        windowed = [None if x is None else (x[0].windowed(max(1, SAMPLE_REQUESTS * x[0].requests // total)), x[1])
+        windowed = [None if x is None else (x[0].windowed(*_budgets(x[0].requests, total, MAX_REQUESTS)), x[1])
                     for x in planned]
     if any(x is not None and x[0] is None for x in windowed):     # plans made without the intervals
         raise ProblemError("the L2 model cannot play this run: model it without the L2 (cache off, --no-cache)",
@@ -178,7 +185,7 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, 
 def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Result:
     """The models applied to one launch's counts (the L2 model's ``cache`` report, or None)."""
     profile, p = setup.profile, launch.problem
-    cache = _with_code(_with_frames(cache, launch), launch)
+    cache = with_unrequested(cache, launch)
     link_bytes = dict(c.link_bytes)
     if cache is not None:  # with the L2 modelled, only what misses it crosses the DRAM's own link
         dram = cache.total
@@ -195,36 +202,6 @@ def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Resul
         kernel_ops=c.kernel_ops, cache=cache, cta_work=c.cta_work,
     )
     return _with_kernel_times(result, setup, launch) if launch.tile is not None else result
-
-
-def _with_frames(cache, launch: Launch):
-    """The L2 model's report with the launch's spill-frame fills in its DRAM reads (a forward
-    kernel's, :mod:`iosim.kernels.spill_frames`): once per slot that runs a thread block
-    reaching the stores, by the blocks' key-block steps in launch order."""
-    frames = launch.kernel.frames if launch.kernel is not None else None
-    if cache is None or frames is None:
-        return cache
-    (kernel,) = cache.kernels
-    mask = _tile_mask(launch)
-    steps = [len(mask.active_kv(i)) for i in range(mask.q.num_blocks)]
-    slots = slots_reached(steps, [frames.reached(n) for n in steps], launch.problem.heads_total,
-                          cache.concurrency[kernel])
-    return cache.with_reads("frames", kernel, slots * frames.per_slot())
-
-
-def _with_code(cache, launch: Launch):
-    """The L2 model's report with each kernel's code in its DRAM reads (:mod:`iosim.kernels.flash_code`)."""
-    code = launch.kernel.code if launch.kernel is not None else None
-    if cache is None or not code:
-        return cache
-    for kernel, nbytes in code.items():
-        cache = cache.with_reads("code", kernel, nbytes)
-    return cache
-
-
-def _tile_mask(launch: Launch) -> BlockMask:
-    """The (query block, key block) pairs a real kernel's launch visits, at its tile."""
-    return BlockMask(launch.problem, BlockSizes(launch.tile.block_q, launch.tile.block_kv))
 
 
 def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:
@@ -339,7 +316,7 @@ def _forward_grid(launch: Launch) -> ForwardGrid:
     """The forward kernel's thread blocks in launch order, for its first wave's tiles."""
     p, k = launch.problem, launch.kernel
     kv_of, _, _ = _head_order(p, k is not None and k.batch_fastest)
-    return ForwardGrid(_tile_mask(launch), p.heads_total, kv_of, launch.schedule_options.get("num_splits", 1))
+    return ForwardGrid(tile_mask(launch), p.heads_total, kv_of, launch.schedule_options.get("num_splits", 1))
 
 
 def _measured_chains(result: Result, profile, tile, times: dict) -> dict:

@@ -108,7 +108,7 @@ def _l2_notes(capsys, *args) -> list:
 def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys):
     """docs/validation/2026-12-04-l2-address.md: a causal forward whose K/V head's K and V pass half
     an L2 partition (15.7 MB on the H200) is where the model's DRAM reads part from the GPU's
-    (0.84-2.48 x over 19 such forwards); the forward launch says so, with its bytes, and no other:
+    (0.84-2.23 x over 20 such forwards); the forward launch says so, with its bytes, and no other:
     not below half a partition, not a dense forward, not the backward."""
     for n, d, causal, noted in ((40000, 128, True, True), (28000, 128, True, False), (40000, 128, False, False),
                                 (65536, 64, True, True), (61000, 64, True, False), (16384, 256, True, True)):
@@ -139,7 +139,7 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_causal_forward_of_many_wav
 def test_the_l2_model_says_where_it_is_not_exact_in_a_long_backward(capsys):
     """docs/cache.md, "Sets": a backward whose query head's Q, dO and fp32 dQaccum rows
     (N_q · (4 d + 4 d_rounded) bytes at fp16 or bf16) pass half an L2 partition (15.7 MB on the H200) is where the
-    model's DRAM reads part from the GPU's (0.86-1.19 x over 49 such backwards); the backward launch
+    model's DRAM reads part from the GPU's (0.86-1.14 x over 54 such backwards); the backward launch
     says so, with its bytes, and not the forward; nor a backward below that size, however long its keys."""
     for n_q, n_kv, d, noted in ((32768, 32768, 64, True), (30000, 30000, 64, False), (16384, 16384, 128, True),
                                 (15000, 15000, 128, False), (4096, 65536, 64, False), (8192, 8192, 256, True),

@@ -35,25 +35,27 @@ class Plan:
 
     requests: int
     _play: Callable[[int | None], CacheReport]
-    _sample: Callable[[int], "Plan | None"] | None = None
-    _window: Callable[[int], "Plan | None"] | None = None
+    _sample: Callable[[int, int | None], "Plan | None"] | None = None
+    _window: Callable[[int, int | None], "Plan | None"] | None = None
 
     def play(self, limit: int | None = None) -> CacheReport:
         """The report; :class:`PlayLimit` before any stream that would take the requests
         played past ``limit``."""
         return self._play(limit)
 
-    def sampled(self, budget: int) -> "Plan | None":
+    def sampled(self, budget: int, in_windows: int | None = None) -> "Plan | None":
         """The same run estimated from a sample of its chunks of about ``budget`` requests
-        (:mod:`.sampled`); None where it cannot be (a cache behind the L2, too many blocks, a
-        kernel too large to expand)."""
-        return None if self._sample is None else self._sample(budget)
+        (:mod:`.sampled`), its kernels played in windows from about ``in_windows`` (default
+        ``budget``); None where it cannot be (a cache behind the L2, too many blocks, a kernel
+        too large to expand)."""
+        return None if self._sample is None else self._sample(budget, in_windows)
 
-    def windowed(self, budget: int) -> "Plan | None":
-        """The same run estimated from about ``budget`` requests, in windows of its rounds
-        (:mod:`.windows`) where :func:`_sampled_plan` says, the others from a sample of their
-        chunks; None where it cannot be (a plan made without the thread blocks' intervals)."""
-        return self.sampled(budget) if self._window is None else self._window(budget)
+    def windowed(self, budget: int, in_windows: int | None = None) -> "Plan | None":
+        """The same run estimated in windows of its rounds (:mod:`.windows`) where
+        :func:`_sampled_plan` says, from about ``in_windows`` requests (default ``budget``),
+        the others from a sample of their chunks of about ``budget``; None where it cannot be
+        (a plan made without the thread blocks' intervals)."""
+        return self.sampled(budget, in_windows) if self._window is None else self._window(budget, in_windows)
 
 
 def replay(requests: list, **kw) -> CacheReport:
@@ -102,14 +104,14 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
         built = {**programs, **_marked(head_programs([r for r in requests if r.kernel in lazy], chunk_rows),
                                        interleaved)}
         return {k: built[k] for k in kernels}
-    def sample(budget, windowed):
-        return _sampled_plan(programs, intervals() if windowed else None, lazy, costs, concurrency, budget,
-                             chunk_rows, outer_levels, None if windowed or uniform is None else
-                             (lambda b: sample(b, True)), **kw)
+    def sample(budget, in_windows, windowed):
+        return _sampled_plan(programs, intervals() if windowed else None, lazy, costs, concurrency,
+                             (budget, in_windows or budget), chunk_rows, outer_levels,
+                             None if windowed or uniform is None else (lambda b, w: sample(b, w, True)), **kw)
     return Plan(sum(costs.values()), lambda limit: replay_programs(every(), concurrency, outer_levels, method, limit,
                                                                    **kw),
-                lambda budget: None if lazy or outer_levels else sample(budget, False),
-                None if uniform is None else lambda budget: sample(budget, True))
+                lambda budget, w: None if lazy or outer_levels else sample(budget, w, False),
+                None if uniform is None else lambda budget, w: sample(budget, w, True))
 
 
 def _marked(programs: dict, interleaved) -> dict:
@@ -124,10 +126,10 @@ def _unequal(u) -> bool:
     return len(u.lengths) > 1 and bool((u.lengths != u.lengths[0]).any())
 
 
-def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, concurrency: dict, budget: int,
+def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, concurrency: dict, budget: tuple,
                   chunk_rows: int, outer_levels: tuple, windowed, *, group: int, **kw) -> Plan | None:
-    """Every head of every kernel from a sample of about ``budget`` requests, shared among the
-    kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, in
+    """Every head of every kernel from a sample of about ``budget`` requests (that of a sample
+    of the chunks, that of the windows), shared among the kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, in
     windows (:func:`.windows.plan`) for a kernel of unequal thread blocks, one not expanded
     (``lazy``), any kernel with caches behind the L2 (``outer_levels``), and one whose chunks
     cannot be sampled within its share (too many thread blocks, or too few chunks:
@@ -136,11 +138,12 @@ def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, 
     total = max(1, sum(costs.values()))
     parts = []
     for k, c in costs.items():
-        share = max(1, budget * c // total)
+        share, window_share = (max(1, b * c // total) for b in budget)
         in_windows = uniform is not None and (k in lazy or outer_levels or _unequal(uniform[k]))
         got = None if in_windows else sampled.plan({k: programs[k]}, concurrency, share, chunk_rows, **kw)
         if uniform is not None and (got is None or got[0] > share):
-            got = windows.plan({k: uniform[k]}, concurrency, share, group=group, outer_levels=outer_levels, **kw)
+            got = windows.plan({k: uniform[k]}, concurrency, window_share, group=group, outer_levels=outer_levels,
+                               **kw)
         if got is None:
             return None
         parts.append(got)
