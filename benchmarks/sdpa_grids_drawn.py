@@ -71,4 +71,12 @@ PROSPECTIVE_GRIDS = {
         200: ((1680, 397, 1, 5, 5, False, "fp16"),),
         212: ((15444, 15444, 1, 4, 2, True, "fp16"),),
         248: ((16, 49946, 4, 1, 1, False, "bf16"),)}),
+    # session 40: long causal runs, which the L2 model plays in windows of their rounds (past
+    # 4,000,000 requests), picked by that rule, not drawn, and predicted before they ran
+    # (docs/validation/2026-12-06-s40-windows.md)
+    "s40": dict(head_dims=(80, 64, 128, 96), configs={
+        80: ((100000, 100000, 2, 12, 3, True, "bf16"),),
+        64: ((98304, 98304, 1, 8, 2, True, "bf16"),),
+        128: ((131072, 131072, 1, 4, 1, True, "fp16"),),
+        96: ((80000, 80000, 1, 6, 6, True, "fp16"),)}),
 }
