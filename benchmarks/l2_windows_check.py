@@ -8,10 +8,11 @@ For each problem: the exact model (``plan(...).play()``) and the windowed estima
 ``SAMPLE_REQUESTS``, shared among a run's kernels), both played as ``simulate`` plays the
 profile's L2 (the H200's: two partitions of hashed 16-way sets, each SM's side), every kernel
 whose thread blocks have unequal lengths (on the H200 the only ones played in windows; on the
-MI300X, whose Infinity Cache sits behind the L2, every kernel). Prints one line per kernel: DRAM reads and write-backs over the exact
-model's (and, behind the L2, the reads reaching the Infinity Cache), the share of the
-requests counted, the two halves' spread, the shortest warm-up's reach, and the seconds each
-took; then the largest errors. Results: docs/cache.md.
+MI300X, whose Infinity Cache sits behind the L2, every kernel). Prints one line per kernel: DRAM
+reads and write-backs over the exact model's (and, behind the L2, the reads reaching the Infinity
+Cache), the share of the requests counted, the two halves' spread, the shortest warm-up's reach,
+and the seconds each took; then the largest errors. Results: docs/cache.md ("The windows' share";
+"Any length" has the one-LRU table of session 14).
 """
 
 from __future__ import annotations

@@ -166,7 +166,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 
 
 #: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
-#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32; figures of session 40)
+#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32;
+#: figures of session 40)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
     "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.23 x the measured (5 within 10 %): it "

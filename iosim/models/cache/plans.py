@@ -128,8 +128,9 @@ def _unequal(u) -> bool:
 
 def _sampled_plan(programs: dict, uniform: dict | None, lazy: set, costs: dict, concurrency: dict, budget: tuple,
                   chunk_rows: int, outer_levels: tuple, windowed, *, group: int, **kw) -> Plan | None:
-    """Every head of every kernel from a sample of about ``budget`` requests (that of a sample
-    of the chunks, that of the windows), shared among the kernels by their cost: of its chunks (:func:`.sampled.plan`), or, given ``uniform``, in
+    """Every head of every kernel from a sample of about ``budget`` requests (a pair: that of a
+    sample of the chunks, that of the windows), shared among the kernels by their cost: of its
+    chunks (:func:`.sampled.plan`), or, given ``uniform``, in
     windows (:func:`.windows.plan`) for a kernel of unequal thread blocks, one not expanded
     (``lazy``), any kernel with caches behind the L2 (``outer_levels``), and one whose chunks
     cannot be sampled within its share (too many thread blocks, or too few chunks:
