@@ -59,9 +59,10 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     :data:`~iosim.run.setup.MAX_REQUESTS` requests (past :data:`~iosim.run.setup.AUTO_REQUESTS`
     when it was not asked for) is modelled from a sample of about
     :data:`~iosim.run.setup.SAMPLE_REQUESTS` requests, of its chunks
-    (:mod:`iosim.models.cache.sampled`) or, where that is past the limit too or cannot be
-    made, in windows of its thread blocks' rounds (:mod:`iosim.models.cache.windows`), the
-    budget shared among the launches by their requests."""
+    (:mod:`iosim.models.cache.sampled`) or, for kernels out of lockstep and where that is past
+    the limit too or cannot be made, in windows of its thread blocks' rounds
+    (:mod:`iosim.models.cache.windows`) from :data:`~iosim.run.setup.WINDOW_SHARE` times as
+    many, the budgets shared among the launches by their requests (:func:`_budgets`)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
