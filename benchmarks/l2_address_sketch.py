@@ -169,10 +169,10 @@ def launch_stream(run, kernel: str | None = None):
     raise SystemExit(f"no {kernel} launch")
 
 
-def flash_forward(problem):
-    """``run`` for :func:`launch_stream`: PyTorch's flash-attn 2 forward of ``problem`` on the H200."""
+def flash_forward(problem, passes: str = "forward"):
+    """``run`` for :func:`launch_stream`: PyTorch's flash-attn 2 ``passes`` of ``problem`` on the H200."""
     from iosim import Options, load_profile, simulate
-    return lambda: simulate(load_profile("h200"), "fa2", problem, passes="forward",
+    return lambda: simulate(load_profile("h200"), "fa2", problem, passes=passes,
                             options=Options(kernel="flash-attn-2", cache=True))
 
 
@@ -202,20 +202,21 @@ def rough_requests(cfg: dict) -> float:
     return cfg["batch"] * cfg["heads"] * (n_q / 128 + 1) * (n_kv / 64 + 1) * 2 * (0.5 if cfg["causal"] else 1)
 
 
-def measured_rows(raw: str, want: dict, maps: list, sample: int, max_requests: float) -> list:
-    """The sketch beside the measured DRAM reads of every forward of a run in ``raw`` whose config
-    has the fields ``want`` ((B, H, N, d) inputs, a main kernel, at most ``max_requests``)."""
+def measured_rows(raw: str, want: dict, maps: list, sample: int, max_requests: float, kernel: str = "main") -> list:
+    """The sketch beside the measured DRAM reads of every forward (``kernel`` "dq_dk_dv": backward) of a
+    run in ``raw`` whose config has the fields ``want`` ((B, H, N, d) inputs, at most ``max_requests``)."""
     from iosim.gpu import sdpa
     rows = []
     for cfg, problem, launches in sdpa.raw_configs(raw):
         if any(cfg.get(k) != v for k, v in want.items()) or cfg.get("layout", "bhnd") != "bhnd":
             continue
-        main_launch = [x for x in launches if sdpa.label(x["name"]) == "main"]
+        main_launch = [x for x in launches if sdpa.label(x["name"]) == kernel]
         if not main_launch or rough_requests(cfg) > max_requests:
             continue
         measured = sdpa.measured_classes(main_launch[0]["metrics"])["dram_read"]
         t = time.time()
-        got = sketch(flash_forward(problem), maps, sample)
+        got = sketch(flash_forward(problem, "forward+backward" if kernel == "dq_dk_dv" else "forward"), maps,
+                     sample, kernel)
         rows.append({"config": cfg, "measured": measured, **got})
         cells = " | ".join(f"{got[k] / measured:.2f}" for k in ["model", *maps])
         print(f"| {json.dumps(cfg)} | {measured / 1e6:.1f} | {cells} |  ({got['requests']:,} requests, "
@@ -251,6 +252,8 @@ def main(argv=None) -> None:
     ap.add_argument("--max-requests", type=float, default=float("inf"),
                     help="skip configs of more requests than this (roughly: rough_requests)")
     ap.add_argument("--json", help="write the rows here too")
+    ap.add_argument("--kernel", default="main", choices=("main", "dq_dk_dv"),
+                    help="the forward's main kernel (default) or the backward's")
     a = ap.parse_args(argv)
     maps = a.maps.split(",")
     if any(m not in MAPS for m in maps):
@@ -258,7 +261,7 @@ def main(argv=None) -> None:
     if (a.raw is None) == (a.grid is None):
         raise SystemExit("give a run's directory or --grid NAME")
     rows = grid_rows(a.grid, maps, a.sample, a.max_requests) if a.grid else \
-        measured_rows(a.raw, json.loads(a.match), maps, a.sample, a.max_requests)
+        measured_rows(a.raw, json.loads(a.match), maps, a.sample, a.max_requests, a.kernel)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
