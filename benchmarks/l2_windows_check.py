@@ -18,11 +18,10 @@ and the seconds each took; then the largest errors. Results: docs/cache.md ("The
 from __future__ import annotations
 
 import argparse
-import functools
 import time
 
 from iosim import Options, Problem, prepare
-from iosim.models.cache import partitions, plan, windows
+from iosim.models.cache import plan, windows
 from iosim.models.cache.uniform import uniform_programs
 from iosim.run import launches
 from iosim.run.count import count_launch
@@ -60,9 +59,7 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
         kv_of_q, leads_group, group = launches._head_order(launch.problem, launch.kernel is not None
                                                            and launch.kernel.batch_fastest)
         requests, heads = list(c.requests), launch.problem.heads_total
-        halves = launches._two_partitions(setup.profile)          # as simulate plays them: sides, sets
-        sets = dict(sides=functools.partial(partitions.sides, sm_count=setup.profile.sm_count) if halves else None,
-                    ways=setup.profile.cache.ways if halves else None)
+        sets = launches.partition_play(setup.profile)              # as simulate plays them: sides, sets
         t = time.perf_counter()
         played = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
                       leads_group=leads_group, concurrency={r.kernel: slots for r in requests},

@@ -231,12 +231,10 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
                else uniform_programs(recorded, 64))
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
-    halves = _two_partitions(profile)
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
-                sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None,
-                ways=profile.cache.ways if halves else None, interleaved=_interleaved(launch))
+                interleaved=_interleaved(launch), **partition_play(profile))
 
 
 def _interleaved(launch: Launch) -> Interleaved | None:
@@ -246,6 +244,15 @@ def _interleaved(launch: Launch) -> Interleaved | None:
     if k is None or not k.interleaved or not row_bytes(p):
         return None
     return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest)
+
+
+def partition_play(profile) -> dict:
+    """How the L2 model plays ``profile``'s L2 (:func:`iosim.models.cache.plan`'s ``sides`` and
+    ``ways``): two partitions of hashed sets, each resident slot's side by its SM; None each
+    for one LRU."""
+    halves = _two_partitions(profile)
+    return dict(sides=functools.partial(partitions.sides, sm_count=profile.sm_count) if halves else None,
+                ways=profile.cache.ways if halves else None)
 
 
 def _two_partitions(profile) -> bool:

@@ -230,11 +230,9 @@ def test_with_two_partitions_of_sets_a_causal_backward_in_windows_nears_the_exac
     come in bursts (a thread block's first tiles), so fewer rounds miss by more: 11 % under at
     100,000, 15 % over at 50,000 (docs/cache.md, "The windows' share"), which is why a kernel in
     windows takes WINDOW_SHARE times a sample's share."""
-    import functools
-    from iosim.models.cache import partitions
     problem = P(seq_len=32768, head_dim=64, heads=4, kv_heads=1, causal=True)
     profile = prepare("h200", "fa2", problem).profile
-    sets = dict(sides=functools.partial(partitions.sides, sm_count=profile.sm_count), ways=profile.cache.ways)
+    sets = launches.partition_play(profile)
     (requests, slots, kv_of_q, leads_group, group, heads), = _recorded("h200", "backward", "flash-attn-2", problem)
     capacity = profile.cache.capacity_bytes
     exact = plan(requests, heads_total=heads, capacity_bytes=capacity, group_size=group, kv_of_q=kv_of_q,
