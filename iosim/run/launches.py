@@ -62,34 +62,42 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     (:mod:`iosim.models.cache.sampled`) or, for kernels out of lockstep and where that is past
     the limit too or cannot be made, in windows of its thread blocks' rounds
     (:mod:`iosim.models.cache.windows`) from :data:`~iosim.run.setup.WINDOW_SHARE` times as
-    many, the budgets shared among the launches by their requests (:func:`_budgets`)."""
+    many (:func:`_budgets`). Each launch is decided and budgeted on its own, so a launch's DRAM
+    bytes do not depend on the passes run beside it."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
-    requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
-    if requests <= limit:
-        return list(zip(plans, counted)), None
-    for how in ("sampled", "windowed"):
-        sampled = [getattr(p, how)(*_budgets(p.requests, requests, limit)) for p in plans]
-        if None not in sampled and sum(p.requests for p in sampled) <= limit:
-            return list(zip(sampled, counted)), None
-    why = f"its streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
+    fitted = [_fitted(p, limit) for p in plans]
+    if None not in fitted:
+        return list(zip(fitted, counted)), None
+    requests = max(p.requests for p, f in zip(plans, fitted) if f is None)
+    why = f"a launch's streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
     if auto:             # not with the budgets in use: a windowed sample is about SAMPLE_REQUESTS
         return [None] * len(plans), f"{L2_OFF}{why}"
     raise ProblemError(f"the L2 model would play {requests:,} requests, more than {limit:,}, and no sample of them "
                        "fits: model the run without it (cache off, --no-cache)", field="cache")
 
 
-def _budgets(requests: int, total: int, limit: int) -> tuple[int, int]:
-    """A launch's share, by its ``requests`` of the run's ``total``, of the sample's budgets:
-    :data:`SAMPLE_REQUESTS` for a sample of the chunks, :data:`WINDOW_SHARE` times that for the
-    kernels played in windows, within ``limit``."""
-    return (max(1, SAMPLE_REQUESTS * requests // total),
-            max(1, min(limit, WINDOW_SHARE * SAMPLE_REQUESTS) * requests // total))
+def _fitted(plan, limit: int):
+    """``plan`` where it plays within ``limit`` requests; past that, a sample of its chunks, or
+    else windows of its rounds, that does (:func:`_budgets`); None where neither does."""
+    if plan.requests <= limit:
+        return plan
+    for how in ("sampled", "windowed"):
+        sampled = getattr(plan, how)(*_budgets(limit))
+        if sampled is not None and sampled.requests <= limit:
+            return sampled
+    return None
+
+
+def _budgets(limit: int) -> tuple[int, int]:
+    """A launch's sample budgets: :data:`SAMPLE_REQUESTS` for a sample of the chunks, and
+    :data:`WINDOW_SHARE` times that, within ``limit``, for its kernels played in windows."""
+    return SAMPLE_REQUESTS, min(limit, WINDOW_SHARE * SAMPLE_REQUESTS)
 
 
 def l2_by_default(setup: Setup) -> bool:
@@ -102,22 +110,25 @@ def _played(setup: Setup, planned: list, why: str | None) -> tuple[list, str | N
     """Each launch's (CacheReport, the count) for the (plan, count) of :func:`cache_plans`,
     played; where that would pass :data:`MAX_REQUESTS` (the heads' extension needed more
     heads than planned) or a sample of the chunks cannot be played from stack distances (a
-    chunk of two sizes), in windows of the rounds instead (:meth:`~iosim.models.cache.Plan.windowed`,
-    :data:`SAMPLE_REQUESTS` shared by the launches' requests)."""
+    chunk of two sizes), that launch in windows of the rounds instead
+    (:meth:`~iosim.models.cache.Plan.windowed`, :func:`_budgets`)."""
     parts = 2 if _two_partitions(setup.profile) else 1
 
     def played(plan, limit=None):
         return dataclasses.replace(plan.play(limit), partitions=parts)
-    try:
-        return [None if x is None else (played(x[0], MAX_REQUESTS), x[1]) for x in planned], why
-    except PlayLimit:
-        total = max(1, sum(x[0].requests for x in planned if x is not None))
-        windowed = [None if x is None else (x[0].windowed(*_budgets(x[0].requests, total, MAX_REQUESTS)), x[1])
-                    for x in planned]
-    if any(x is not None and x[0] is None for x in windowed):     # plans made without the intervals
-        raise ProblemError("the L2 model cannot play this run: model it without the L2 (cache off, --no-cache)",
-                           field="cache")
-    return [None if x is None else (played(x[0]), x[1]) for x in windowed], why
+
+    def one(x):
+        if x is None:
+            return None
+        try:
+            return played(x[0], MAX_REQUESTS), x[1]
+        except PlayLimit:
+            windowed = x[0].windowed(*_budgets(MAX_REQUESTS))
+        if windowed is None:                                       # a plan made without the intervals
+            raise ProblemError("the L2 model cannot play this run: model it without the L2 (cache off, --no-cache)",
+                               field="cache")
+        return played(windowed), x[1]
+    return [one(x) for x in planned], why
 
 
 def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:

@@ -73,7 +73,7 @@ def test_grid_s38_on_the_h100(compare):
     assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
     misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
-    assert len(main) == 20 and misses == {(136, "dq_dk_dv"): 0.874, (176, "dq_dk_dv"): 0.239, (212, "main"): 1.198}
+    assert len(main) == 20 and misses == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.239, (212, "main"): 1.198}
     errors = sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
                     if (r.get("seq_len_q") or r["seq_len"]) >= 2048)
     assert len(errors) == 12 and errors[-1] < 0.103 and statistics.median(errors) < 0.042

@@ -245,9 +245,9 @@ def test_with_two_partitions_of_sets_a_causal_backward_in_windows_nears_the_exac
         assert abs(got.stats.dram_read_bytes / exact.kernels["dq_dk_dv"].dram_read_bytes - 1) <= 0.05, budget
 
 
-def test_a_kernel_in_windows_takes_window_share_times_a_samples_share(monkeypatch):
-    """launches._budgets: a launch's share of the sample's budget, and WINDOW_SHARE times it for
-    its kernels in windows, within the run's limit."""
+def test_a_kernel_in_windows_takes_window_share_times_the_sample(monkeypatch):
+    """launches._budgets: every launch the sample's budget, and WINDOW_SHARE times it for its
+    kernels in windows, within the limit."""
     monkeypatch.setattr(launches, "SAMPLE_REQUESTS", 1_000_000)
-    assert launches._budgets(1, 4, 4_000_000) == (250_000, launches.WINDOW_SHARE * 250_000)
-    assert launches._budgets(1, 4, 2_000_000) == (250_000, 500_000)
+    assert launches._budgets(20_000_000) == (1_000_000, launches.WINDOW_SHARE * 1_000_000)
+    assert launches._budgets(2_000_000) == (1_000_000, 2_000_000)
