@@ -42,7 +42,8 @@ def rows(raw: str) -> list[dict]:
             out.append({"config": cfg, "forward": [
                 {"kernel": "decode" if "fprop" in x["name"] else "reduction", "grid": x["grid"],
                  "dram_read": x["metrics"].get("dram__bytes_read.sum", 0.0),
-                 "time_us": x["metrics"].get("gpu__time_duration.sum", 0.0) / 1e3} for x in fwd]})
+                 "time_us": x["metrics"].get("gpu__time_duration.sum", 0.0) / 1e3, "metrics": x["metrics"]}
+                for x in fwd]})
     return out
 
 

@@ -42,6 +42,26 @@ CUDNN_GRIDS = {
             (1, 2048, 16, 8, 8, False, "fp16"), (1, 512, 8, 32, 32, False, "fp16"), (1, 65536, 1, 4, 4, False, "fp16"),
             (1, 300, 3, 6, 3, False, "bf16"))
         for d in (64, 128)}),
+    # session 41: the decode forward's byte formulas (benchmarks/cudnn_decode_bytes.py), fixed from
+    # d = 64 and 128 at N_kv > 256, tried where they were not read: other head dims, N_kv <= 256
+    # (the 64x64x64 tile), larger groups, bf16
+    "s41-cudnn-decode": dict(head_dims=(64, 32, 80, 96, 192, 256), configs={
+        64: ((1, 200, 2, 8, 2, False, "fp16"), (1, 100, 3, 12, 4, False, "bf16"), (1, 5000, 2, 24, 3, False, "fp16"),
+             (1, 700, 1, 16, 16, False, "fp16")),
+        32: ((1, 3000, 2, 8, 2, False, "fp16"), (1, 200, 1, 4, 4, False, "fp16")),
+        80: ((1, 6000, 1, 8, 2, False, "fp16"), (1, 900, 4, 4, 4, False, "bf16")),
+        96: ((1, 20000, 1, 12, 4, False, "fp16"), (1, 300, 2, 8, 8, False, "fp16")),
+        192: ((1, 4096, 1, 8, 8, False, "fp16"), (1, 300, 3, 6, 3, False, "fp16")),
+        256: ((1, 16384, 1, 2, 1, False, "fp16"), (1, 1500, 2, 8, 4, False, "bf16"))}),
+    # session 41: the formulas as s41-cudnn-decode left them (committed before this grid ran), on
+    # shapes no grid had: d above 128 with B > 1 and GQA, N_kv off the key tile, B > 1 with H < 8
+    "s41-cudnn-decode2": dict(head_dims=(160, 224, 192, 256, 40, 120), configs={
+        160: ((1, 2500, 2, 4, 2, False, "bf16"), (1, 700, 3, 8, 8, False, "fp16")),
+        224: ((1, 9000, 1, 6, 3, False, "fp16"), (1, 260, 4, 4, 1, False, "fp16")),
+        192: ((1, 33000, 2, 2, 2, False, "bf16"),),
+        256: ((1, 5000, 3, 4, 4, False, "fp16"),),
+        40: ((1, 7000, 5, 4, 2, False, "fp16"), (1, 150, 2, 6, 6, False, "bf16")),
+        120: ((1, 40000, 2, 4, 4, False, "fp16"), (1, 1300, 6, 2, 1, False, "bf16"))}),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,

@@ -1,0 +1,126 @@
+"""cuDNN's decode forward (one query row): the bytes its two kernels move, as formulas, checked
+against Nsight Compute on every recorded launch (grid ``s30-cudnn-decode`` on the H200, session 32,
+and on an H100, session 41; grid ``s41-cudnn-decode`` on an H100: docs/validation/2026-12-06-cudnn-splits.md).
+
+The decode kernel (``…sm80_flash_fprop_wmma_f16_knob_{35_16x128,3_64x64}x…``, grid (S · ⌈d / 128⌉,
+H_kv, B): one thread block a split of a K/V head (two above d = 128), for every query head of
+its group; S from ``cudnn_splits_probe.splits``) and, where S > 1, ``cudnn::lean_reduction_kernel``
+(grid (1, H, B)). With g = H / H_kv query heads a K/V head, e = 2 bytes an element, R = Σ_j
+min(16, H − j · g) (a block's Q tile: 16 rows from query head j · g of its batch, cut at the
+batch's last head, not at the group's; the next groups' rows come too, unused), sectors of 32 bytes:
+
+* decode, loads, d ≤ 128: K and V once (4 · B · H_kv · N_kv · d: no row of a padded tile), Q's
+  tile once a block (S · B · R · d · e); above d = 128 the two blocks of a split each read all
+  of K and half of V (3/2 of K and V) and Q's tile again at every key tile of 128 rows
+  (2 · ⌈N_kv / 128⌉ · B · R · d · e);
+* decode, stores: with S > 1 every split's fp32 partial O of its g rows, and its max and sum
+  (fp32, laid out [s][b][h]: the LSU writes the sectors g floats touch); with S = 1, O (e bytes
+  an element) and the LSE (fp32, [b][h]);
+* reduction, loads: every split's partial O, and each (b, h)'s S maxima and sums, B · H · 4 bytes
+  apart (the sectors they touch; twice above d = 128); stores: O, and the LSE a sector a row.
+
+How the keys are shared among the splits does not show in these bytes at d ≤ 128; above, the Q
+term counts key tiles, not splits.
+
+The LSU's bytes (``l1tex__t_bytes_pipe_lsu_…``) are the target; the SASS cp.async bytes
+(``…_op_ldgsts``) equal the same loads but fall short of them on some launches by up to 0.06 %,
+by amounts that differ between the two GPUs (a counter's, as for flash-attn: docs/known-limits.md).
+
+    python benchmarks/cudnn_decode_bytes.py [RAW ...]     # default: both recorded runs
+
+prints one row a launch (measured against the formula) and exits 1 if an LSU count or a store
+count differs.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from cudnn_decode_table import rows  # noqa: E402
+from cudnn_splits_probe import splits  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RUNS = (os.path.join(ROOT, "docs/validation/2026-12-05-cudnn-decode/raw"),
+        os.path.join(ROOT, "docs/validation/2026-12-06-cudnn-splits/decode-h100"),
+        os.path.join(ROOT, "docs/validation/2026-12-06-cudnn-splits/decode-s41-h100"))
+METRICS = {"loads": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
+           "stores": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
+           "stores (SASS)": "smsp__sass_data_bytes_mem_global_op_st.sum",
+           "loads (SASS, cp.async)": "smsp__sass_data_bytes_mem_global_op_ldgsts.sum"}
+SECTOR, Q_TILE, E, HALF, KEY_TILE = 32, 16, 2, 128, 128
+
+
+def _sectors(lo: int, hi: int) -> int:
+    """32-byte sectors the bytes lo … hi − 1 touch."""
+    return (hi - 1) // SECTOR - lo // SECTOR + 1 if hi > lo else 0
+
+
+def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
+    """The decode kernel's bytes (see the module's docstring)."""
+    g, halves = h // h_kv, -(-d // HALF)
+    q_rows = sum(min(Q_TILE, h - j * g) for j in range(h_kv))
+    kv = 2 * b * h_kv * n_kv * d * E
+    if halves == 1:                     # Q once a block, K and V once
+        loads = kv + s * b * q_rows * d * E
+    else:                               # two blocks a split: all of K and half of V each, Q again every key tile
+        loads = kv * 3 // 2 + halves * -(-n_kv // KEY_TILE) * b * q_rows * d * E
+    if s > 1:
+        o, stats = 4 * s * b * h * d, 8 * s * b * h
+        lines = sum(_sectors(4 * ((k * b + i) * h + j * g), 4 * ((k * b + i) * h + j * g + g))
+                    for i in range(b) for k in range(s) for j in range(h_kv))
+        stores = o + 2 * SECTOR * lines
+    else:
+        o, stats = b * h * d * E, 4 * b * h
+        stores = o + SECTOR * sum(_sectors(4 * (i * h + j * g), 4 * (i * h + j * g + g))
+                                  for i in range(b) for j in range(h_kv))
+    return {"loads": loads, "stores": stores, "stores (SASS)": o + stats, "loads (SASS, cp.async)": loads}
+
+
+def reduction_bytes(b: int, h: int, d: int, s: int) -> dict:
+    """The reduction kernel's bytes (see the module's docstring)."""
+    partial, halves = 4 * s * b * h * d, -(-d // HALF)
+    stat_sectors = sum(len({4 * ((k * b + i) * h + j) // SECTOR for k in range(s)}) for i in range(b) for j in range(h))
+    return {"loads": partial + 2 * SECTOR * halves * stat_sectors, "stores": b * h * d * E + SECTOR * b * h,
+            "stores (SASS)": b * h * d * E + 4 * b * h, "loads (SASS, cp.async)": partial + 8 * s * b * h * halves}
+
+
+def check(raw: str) -> tuple[int, int, int]:
+    """(launches, LSU and store counts off the formulas, SASS cp.async counts off) of one run."""
+    launches = misses = sass = 0
+    for row in rows(raw):
+        cfg = row["config"]
+        b, h, n_kv, d = cfg["batch"], cfg["heads"], cfg["seq_len_kv"], cfg["head_dim"]
+        h_kv = cfg.get("kv_heads", h)
+        s = splits(n_kv, b * h_kv)
+        for launch in row["forward"]:
+            decode = launch["kernel"] == "decode"
+            want = decode_bytes(b, h, h_kv, n_kv, d, s) if decode else reduction_bytes(b, h, d, s)
+            got = {k: int(launch["metrics"].get(m) or 0) for k, m in METRICS.items()}
+            off = {k: got[k] - want[k] for k in METRICS if got[k] != want[k]}
+            launches += 1
+            misses += any(k != "loads (SASS, cp.async)" for k in off)
+            sass += "loads (SASS, cp.async)" in off
+            print(f"{'decode' if decode else 'reduction':9} {ast.literal_eval(launch['grid'])!s:13} d {d:3} "
+                  f"N_kv {n_kv:6,} B {b:2} H {h:2} (H_kv {h_kv:2}) S {s:2}: loads {got['loads']:12,} "
+                  f"{'= the formula' if 'loads' not in off else 'vs ' + format(want['loads'], ',')}"
+                  + (f"; off (measured − formula): {off}" if off else ""))
+    return launches, misses, sass
+
+
+def main(argv: list[str]) -> int:
+    total = bad = sass = 0
+    for raw in argv or RUNS:
+        print(raw)
+        n, m, s = check(raw)
+        total, bad, sass = total + n, bad + m, sass + s
+    print(f"{total - bad} of {total} launches: LSU loads and stores (LSU and SASS) as the formulas say; "
+          f"SASS cp.async loads off on {sass}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,47 @@
+"""Replay of the committed measurements of cuDNN's decode forward (no GPU needed): the split rule
+read from 300 configs' launch grids (benchmarks/cudnn_splits_probe.py), and the byte formulas of
+its two kernels against Nsight Compute on an H200 and an H100 (benchmarks/cudnn_decode_bytes.py;
+docs/validation/2026-12-06-cudnn-splits.md)."""
+
+import pathlib
+
+from conftest import load_module
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SPLITS = ROOT / "docs" / "validation" / "2026-12-06-cudnn-splits"
+probe = load_module("cudnn_splits_probe", ROOT / "benchmarks" / "cudnn_splits_probe.py")
+decode = load_module("cudnn_decode_bytes", ROOT / "benchmarks" / "cudnn_decode_bytes.py")
+
+
+def test_the_split_rule_gives_every_recorded_grid(capsys):
+    assert probe.check([str(SPLITS / "sweep.jsonl"), str(SPLITS / "boundary.jsonl")]) == 0
+    assert "300 of 300 configs" in capsys.readouterr().out
+
+
+def test_the_split_rule_at_its_edges():
+    splits = probe.splits
+    assert [splits(512, 1), splits(513, 1), splits(1000, 1), splits(1023, 1)] == [1, 4, 4, 8]
+    assert [splits(16384, p) for p in (4, 5, 33, 66, 67)] == [64, 32, 4, 2, 1]
+    # above d = 128 two blocks a split (a half of the head dim each), so two blocks and no reduction at 300 keys
+    assert probe.expected(dict(seq_len_kv=300, batch=1, heads=9, kv_heads=9, head_dim=256)) == ([2, 9, 1], None)
+
+
+def test_the_byte_formulas_give_every_recorded_launch(capsys):
+    # grid s30-cudnn-decode on the H200 and on an H100 (20 decode launches, 14 reductions each), grid
+    # s41-cudnn-decode on the H100 (12 and 11: d = 32-256, N_kv <= 256, B > 1 with H < 8)
+    assert [decode.check(raw)[:2] for raw in decode.RUNS] == [(34, 0), (34, 0), (23, 0)]
+
+
+def test_above_d_128_two_blocks_a_split_read_k_twice_and_q_every_key_tile():
+    b, h, h_kv, n_kv, d, s = 2, 8, 4, 1500, 256, 8
+    kv, rows, tiles = 2 * b * h_kv * n_kv * d * 2, 8 + 6 + 4 + 2, -(-n_kv // 128)
+    assert decode.decode_bytes(b, h, h_kv, n_kv, d, s)["loads"] == kv * 3 // 2 + 2 * tiles * b * rows * d * 2
+
+
+def test_a_block_loads_sixteen_q_rows_cut_at_the_batchs_last_head():
+    # 4 K/V heads of 4 query heads each: the blocks load 16, 12, 8 and 4 Q rows, not 4 each
+    b, h, h_kv, n_kv, d, s = 4, 16, 4, 4096, 64, 16
+    kv = 2 * b * h_kv * n_kv * d * 2
+    assert decode.decode_bytes(b, h, h_kv, n_kv, d, s)["loads"] == kv + s * b * (16 + 12 + 8 + 4) * d * 2
+    # the reduction reads every split's fp32 partial O, and each row's S maxima and sums a sector each
+    assert decode.reduction_bytes(b, h, d, s)["loads"] == 4 * s * b * h * d + 2 * 32 * s * b * h
