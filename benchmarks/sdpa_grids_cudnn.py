@@ -62,6 +62,11 @@ CUDNN_GRIDS = {
         256: ((1, 5000, 3, 4, 4, False, "fp16"),),
         40: ((1, 7000, 5, 4, 2, False, "fp16"), (1, 150, 2, 6, 6, False, "bf16")),
         120: ((1, 40000, 2, 4, 4, False, "fp16"), (1, 1300, 6, 2, 1, False, "bf16"))}),
+    # session 41: head dims that are no multiple of 16 (d = 40 and 120 of s41-cudnn-decode2 loaded
+    # 1.18-1.30 x K and V): the same two shapes at every such d to 168, for the pattern
+    "s41-cudnn-decode-odd": dict(head_dims=(40, 56, 72, 88, 104, 120, 136, 152, 168), configs={
+        d: ((1, 4096, 1, 4, 4, False, "fp16"), (1, 1000, 2, 8, 2, False, "fp16"))
+        for d in (40, 56, 72, 88, 104, 120, 136, 152, 168)}),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
