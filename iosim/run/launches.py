@@ -62,35 +62,36 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     (:mod:`iosim.models.cache.sampled`) or, for kernels out of lockstep and where that is past
     the limit too or cannot be made, in windows of its thread blocks' rounds
     (:mod:`iosim.models.cache.windows`) from :data:`~iosim.run.setup.WINDOW_SHARE` times as
-    many (:func:`_budgets`). Each launch is decided and budgeted on its own, so a launch's DRAM
-    bytes do not depend on the passes run beside it."""
+    many (:func:`_budgets`). Past the limit each launch is sampled on its own budgets, so its DRAM
+    bytes do not depend on the passes run beside it; within the limit every launch is played
+    whole (the limit bounds what a run holds in memory at once)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
     plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
+    requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
-    fitted = [_fitted(p, limit) for p in plans]
-    if None not in fitted:
-        return list(zip(fitted, counted)), None
-    requests = max(p.requests for p, f in zip(plans, fitted) if f is None)
-    why = f"a launch's streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
+    if requests <= limit:
+        return list(zip(plans, counted)), None
+    samples = [_sampled(p, limit) for p in plans]
+    if None not in samples:
+        return list(zip(samples, counted)), None
+    why = f"its streams would hold {requests:,} requests, more than {limit:,}, and no sample of them fits"
     if auto:             # not with the budgets in use: a windowed sample is about SAMPLE_REQUESTS
         return [None] * len(plans), f"{L2_OFF}{why}"
     raise ProblemError(f"the L2 model would play {requests:,} requests, more than {limit:,}, and no sample of them "
                        "fits: model the run without it (cache off, --no-cache)", field="cache")
 
 
-def _fitted(plan, limit: int):
-    """``plan`` where it plays within ``limit`` requests; past that, a sample of its chunks, or
-    else windows of its rounds, that does (:func:`_budgets`); None where neither does."""
-    if plan.requests <= limit:
-        return plan
+def _sampled(plan, limit: int):
+    """A sample of ``plan``'s chunks, or else windows of its rounds, within ``limit`` requests
+    (:func:`_budgets`); None where neither is."""
     for how in ("sampled", "windowed"):
-        sampled = getattr(plan, how)(*_budgets(limit))
-        if sampled is not None and sampled.requests <= limit:
-            return sampled
+        sample = getattr(plan, how)(*_budgets(limit))
+        if sample is not None and sample.requests <= limit:
+            return sample
     return None
 
 

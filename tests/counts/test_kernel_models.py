@@ -108,7 +108,7 @@ def _l2_notes(capsys, *args) -> list:
 def test_the_l2_model_says_where_it_is_not_exact_in_a_long_causal_forward(capsys):
     """docs/validation/2026-12-04-l2-address.md: a causal forward whose K/V head's K and V pass half
     an L2 partition (15.7 MB on the H200) is where the model's DRAM reads part from the GPU's
-    (0.84-2.10 x over 20 such forwards); the forward launch says so, with its bytes, and no other:
+    (0.84-2.13 x over 20 such forwards); the forward launch says so, with its bytes, and no other:
     not below half a partition, not a dense forward, not the backward."""
     for n, d, causal, noted in ((40000, 128, True, True), (28000, 128, True, False), (40000, 128, False, False),
                                 (65536, 64, True, True), (61000, 64, True, False), (16384, 256, True, True)):
