@@ -42,7 +42,7 @@ def test_the_formulas_predicted_grid_s41_decode2_at_head_dims_of_sixteens():
 
 
 def test_at_head_dims_no_multiple_of_16_the_reductions_are_exact_the_decode_kernels_not():
-    launches, misses, _ = decode.check(str(SPLITS / "decode-odd-h100"))
+    launches, misses = decode.check(str(SPLITS / "decode-odd-h100"))[:2]
     assert (launches, misses) == (36, 18)                   # 18 decode kernels, 18 reductions, d = 40-168
 
 
