@@ -47,9 +47,9 @@ KERNEL_HEAD_DIMS = (64, 128, 192, 256)
 #: a forward of one query row (N_q = 1) runs cuDNN's sm80 kernel and a reduction kernel; N_q ≥ 2 the sm90
 #: kernels (136 shapes, N_q 1-512, N_kv 1,024 and 8,192, d 64 and 128, MHA and GQA)
 DECODE_NOTE = ("kernel='cudnn': a forward of one query row (N_q = 1) runs cuDNN's sm80 flash_fprop_wmma kernel and "
-               "cudnn::lean_reduction_kernel, not the sm90 kernels the preset models (measured: "
-               "docs/validation/2026-12-04-s29-cudnn.md); no model of that path (iosim simulate --pass backward "
-               "models the backward alone)")
+               "cudnn::lean_reduction_kernel, not the sm90 kernels the preset models; their splits and bytes are "
+               "measured (docs/validation/2026-12-06-cudnn-splits.md) but not in the preset, which has no model of that "
+               "path (iosim simulate --pass backward models the backward alone)")
 REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one head's dK or dV
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
