@@ -44,9 +44,13 @@ import ast
 import os
 import sys
 
+import numpy as np
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cudnn_decode_table import rows  # noqa: E402
+from iosim.gpu.sectors import SECTOR, sectors  # noqa: E402
 from cudnn_splits_probe import splits  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -58,20 +62,15 @@ METRICS = {"loads": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
            "stores": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
            "stores (SASS)": "smsp__sass_data_bytes_mem_global_op_st.sum",
            "loads (SASS, cp.async)": "smsp__sass_data_bytes_mem_global_op_ldgsts.sum"}
-SECTOR, Q_TILE, E, HALF, KEY_TILE = 32, 16, 2, 128, 128
-
-
-def _sectors(lo: int, hi: int) -> int:
-    """32-byte sectors the bytes lo … hi − 1 touch."""
-    return (hi - 1) // SECTOR - lo // SECTOR + 1 if hi > lo else 0
+Q_TILE, E, HALF, KEY_TILE = 16, 2, 128, 128
 
 
 def _rows_sectors(rows: int, row_bytes: int, piece: int | None = None) -> int:
     """32-byte sectors that ``rows`` consecutive rows of ``row_bytes`` touch, each row (each
     ``piece`` bytes of it from its start, where given) on its own."""
-    piece = piece or row_bytes
-    return sum(_sectors(r * row_bytes + p, r * row_bytes + min(row_bytes, p + piece))
-               for r in range(rows) for p in range(0, row_bytes, piece))
+    offsets = np.arange(0, row_bytes, piece or row_bytes)
+    starts = np.arange(rows)[:, None] * row_bytes + offsets
+    return int(sectors(starts, np.minimum(row_bytes - offsets, piece or row_bytes)).sum())
 
 
 def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
@@ -83,22 +82,24 @@ def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
         loads = kv + s * b * q_rows * d * E
     else:                               # two blocks a split: all of K and half of V each, Q again every key tile
         loads = kv * 3 // 2 + halves * -(-n_kv // KEY_TILE) * b * q_rows * d * E
-    if s > 1:
+    groups = np.arange(h_kv) * g        # each block's statistics: g floats from its group's first head
+    if s > 1:                           # [s][b][h]: max and sum
         o, stats = 4 * s * b * h * d, 8 * s * b * h
-        lines = sum(_sectors(4 * ((k * b + i) * h + j * g), 4 * ((k * b + i) * h + j * g + g))
-                    for i in range(b) for k in range(s) for j in range(h_kv))
-        stores = o + 2 * SECTOR * lines
-    else:
+        rows = np.arange(s * b)[:, None] * h + groups
+        stores = o + 2 * SECTOR * int(sectors(4 * rows, 4 * g).sum())
+    else:                               # O in rows of d · e bytes, the LSE [b][h]
         o, stats = b * h * d * E, 4 * b * h
-        stores = SECTOR * _rows_sectors(b * h, d * E) + SECTOR * sum(_sectors(4 * (i * h + j * g), 4 * (i * h + j * g + g))
-                                  for i in range(b) for j in range(h_kv))
+        rows = np.arange(b)[:, None] * h + groups
+        stores = SECTOR * (_rows_sectors(b * h, d * E) + int(sectors(4 * rows, 4 * g).sum()))
     return {"loads": loads, "stores": stores, "stores (SASS)": o + stats, "loads (SASS, cp.async)": loads}
 
 
 def reduction_bytes(b: int, h: int, d: int, s: int) -> dict:
     """The reduction kernel's bytes (see the module's docstring)."""
     partial, halves = 4 * s * b * h * d, -(-d // HALF)
-    stat_sectors = sum(len({4 * ((k * b + i) * h + j) // SECTOR for k in range(s)}) for i in range(b) for j in range(h))
+    # each (b, h) reads its S maxima (and sums) B · H · 4 bytes apart: the distinct sectors they lie in
+    lying = 4 * (np.arange(s)[None, :] * b * h + np.arange(b * h)[:, None]) // SECTOR
+    stat_sectors = int((1 + (np.diff(lying, axis=1) > 0).sum(axis=1)).sum())
     return {"loads": partial + 2 * SECTOR * halves * stat_sectors,
             "stores": SECTOR * _rows_sectors(b * h, d * E, HALF * E) + SECTOR * b * h,
             "stores (SASS)": b * h * d * E + 4 * b * h, "loads (SASS, cp.async)": partial + 8 * s * b * h * halves}

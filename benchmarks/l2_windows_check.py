@@ -4,8 +4,8 @@ kernel, on causal runs whose exact plans can still be played.
     python benchmarks/l2_windows_check.py [--budget 4000000] [--quick]
 
 For each problem: the exact model (``plan(...).play()``) and the windowed estimate at
-``--budget`` requests (what ``simulate`` gives past every other budget: ``WINDOW_SHARE`` ×
-``SAMPLE_REQUESTS``, shared among a run's kernels), both played as ``simulate`` plays the
+``--budget`` requests (what ``simulate`` gives a launch past every other budget: ``WINDOW_SHARE`` ×
+``SAMPLE_REQUESTS``, shared among the launch's kernels), both played as ``simulate`` plays the
 profile's L2 (the H200's: two partitions of hashed 16-way sets, each SM's side), every kernel
 whose thread blocks have unequal lengths (on the H200 the only ones played in windows; on the
 MI300X, whose Infinity Cache sits behind the L2, every kernel). Prints one line per kernel: DRAM
@@ -88,7 +88,7 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--budget", type=int, default=4_000_000,
-                    help="a kernel's requests in windows (simulate: WINDOW_SHARE × SAMPLE_REQUESTS, shared)")
+                    help="a kernel's requests in windows (simulate: WINDOW_SHARE × SAMPLE_REQUESTS a launch)")
     ap.add_argument("--quick", action="store_true", help="the first four problems only")
     args = ap.parse_args()
     rows = []

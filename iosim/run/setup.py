@@ -79,8 +79,8 @@ MAX_REQUESTS = 20_000_000
 #: against: :mod:`iosim.models.cache.sampled`, :mod:`iosim.models.cache.windows`), a quarter
 #: of the default budget: about 2 s on the development machine
 SAMPLE_REQUESTS = AUTO_REQUESTS // 4
-#: a kernel played in windows of its rounds (:mod:`iosim.models.cache.windows`) takes this many
-#: times its share of SAMPLE_REQUESTS (within the budget): a span's DRAM reads come in bursts, so
+#: a launch played in windows of its rounds (:mod:`iosim.models.cache.windows`) takes this many
+#: times SAMPLE_REQUESTS (within the budget): a span's DRAM reads come in bursts, so
 #: the windows need more of the rounds than a sample of the chunks needs of its chunks
 #: (docs/cache.md, "The windows' share")
 WINDOW_SHARE = 4
