@@ -50,7 +50,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from cudnn_decode_table import rows  # noqa: E402
+from iosim.gpu.cudnn_lsu import q_tile_rows, stats_load_bytes, stats_store_bytes  # noqa: E402
 from iosim.gpu.sectors import SECTOR, sectors  # noqa: E402
+from iosim.workload.problem import Problem  # noqa: E402
 from cudnn_splits_probe import splits  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -62,7 +64,7 @@ METRICS = {"loads": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
            "stores": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
            "stores (SASS)": "smsp__sass_data_bytes_mem_global_op_st.sum",
            "loads (SASS, cp.async)": "smsp__sass_data_bytes_mem_global_op_ldgsts.sum"}
-Q_TILE, E, HALF, KEY_TILE = 16, 2, 128, 128
+E, HALF, KEY_TILE = 2, 128, 128
 
 
 def _rows_sectors(rows: int, row_bytes: int, piece: int | None = None) -> int:
@@ -75,32 +77,27 @@ def _rows_sectors(rows: int, row_bytes: int, piece: int | None = None) -> int:
 
 def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
     """The decode kernel's bytes (see the module's docstring)."""
-    g, halves = h // h_kv, -(-d // HALF)
-    q_rows = sum(min(Q_TILE, h - j * g) for j in range(h_kv))
+    p = Problem(head_dim=d, seq_len_q=1, seq_len_kv=n_kv, batch=b, heads=h, kv_heads=h_kv)
+    q_rows, halves = q_tile_rows(h, h_kv), -(-d // HALF)
     kv = 2 * b * h_kv * n_kv * d * E
     if halves == 1:                     # Q once a block, K and V once
         loads = kv + s * b * q_rows * d * E
     else:                               # two blocks a split: all of K and half of V each, Q again every key tile
         loads = kv * 3 // 2 + halves * -(-n_kv // KEY_TILE) * b * q_rows * d * E
-    groups = np.arange(h_kv) * g        # each block's statistics: g floats from its group's first head
     if s > 1:                           # [s][b][h]: max and sum
         o, stats = 4 * s * b * h * d, 8 * s * b * h
-        rows = np.arange(s * b)[:, None] * h + groups
-        stores = o + 2 * SECTOR * int(sectors(4 * rows, 4 * g).sum())
+        stores = o + stats_store_bytes(p, s)
     else:                               # O in rows of d · e bytes, the LSE [b][h]
         o, stats = b * h * d * E, 4 * b * h
-        rows = np.arange(b)[:, None] * h + groups
-        stores = SECTOR * (_rows_sectors(b * h, d * E) + int(sectors(4 * rows, 4 * g).sum()))
+        stores = SECTOR * _rows_sectors(b * h, d * E) + stats_store_bytes(p, s)
     return {"loads": loads, "stores": stores, "stores (SASS)": o + stats, "loads (SASS, cp.async)": loads}
 
 
 def reduction_bytes(b: int, h: int, d: int, s: int) -> dict:
     """The reduction kernel's bytes (see the module's docstring)."""
+    p = Problem(head_dim=d, seq_len_q=1, seq_len_kv=1, batch=b, heads=h)
     partial, halves = 4 * s * b * h * d, -(-d // HALF)
-    # each (b, h) reads its S maxima (and sums) B · H · 4 bytes apart: the distinct sectors they lie in
-    lying = 4 * (np.arange(s)[None, :] * b * h + np.arange(b * h)[:, None]) // SECTOR
-    stat_sectors = int((1 + (np.diff(lying, axis=1) > 0).sum(axis=1)).sum())
-    return {"loads": partial + 2 * SECTOR * halves * stat_sectors,
+    return {"loads": partial + stats_load_bytes(p, s),
             "stores": SECTOR * _rows_sectors(b * h, d * E, HALF * E) + SECTOR * b * h,
             "stores (SASS)": b * h * d * E + 4 * b * h, "loads (SASS, cp.async)": partial + 8 * s * b * h * halves}
 

@@ -26,24 +26,29 @@ def _text(path: str) -> str:
         return f.read()
 
 
-def rows(raw: str) -> list[dict]:
-    """One row per config: its fields, then the forward's launches (the decode kernel and the
-    reduction, when there is one) before the backward's."""
+def configs_and_launches(raw: str):
+    """(config, its launches) of every config of one run, in the run's order."""
     with open(os.path.join(raw, "cudnn_configs.json")) as f:
         grid = json.load(f)["grid"]
-    out = []
     for d, configs in grid.items():
         groups, _ = split_by_marker(read_launches(_text(os.path.join(raw, f"cudnn_d{d}.csv"))))
         if len(groups) != len(configs):
             raise SystemExit(f"{raw}: cudnn_d{d}.csv has {len(groups)} marked groups of launches for "
                              f"{len(configs)} configs; the run is incomplete or not this grid's")
-        for cfg, launches in zip(configs, groups):
-            fwd = [x for x in launches if "fprop" in x["name"] or "lean_reduction" in x["name"]]
-            out.append({"config": cfg, "forward": [
-                {"kernel": "decode" if "fprop" in x["name"] else "reduction", "grid": x["grid"],
-                 "dram_read": x["metrics"].get("dram__bytes_read.sum", 0.0),
-                 "time_us": x["metrics"].get("gpu__time_duration.sum", 0.0) / 1e3, "metrics": x["metrics"]}
-                for x in fwd]})
+        yield from zip(configs, groups)
+
+
+def rows(raw: str) -> list[dict]:
+    """One row per config: its fields, then the forward's launches (the decode kernel and the
+    reduction, when there is one) before the backward's."""
+    out = []
+    for cfg, launches in configs_and_launches(raw):
+        fwd = [x for x in launches if "fprop" in x["name"] or "lean_reduction" in x["name"]]
+        out.append({"config": cfg, "forward": [
+            {"kernel": "decode" if "fprop" in x["name"] else "reduction", "grid": x["grid"],
+             "dram_read": x["metrics"].get("dram__bytes_read.sum", 0.0),
+             "time_us": x["metrics"].get("gpu__time_duration.sum", 0.0) / 1e3, "metrics": x["metrics"]}
+            for x in fwd]})
     return out
 
 

@@ -26,7 +26,12 @@ import argparse
 import json
 import os
 import tempfile
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from iosim.kernels.cudnn_preset import decode_splits  # noqa: E402
 
 #: key lengths swept at B · H_kv = 1, 4 and 16
 N_KVS = (64, 100, 128, 192, 200, 255, 256, 257, 300, 384, 448, 500, 511, 512, 513, 640, 768, 1000, 1023, 1024,
@@ -60,20 +65,11 @@ def configs() -> list[dict]:
     return out
 
 
-#: the rule read from the sweep (H100 and H200, 132 SMs each): no split at N_kv <= 512 or where
-#: B · H_kv passes half the SMs; else the largest power of two up to MAX_SPLITS that leaves every
-#: split at least MIN_ROWS keys and B · H_kv · splits at most MAX_BLOCKS
-MIN_ROWS, MAX_SPLITS, MAX_BLOCKS, NO_SPLIT_KEYS = 128, 64, 256, 512
-
-
-def splits(n_kv: int, pairs: int, sm_count: int = 132) -> int:
-    """The key splits of cuDNN's decode forward for N_kv keys and ``pairs`` = B · H_kv, by the rule above."""
-    if n_kv <= NO_SPLIT_KEYS or 2 * pairs > sm_count:
-        return 1
-    s = MAX_SPLITS
-    while s > 1 and (-(-n_kv // s) < MIN_ROWS or pairs * s > MAX_BLOCKS):
-        s //= 2
-    return s
+def splits(n_kv: int, pairs: int) -> int:
+    """The key splits of cuDNN's decode forward for N_kv keys and ``pairs`` = B · H_kv: the rule read
+    from the sweep (H100 and H200, 132 SMs each), as the ``cudnn`` preset runs it
+    (:func:`iosim.kernels.cudnn_preset.decode_splits`)."""
+    return decode_splits(n_kv, pairs)
 
 
 def expected(cfg: dict) -> tuple[list, list | None]:

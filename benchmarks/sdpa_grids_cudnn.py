@@ -67,6 +67,16 @@ CUDNN_GRIDS = {
     "s41-cudnn-decode-odd": dict(head_dims=(40, 56, 72, 88, 104, 120, 136, 152, 168), configs={
         d: ((1, 4096, 1, 4, 4, False, "fp16"), (1, 1000, 2, 8, 2, False, "fp16"))
         for d in (40, 56, 72, 88, 104, 120, 136, 152, 168)}),
+    # session 42: the cudnn preset's decode forward (cudnn_decode schedule, iosim.gpu.cudnn_lsu), predicted
+    # (docs/validation/2026-12-06-cudnn-decode-preset/predictions.json) before it ran, on shapes no grid had: groups
+    # of 9 to 16 query heads (unmeasured), d = 48 and 112, 70 batches, S = 1 to 32 and bf16
+    "s42-cudnn-decode": dict(head_dims=(64, 128, 96, 32, 160, 224, 256, 80, 48, 112), configs={
+        64: ((1, 2500, 3, 24, 2, False, "bf16"), (1, 777, 1, 16, 1, False, "fp16")),
+        128: ((1, 50000, 1, 12, 12, False, "fp16"), (1, 3333, 5, 8, 8, False, "bf16")),
+        96: ((1, 10000, 2, 16, 4, False, "fp16"),), 32: ((1, 600, 7, 4, 2, False, "fp16"),),
+        160: ((1, 1800, 1, 10, 5, False, "bf16"),), 224: ((1, 7000, 2, 6, 2, False, "fp16"),),
+        256: ((1, 450, 4, 4, 4, False, "bf16"),), 80: ((1, 2048, 70, 2, 1, False, "fp16"),),
+        48: ((1, 1024, 2, 9, 3, False, "fp16"),), 112: ((1, 520, 1, 32, 2, False, "bf16"),)}),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,

@@ -88,6 +88,10 @@ SPLIT_TENSORS = (
                per_split=True),
     TensorSpec("LSEaccum", "q", None, "stats", ACCUM_DTYPE, "split-KV: each split's logsumexp, fp32",
                per_split=True),
+    TensorSpec("m_accum", "q", None, "stats", ACCUM_DTYPE, "cuDNN's split decode: each split's row maxima, fp32",
+               per_split=True),
+    TensorSpec("l_accum", "q", None, "stats", ACCUM_DTYPE, "cuDNN's split decode: each split's row sums, fp32",
+               per_split=True),
 )
 
 #: Buffers of the real kernels that the paper listings do not have (docs/spec/algorithms.md §7).

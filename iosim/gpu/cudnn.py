@@ -23,9 +23,13 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+
 from ..errors import IosimError, ProblemError
-from ..kernels.cudnn_preset import REDUCE_ELEMENTS, convert_dq_elements, cudnn_tiles, scheduler_bytes
+from ..kernels.cudnn_preset import (REDUCE_ELEMENTS, SCHEDULER_SECTOR, convert_dq_elements, cudnn_tiles,
+                                    persistent_grid, scheduler_bytes)
 from ..run import Options, simulate
+from .cudnn_lsu import LSU_LD, LSU_ST, decode_checks
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
 from .sdpa import TARGETS, config_of, within
@@ -36,15 +40,18 @@ SASS_LD, SASS_ST = "smsp__sass_data_bytes_mem_global_op_ld.sum", "smsp__sass_dat
 TMA_ST = "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_st.sum"
 TMA_RED = "l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_red.sum"
 DRAM_READ, DRAM_WRITE, TIME = "dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"
-#: what :func:`measure` asks ncu for
-METRICS = [XBAR, SASS_LD, SASS_ST, TMA_ST, TMA_RED, DRAM_READ, DRAM_WRITE, TIME]
+#: what :func:`measure` asks ncu for (the LSU's bytes for the decode forward's kernels)
+METRICS = [XBAR, SASS_LD, SASS_ST, TMA_ST, TMA_RED, LSU_LD, LSU_ST, DRAM_READ, DRAM_WRITE, TIME]
 #: ncu's options for cuDNN's launches: only the profiler ranges, the launch statistics section
 #: (cluster sizes among them), no rule analysis, demangled names
 NCU_OPTIONS = ["--profile-from-start", "off", "--section", "LaunchStats", "--apply-rules", "no",
                "--print-kernel-base", "demangled"]
 #: a part of cuDNN's kernel name -> its label here
-KERNELS = (("flash_fprop", "fprop"), ("compute_dot_do_o", "dot_do_o"), ("flash_bprop", "bprop"),
-           ("convert_dq_to_16bits", "convert_dq"), ("fmha_reduce_head", "reduce_head"))
+KERNELS = (("sm80_flash_fprop", "decode"), ("lean_reduction", "reduction"), ("flash_fprop", "fprop"),
+           ("compute_dot_do_o", "dot_do_o"), ("flash_bprop", "bprop"), ("convert_dq_to_16bits", "convert_dq"),
+           ("fmha_reduce_head", "reduce_head"))
+#: cuDNN's forward kernels' labels (the rest are the backward's)
+FORWARD_KERNELS = ("fprop", "decode", "reduction")
 
 
 def label(name: str) -> str:
@@ -105,14 +112,18 @@ def predicted_launches(result, profile) -> list[dict]:
     fwd_tiles = heads * -(-p.seq_len_q // fwd.block_q)
     bwd_tiles = heads * -(-p.seq_len_kv // bwd.block_kv) * bwd.blocks_per_tile
     acc = 4 * heads * (convert_dq_elements(p.seq_len_q, p.head_dim) - p.seq_len_q * p.head_dim)  # overlap, fp32
-    out = [("fprop", "main", [("loads", "load", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, sms)),
-                              ("O (TMA st)", "store", TMA_ST, wr("main", "O")),
-                              ("L (st)", "store", SASS_ST, wr("main", "L"))]),
-           ("dot_do_o", "dot_do_o", [("loads", "load", SASS_LD, rd("dot_do_o", "O", "dO")),
+    if "decode" in kb:      # one query row: cuDNN's sm80 decode kernel and its reduction (iosim.gpu.cudnn_lsu)
+        out = decode_checks(p, result.options["num_splits"], rd, wr, SASS_ST)
+    else:
+        out = [("fprop", "main", [("loads", "load", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, sms)),
+                                  ("O (TMA st)", "store", TMA_ST, wr("main", "O")),
+                                  ("L (st)", "store", SASS_ST, wr("main", "L"))])]
+    out += [("dot_do_o", "dot_do_o", [("loads", "load", SASS_LD, rd("dot_do_o", "O", "dO")),
                                      ("stores", "store", SASS_ST, wr("dot_do_o", "D", "dQaccum"))]),
            ("bprop", "dq_dk_dv", [
-               ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO", "L", "D") + scheduler_bytes(bwd_tiles, sms)),
-               ("L, D (ld)", "load", SASS_LD, rd("dq_dk_dv", "L", "D")),
+               ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO") + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms)
+                + scheduler_bytes(bwd_tiles, sms)),
+               ("L, D (ld)", "load", SASS_LD, rd("dq_dk_dv", "L", "D") * stats_load_copies(p)),
                ("dK, dV (TMA st)", "store", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")),
                ("dQaccum (TMA red)", "reduction", TMA_RED, wr("dq_dk_dv", "dQaccum"))]),
            ("convert_dq", "convert_dq", [("loads", "load", SASS_LD, rd("convert_dq", "dQaccum") + acc),
@@ -122,8 +133,33 @@ def predicted_launches(result, profile) -> list[dict]:
         over = 2 * kv * (convert_dq_elements(p.seq_len_kv, p.head_dim, REDUCE_ELEMENTS) - p.seq_len_kv * p.head_dim)
         out += [(f"reduce_head {t}", "reduce_dkv", [("loads", "load", SASS_LD, reduce[f"{t}_expanded"][0] + p.group_size * over),
                                                     ("stores", "store", SASS_ST, reduce[t][1] + over)]) for t in ("dK", "dV")]
-    return [{"kernel": k, "iosim": i, "pass": "forward" if k == "fprop" else "backward", "checks": c}
+    return [{"kernel": k, "iosim": i, "pass": "forward" if k in FORWARD_KERNELS else "backward", "checks": c}
             for k, i, c in out]
+
+
+def stats_xbar_bytes(p, schedule_bytes: int, tiles: int, sm_count: int) -> int:
+    """The bprop's loads of L and D through the crossbar: the schedule's bytes, but at one query row
+    the sectors each thread block's tiles touch, once (the L1 keeps them for its next tiles). There
+    a head's L (and D) is one fp32 value, 8 heads a sector; the persistent grid's block c takes
+    tiles c, c + grid, … (a static order; the kernel's counter hands them out as blocks finish,
+    so where a block takes several tiles the run's order may differ a little), in order of query
+    head, then key tile (measured: docs/validation/2026-12-06-cudnn-splits.md)."""
+    if p.seq_len_q != 1:
+        return schedule_bytes
+    grid = persistent_grid(tiles, sm_count)
+    units = np.arange(tiles)
+    sector_of = units // (tiles // (p.batch * p.heads)) // 8
+    pairs = np.unique(np.stack([units % grid, sector_of]), axis=1).shape[1]   # distinct (block, sector)
+    return 2 * SCHEDULER_SECTOR * pairs
+
+
+def stats_load_copies(p) -> int:
+    """How many times the bprop's instructions load each L and D value: 8 at one query row of
+    one batch, else once. Measured on all 14 such launches of the decode grids (H200 and H100,
+    d = 32-256, docs/validation/2026-12-06-cudnn-splits.md): 8 × the bytes in the SASS loads, none
+    more through the crossbar (the copies share a sector); at B ≥ 2 or N_q ≥ 2 once (every other
+    committed launch). Why B = 1 differs was not found."""
+    return 8 if p.seq_len_q == 1 and p.batch == 1 else 1
 
 
 def _check(quantity: str, kind: str, metric: str, predicted: int, measured: int, passes: str) -> dict:

@@ -19,8 +19,14 @@ What the launches show (names, grids, blocks, Nsight Compute's counters):
   d = 128 two thread blocks a tile, each loading all of it) and ``cudnn::convert_dq_to_16bits``;
   under GQA, two ``cudnn::fmha_reduce_head`` (dK, dV). That is ``fa2_kernel_backward`` with
   ``tma_box``, ``rounded_buffers=False`` and ``tile_blocks``.
-* a forward of one query row runs cuDNN's sm80 ``flash_fprop_wmma`` kernel and
-  ``lean_reduction_kernel`` instead: refused (:data:`DECODE_NOTE`).
+* a forward of one query row runs cuDNN's sm80 ``…flash_fprop_wmma_f16_knob_35_16x128xD…`` (128
+  threads; ``knob_3_64x64x64`` at N_kv ≤ 256) over (split, K/V head, batch), then, where the keys
+  are split, ``cudnn::lean_reduction_kernel`` (docs/validation/2026-12-06-cudnn-splits.md): the
+  ``cudnn_decode`` schedule on the decode layout's problem, with :func:`decode_splits` splits.
+  Refused where it was not measured (:func:`check_decode`): head dims that are no multiple of 16
+  (their loads are 1.17-1.30 × what the kernel's tiles hold), groups of more than 16 query heads
+  (a block's Q tile has 16 rows), GPUs without 132 SMs (the split rule's bounds, 66 and 256 blocks,
+  were read on 132-SM chips only).
 
 Outside the schedules (they are the kernels' bookkeeping, not the attention's tensors):
 the persistent kernels take tiles from an atomic counter, one 4-byte atomic per tile and
@@ -38,18 +44,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ProblemError, ScheduleError
+from ..workload.layouts import decode_layout
 from .tile_tables import KernelTile, gpu_info
 
 SOURCE = "cuDNN 9.19 via PyTorch 2.11 on an H200: launch names, grids and ncu counters (docs/validation/2026-12-01-cudnn.md)"
 #: the measured head dims' kernels run a head dim of 64, 128, 192 or 256 (d = 96 runs the 128 kernel,
 #: 160 the 192 one: docs/validation/2026-12-01-cudnn.md, 2026-12-04-s29-cudnn.md)
 KERNEL_HEAD_DIMS = (64, 128, 192, 256)
-#: a forward of one query row (N_q = 1) runs cuDNN's sm80 kernel and a reduction kernel; N_q ≥ 2 the sm90
-#: kernels (136 shapes, N_q 1-512, N_kv 1,024 and 8,192, d 64 and 128, MHA and GQA)
-DECODE_NOTE = ("kernel='cudnn': a forward of one query row (N_q = 1) runs cuDNN's sm80 flash_fprop_wmma kernel and "
-               "cudnn::lean_reduction_kernel, not the sm90 kernels the preset models; their splits and bytes are "
-               "measured (docs/validation/2026-12-06-cudnn-splits.md) but not in the preset, which has no model of that "
-               "path (iosim simulate --pass backward models the backward alone)")
+DECODE_SOURCE = ("cuDNN 9.19 via PyTorch 2.11 on an H200 and an H100: launch grids of 300 configs and ncu's LSU "
+                 "counters of 102 launches (docs/validation/2026-12-06-cudnn-splits.md)")
+#: the decode forward's split rule (docs/validation/2026-12-06-cudnn-splits.md): no split up to this many keys
+NO_SPLIT_KEYS = 512
+#: ... or past this many (batch, K/V head) pairs: half the SMs of the 132-SM chips it was read on
+MAX_SPLIT_PAIRS = 66
+MAX_SPLITS, MIN_SPLIT_KEYS, MAX_SPLIT_BLOCKS = 64, 128, 256
+#: the decode kernel's Q tile (rows) and the head-dim columns a thread block serves
+DECODE_Q_ROWS, DECODE_HALF = 16, 128
+#: the SM count of the GPUs the split rule was read on (an H200 and an H100 SXM)
+DECODE_SMS = 132
 REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one head's dK or dV
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
@@ -106,15 +118,61 @@ def check_problem(problem, profile, passes: str = "forward+backward") -> tuple[C
         raise ScheduleError("kernel='cudnn': causal attention with N_q ≠ N_kv was not measured; no model",
                             field="kernel")
     if "forward" in passes and problem.seq_len_q == 1:
-        raise ScheduleError(DECODE_NOTE, field="kernel")
+        check_decode(problem, profile)
     return tiles
+
+
+def check_decode(problem, profile) -> None:
+    """ScheduleError (one line) where the decode forward was not measured (see the module's docstring)."""
+    where = "docs/validation/2026-12-06-cudnn-splits.md"
+    if problem.head_dim % 16:
+        raise ScheduleError(f"kernel='cudnn': a forward of one query row at head dim {problem.head_dim} (no multiple "
+                            "of 16) is not modelled: cuDNN's decode kernel loaded 1.17-1.30 x what its tiles hold "
+                            f"there, unexplained ({where}); iosim simulate --pass backward models the backward alone",
+                            field="kernel")
+    if problem.group_size > DECODE_Q_ROWS:
+        raise ScheduleError(f"kernel='cudnn': a forward of one query row with {problem.group_size} query heads a K/V "
+                            f"head is not modelled: the decode kernel's Q tile has {DECODE_Q_ROWS} rows, and groups "
+                            f"above 8 were not measured ({where})", field="kernel")
+    if profile.sm_count != DECODE_SMS:
+        raise ScheduleError(f"kernel='cudnn': the decode forward's split rule was read on GPUs of {DECODE_SMS} SMs; "
+                            f"{profile.name} has {profile.sm_count}, where its bounds may differ ({where})",
+                            field="kernel")
+
+
+def decode_splits(n_kv: int, pairs: int) -> int:
+    """S, the key splits of cuDNN's decode forward for N_kv keys and ``pairs`` = B · H_kv: 1 where
+    N_kv ≤ 512 or pairs > 66; else the largest power of two ≤ 64 with ⌈N_kv / S⌉ ≥ 128 and
+    pairs · S ≤ 256 (read from 300 configs' launch grids, docs/validation/2026-12-06-cudnn-splits.md)."""
+    if n_kv <= NO_SPLIT_KEYS or pairs > MAX_SPLIT_PAIRS:
+        return 1
+    s = MAX_SPLITS
+    while s > 1 and (-(-n_kv // s) < MIN_SPLIT_KEYS or pairs * s > MAX_SPLIT_BLOCKS):
+        s //= 2
+    return s
+
+
+def decode_tile(problem, profile) -> CudnnTile:
+    """The decode kernel's tile: 16 query rows (a group's g ≤ 16), key blocks of 128."""
+    d = problem.head_dim
+    kd = 64 if d <= 64 else 128 if d <= 128 else 256
+    return CudnnTile(DECODE_Q_ROWS, 128, 4, f"sm80_flash_fprop_wmma_f16_knob_35_16x128x{kd}", kd,
+                     "one query row: a block a split of a K/V head's keys" + ("; two blocks a split" if d > 128 else ""),
+                     DECODE_SOURCE, f"{profile.name} (sm90)",
+                     time_model_note="roofline, a lower bound: no kernel time model for cuDNN's sm80 decode kernel "
+                                     "and its reduction (their times were not modelled)")
 
 
 def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
     """The ``cudnn`` preset's launches (``launch_cls``: :class:`iosim.kernels.plan.KernelLaunch`)."""
     fwd, bwd = check_problem(problem, profile, passes)
     out = []
-    if "forward" in passes:
+    if "forward" in passes and problem.seq_len_q == 1:
+        run = decode_layout(problem)
+        out.append(launch_cls("forward", "cudnn_decode", run, decode_tile(run, profile),
+                              {"num_splits": decode_splits(run.seq_len_kv, run.batch * run.heads),
+                               "halves": -(-run.head_dim // DECODE_HALF)}))
+    elif "forward" in passes:
         out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))
     if "backward" in passes:
         out.append(launch_cls("backward", "fa2_kernel_backward", problem, bwd,

@@ -14,6 +14,7 @@ from typing import Callable
 
 from ..errors import ScheduleError, require_choice
 from ..workload.layouts import decode_layout
+from .cudnn_decode import cudnn_decode
 from .fa1 import fa1_forward
 from .fa1_backward import fa1_backward
 from .fa2 import fa2_forward
@@ -52,7 +53,7 @@ SCHEDULES: dict[str, Algorithm] = {
 
 
 #: single passes that only the real-kernel presets run (iosim.kernels.plan names them here)
-KERNEL_PASSES: dict[str, Callable] = {"fa2_kernel_backward": fa2_kernel_backward}
+KERNEL_PASSES: dict[str, Callable] = {"fa2_kernel_backward": fa2_kernel_backward, "cudnn_decode": cudnn_decode}
 
 
 def get_algorithm(name: str) -> Algorithm:

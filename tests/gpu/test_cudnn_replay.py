@@ -113,10 +113,10 @@ def _measured(raw):
 
 def test_the_session_29_prospective_grid():
     """docs/validation/2026-12-04-s29-cudnn.md: 11 configurations no cuDNN grid had (N to 16,384,
-    ragged, decode, MQA, 128-256 heads, d = 32, 80, 112). Every byte of the ten that run the sm90
-    kernels exact but the bprop's crossbar loads (within ±0.05 %, the run's: 2026-12-02-cudnn-repeat);
-    the decode's forward ran cuDNN's sm80 kernel and lean_reduction_kernel, which the preset refuses
-    to model, by name."""
+    ragged, decode, MQA, 128-256 heads, d = 32, 80, 112). Every byte exact but the bprop's crossbar
+    loads (within ±0.05 %, the run's: 2026-12-02-cudnn-repeat); the decode's forward ran cuDNN's sm80
+    kernel and lean_reduction_kernel, which the preset has modelled since session 42 (then it refused
+    them, by name)."""
     from iosim.gpu import cudnn
     from iosim.gpu.sdpa import problem_of
     h200 = load_profile("h200")
@@ -126,9 +126,6 @@ def test_the_session_29_prospective_grid():
         if problem.seq_len_q == 1:
             assert any("lean_reduction_kernel" in x["name"] for x in launches)
             assert any("sm80_flash_fprop" in x["name"] for x in launches)
-            with pytest.raises(IosimError, match="lean_reduction_kernel"):
-                cudnn.compare(problem, launches, h200, cache=False)
-            continue
         for launch in cudnn.compare(problem, launches, h200, cache=False)["launches"]:
             for check in launch["checks"]:
                 seen += 1
@@ -136,7 +133,7 @@ def test_the_session_29_prospective_grid():
                     assert abs(check["measured"] / check["predicted"] - 1) <= BPROP_XBAR_EXCESS, (cfg, check)
                 else:
                     assert check["measured"] == check["predicted"], (cfg, launch["kernel"], check)
-    assert seen == 8 * 11 + 2 * 15
+    assert seen == 8 * 11 + 2 * 15 + 3 + 3 + 12     # the decode: its decode kernel, reduction and GQA backward
 
 
 def test_cudnn_dqaccum_is_the_head_dims_wide():
@@ -150,7 +147,7 @@ def test_cudnn_dqaccum_is_the_head_dims_wide():
 def test_cudnn_takes_another_path_for_one_query_row():
     """docs/validation/2026-12-04-s29-cudnn/paths/: 136 shapes through PyTorch's cuDNN backend; a
     forward of one query row runs the sm80 kernel and lean_reduction_kernel, N_q = 2 to 512 the sm90
-    kernels; the preset models the backward of one query row and refuses its forward."""
+    kernels; the preset models both (the forward's decode kernels since session 42)."""
     import json
     rows = json.loads((PROSPECTIVE / "paths" / "paths.json").read_text())["rows"]
     assert len(rows) == 136 and not any("error" in r for r in rows)
@@ -159,8 +156,8 @@ def test_cudnn_takes_another_path_for_one_query_row():
         assert fprop == (["fprop_sm80"] if r["n_q"] == 1 else ["fprop_sm90"]), r
         assert ("lean_reduction" in r["kernels"]) == (r["n_q"] == 1), r
     problem = Problem(seq_len_q=1, seq_len_kv=4096, head_dim=64, heads=16, kv_heads=4, batch=4)
-    with pytest.raises(IosimError, match="N_q = 1"):
-        simulate("h200", "fa2", problem, passes="forward", options=Options(kernel="cudnn", cache=False))
+    assert set(simulate("h200", "fa2", problem, passes="forward", options=Options(kernel="cudnn", cache=False)).kernels) \
+        == {"decode", "reduction"}
     assert simulate("h200", "fa2", problem, passes="backward", options=Options(kernel="cudnn", cache=False)).kernels
 
 
