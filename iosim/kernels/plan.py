@@ -109,6 +109,9 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     if algorithm not in ("fa2", "fa2-splitkv"):
         raise ProblemError(f"kernel={kernel!r} runs FlashAttention-2's loop order: use algorithm='fa2' "
                            f"(got {algorithm!r})", field="algorithm")
+    if num_splits is not None and kernel != "flash-attn-2":
+        raise ProblemError(f"kernel={kernel!r} picks its own key splits (num_splits is flash-attn-2's, whose split "
+                           "kernel it selects)", field="num_splits")
     if config is not None and kernel != "triton-fa2":
         raise ProblemError(f"kernel={kernel!r} picks its own tiles; a kernel config is for triton-fa2",
                            field="kernel_config")

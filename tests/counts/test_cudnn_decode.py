@@ -82,3 +82,11 @@ def test_the_l2_model_plays_it():
     kv = 2 * 2 * 8 * 8192 * 128 * 2
     assert kv <= r.cache.kernels["decode"].dram_read_bytes <= 1.01 * kv
     assert r.options["launches"][0]["time_model"].startswith("roofline, a lower bound")
+
+
+@pytest.mark.parametrize("kernel", ["cudnn", "flash-attn-3"])
+def test_a_kernel_with_its_own_splits_refuses_num_splits(kernel):
+    from iosim import ProblemError
+    p = Problem(head_dim=128, seq_len_q=1, seq_len_kv=8192, batch=2, heads=32, kv_heads=8)
+    with pytest.raises(ProblemError, match="picks its own key splits"):
+        simulate("h200", "fa2", p, passes="forward", options=Options(kernel=kernel, num_splits=4, cache=False))

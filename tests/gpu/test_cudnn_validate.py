@@ -168,6 +168,23 @@ def test_live_small_config(capsys):
     assert all(c["predicted"] == c["measured"] for r in rep["launches"] for c in r["checks"]), rep
 
 
+@pytest.mark.skipif(_live_reason() is not None, reason=str(_live_reason()))
+def test_live_decode_forward(capsys):
+    """One query row against 3,000 keys, 8 query heads on 2 K/V heads, B = 2, d = 64: cuDNN's sm80 decode
+    kernel over 16 splits, its reduction, then the backward; every count exact (the bprop's crossbar
+    loads within 0.05 %: its persistent blocks take tiles as they finish)."""
+    code = cli.main([*ARGS, "--seq-len-q", "1", "--seq-len-kv", "3000", "-d", "64", "-B", "2", "--heads", "8",
+                     "--kv-heads", "2", "--format", "json"])
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    rep = json.loads(out.out)
+    assert [r["kernel"] for r in rep["launches"]][:3] == ["decode", "reduction", "dot_do_o"]
+    for r in rep["launches"]:
+        for c in r["checks"]:
+            loose = 0.0005 * c["predicted"] if (r["kernel"], c["quantity"]) == ("bprop", "loads") else 0
+            assert abs(c["predicted"] - c["measured"]) <= loose, (r["kernel"], c)
+
+
 def test_run_in_ranges_profiles_only_the_second_run(monkeypatch):
     """The marker in a range of its own, one run outside any range, one inside (as sdpa_ncu.py)."""
     events = []
