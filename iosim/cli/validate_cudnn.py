@@ -4,8 +4,9 @@ under Nsight Compute, each launch beside the ``cudnn`` preset (:mod:`iosim.gpu.c
 The problem is checked first, as the preset checks it (a Hopper profile, fp16 or bf16,
 d ≤ 256, causal only with N_q = N_kv; a forward of one query row, cuDNN's decode kernels, at
 head dims that are multiples of 16, with groups of at most 16 query heads, on a 132-SM GPU):
-what it refuses is refused here, in one line, exit 2, before PyTorch or ncu is looked for. Exit 0 when every load count meets its target (the
-forward's exact, the backward's within 5 %), 1 otherwise; DRAM reads outside 10 % and
+what it refuses is refused here, in one line, exit 2, before PyTorch or ncu is looked for.
+Exit 0 when every load count meets its target (the forward's exact, the backward's within
+5 %), 1 otherwise; DRAM reads outside 10 % and
 stores or reductions that are not exact are marked but do not fail the run.
 """
 

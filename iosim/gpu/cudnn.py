@@ -121,8 +121,8 @@ def predicted_launches(result, profile) -> list[dict]:
     out += [("dot_do_o", "dot_do_o", [("loads", "load", SASS_LD, rd("dot_do_o", "O", "dO")),
                                      ("stores", "store", SASS_ST, wr("dot_do_o", "D", "dQaccum"))]),
            ("bprop", "dq_dk_dv", [
-               ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO") + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms)
-                + scheduler_bytes(bwd_tiles, sms)),
+               ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO") + scheduler_bytes(bwd_tiles, sms)
+                + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms)),
                ("L, D (ld)", "load", SASS_LD, rd("dq_dk_dv", "L", "D") * stats_load_copies(p)),
                ("dK, dV (TMA st)", "store", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")),
                ("dQaccum (TMA red)", "reduction", TMA_RED, wr("dq_dk_dv", "dQaccum"))]),
@@ -143,7 +143,8 @@ def stats_xbar_bytes(p, schedule_bytes: int, tiles: int, sm_count: int) -> int:
     a head's L (and D) is one fp32 value, 8 heads a sector; the persistent grid's block c takes
     tiles c, c + grid, … (a static order; the kernel's counter hands them out as blocks finish,
     so where a block takes several tiles the run's order may differ a little), in order of query
-    head, then key tile (measured: docs/validation/2026-12-06-cudnn-splits.md)."""
+    head, then key tile (read from the decode grids' 244 backward launches, H200 and H100:
+    docs/validation/2026-12-06-cudnn-decode-preset.md)."""
     if p.seq_len_q != 1:
         return schedule_bytes
     grid = persistent_grid(tiles, sm_count)
@@ -156,7 +157,7 @@ def stats_xbar_bytes(p, schedule_bytes: int, tiles: int, sm_count: int) -> int:
 def stats_load_copies(p) -> int:
     """How many times the bprop's instructions load each L and D value: 8 at one query row of
     one batch, else once. Measured on all 14 such launches of the decode grids (H200 and H100,
-    d = 32-256, docs/validation/2026-12-06-cudnn-splits.md): 8 × the bytes in the SASS loads, none
+    d = 32-256, docs/validation/2026-12-06-cudnn-decode-preset.md): 8 × the bytes in the SASS loads, none
     more through the crossbar (the copies share a sector); at B ≥ 2 or N_q ≥ 2 once (every other
     committed launch). Why B = 1 differs was not found."""
     return 8 if p.seq_len_q == 1 and p.batch == 1 else 1

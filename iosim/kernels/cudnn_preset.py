@@ -156,8 +156,8 @@ def decode_tile(problem, profile) -> CudnnTile:
     """The decode kernel's tile: 16 query rows (a group's g ≤ 16), key blocks of 128."""
     d = problem.head_dim
     kd = 64 if d <= 64 else 128 if d <= 128 else 256
-    return CudnnTile(DECODE_Q_ROWS, 128, 4, f"sm80_flash_fprop_wmma_f16_knob_35_16x128x{kd}", kd,
-                     "one query row: a block a split of a K/V head's keys" + ("; two blocks a split" if d > 128 else ""),
+    rule = "one query row: a block a split of a K/V head's keys" + ("; two blocks a split" if d > 128 else "")
+    return CudnnTile(DECODE_Q_ROWS, 128, 4, f"sm80_flash_fprop_wmma_f16_knob_35_16x128x{kd}", kd, rule,
                      DECODE_SOURCE, f"{profile.name} (sm90)",
                      time_model_note="roofline, a lower bound: no kernel time model for cuDNN's sm80 decode kernel "
                                      "and its reduction (their times were not modelled)")

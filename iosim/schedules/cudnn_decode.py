@@ -14,8 +14,9 @@ of a K/V head are g rows of one head. The keys are cut into S splits (the caller
    split load all of K_j and half of V_j. The engine tiles no head-dim columns, so the first block
    loads V_j and writes everything, the second loads Q and K only (every byte moved is counted;
    the second block's half-column products are counted whole, as in ``fa2_kernel_backward``).
-   A split walks no key block where it has none (S·⌈… /128⌉ key blocks, split as flash-attn's
-   splits are); at d ≤ 128 it loads its Q rows and writes its (empty) partial results anyway.
+   The key blocks are split as flash-attn's split kernel splits them (⌈T_c / S⌉ consecutive blocks
+   a split), so a split may have none; at d ≤ 128 it still loads its Q rows, and every split writes
+   its partial results (those of a split with no key: O = 0, m = −∞, ℓ = 0).
 2. Where S > 1, the reduction: every split's m and ℓ (read ``halves`` times: once for each half of
    the head dim) and partial O of the rows, then O = Σ_s w_s O_s / Σ_s w_s, w_s = e^{m_s − M} ℓ_s,
    M = max_s m_s, and L = M + log Σ_s w_s.

@@ -59,7 +59,7 @@ def test_the_output_is_attentions(b, h, h_kv, n_kv, d):
 
 
 def test_the_split_rule_at_its_edges():
-    assert [decode_splits(512, 1), decode_splits(513, 1), decode_splits(1000, 1), decode_splits(1023, 1)] == [1, 4, 4, 8]
+    assert [decode_splits(n, 1) for n in (512, 513, 1000, 1023)] == [1, 4, 4, 8]
     assert [decode_splits(16384, p) for p in (4, 5, 33, 66, 67)] == [64, 32, 4, 2, 1]
 
 
