@@ -26,11 +26,14 @@ def _text(path: str) -> str:
         return f.read()
 
 
-def configs_and_launches(raw: str):
-    """(config, its launches) of every config of one run, in the run's order."""
+def configs_and_launches(raw: str, measured_only: bool = False):
+    """(config, its launches) of every config of one run, in the run's order (``measured_only``: of
+    the head dims the run reached, where its budget ran out before the others)."""
     with open(os.path.join(raw, "cudnn_configs.json")) as f:
         grid = json.load(f)["grid"]
     for d, configs in grid.items():
+        if measured_only and not any(os.path.exists(os.path.join(raw, f"cudnn_d{d}.csv{z}")) for z in ("", ".gz")):
+            continue
         groups, _ = split_by_marker(read_launches(_text(os.path.join(raw, f"cudnn_d{d}.csv"))))
         if len(groups) != len(configs):
             raise SystemExit(f"{raw}: cudnn_d{d}.csv has {len(groups)} marked groups of launches for "

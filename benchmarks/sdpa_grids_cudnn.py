@@ -14,6 +14,15 @@ CUDNN_CONFIGS = (
     (1000, 1000, 1, 4, 4, True, "fp16"), (4096, 4096, 2, 8, 2, False, "fp16"),
 )
 
+#: grid s42-cudnn-decode's configs (session 42, predicted before they ran; see CUDNN_GRIDS)
+S42_DECODE = {
+    64: ((1, 2500, 3, 24, 2, False, "bf16"), (1, 777, 1, 16, 1, False, "fp16")),
+    128: ((1, 50000, 1, 12, 12, False, "fp16"), (1, 3333, 5, 8, 8, False, "bf16")),
+    96: ((1, 10000, 2, 16, 4, False, "fp16"),), 32: ((1, 600, 7, 4, 2, False, "fp16"),),
+    160: ((1, 1800, 1, 10, 5, False, "bf16"),), 224: ((1, 7000, 2, 6, 2, False, "fp16"),),
+    256: ((1, 450, 4, 4, 4, False, "bf16"),), 80: ((1, 2048, 70, 2, 1, False, "fp16"),),
+    48: ((1, 1024, 2, 9, 3, False, "fp16"),), 112: ((1, 520, 1, 32, 2, False, "bf16"),)}
+
 CUDNN_GRIDS = {
     # session 29, prospective (predictions first, benchmarks/sdpa_predict.py --backend cudnn): cuDNN's
     # fused attention on shapes its grid never had: N to 16,384, ragged N, decode, MQA, 128-256 heads,
@@ -70,13 +79,10 @@ CUDNN_GRIDS = {
     # session 42: the cudnn preset's decode forward (cudnn_decode schedule, iosim.gpu.cudnn_lsu), predicted
     # (docs/validation/2026-12-06-cudnn-decode-preset/predictions.json) before it ran, on shapes no grid had: groups
     # of 9 to 16 query heads (unmeasured), d = 48 and 112, 70 batches, S = 1 to 32 and bf16
-    "s42-cudnn-decode": dict(head_dims=(64, 128, 96, 32, 160, 224, 256, 80, 48, 112), configs={
-        64: ((1, 2500, 3, 24, 2, False, "bf16"), (1, 777, 1, 16, 1, False, "fp16")),
-        128: ((1, 50000, 1, 12, 12, False, "fp16"), (1, 3333, 5, 8, 8, False, "bf16")),
-        96: ((1, 10000, 2, 16, 4, False, "fp16"),), 32: ((1, 600, 7, 4, 2, False, "fp16"),),
-        160: ((1, 1800, 1, 10, 5, False, "bf16"),), 224: ((1, 7000, 2, 6, 2, False, "fp16"),),
-        256: ((1, 450, 4, 4, 4, False, "bf16"),), 80: ((1, 2048, 70, 2, 1, False, "fp16"),),
-        48: ((1, 1024, 2, 9, 3, False, "fp16"),), 112: ((1, 520, 1, 32, 2, False, "bf16"),)}),
+    "s42-cudnn-decode": dict(head_dims=(64, 128, 96, 32, 160, 224, 256, 80, 48, 112), configs=S42_DECODE),
+    # the three head dims of s42-cudnn-decode its first run's budget did not reach (the same configs)
+    "s42-cudnn-decode-rest": dict(head_dims=(80, 48, 112), configs={
+        d: S42_DECODE[d] for d in (80, 48, 112)}),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,

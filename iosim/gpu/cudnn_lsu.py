@@ -9,7 +9,8 @@ bytes the schedule has no tensor for, and the L1's tag stage counts whole 32-byt
   head (R = Σ_j min(16, H − j·g) rows a batch, not H): the later groups' rows come too, unused,
   once a block at d ≤ 128, again at every key tile of 128 above (:func:`q_extra_bytes`);
 * a block writes its group's g statistics (fp32: with S > 1 a max and a sum laid out [s][b][h],
-  else the LSE, [b][h]), which the counter sees as the sectors they touch (:func:`stats_store_bytes`);
+  else the LSE, [b][h]), 8 rows a store, which the counter sees as the sectors each store touches
+  (:func:`stats_store_bytes`);
 * the reduction reads each (b, h)'s S maxima and S sums, B·H·4 bytes apart, as the distinct
   sectors they lie in, once a half of the head dim (:func:`stats_load_bytes`), and stores the LSE
   a sector a row.
@@ -28,6 +29,9 @@ from .sectors import SECTOR, sectors
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
 KEY_TILE = 128
+#: rows of statistics one store instruction writes (grid s42-cudnn-decode, 12 query heads a group: the
+#: counter sees the sectors of rows 0-7 and of rows 8-11 apart; every group before had at most 8)
+STATS_ROWS = 8
 
 
 def q_tile_rows(heads: int, kv_heads: int) -> int:
@@ -49,8 +53,11 @@ def _group_rows(p, copies: int) -> np.ndarray:
 
 
 def stats_store_bytes(p, splits: int) -> int:
-    """LSU bytes of the decode kernel's statistics stores: the sectors each block's g floats touch."""
-    per_array = SECTOR * int(sectors(4 * _group_rows(p, splits), 4 * p.group_size).sum())
+    """LSU bytes of the decode kernel's statistics stores: the sectors each store of a block's g
+    floats touches, STATS_ROWS rows a store."""
+    pieces = np.arange(0, p.group_size, STATS_ROWS)
+    starts = _group_rows(p, splits)[..., None] + pieces
+    per_array = SECTOR * int(sectors(4 * starts, 4 * np.minimum(STATS_ROWS, p.group_size - pieces)).sum())
     return 2 * per_array if splits > 1 else per_array
 
 
