@@ -61,6 +61,11 @@ def test_a_block_loads_sixteen_q_rows_cut_at_the_batchs_last_head():
     assert decode.reduction_bytes(b, h, d, s)["loads"] == 4 * s * b * h * d + 2 * 32 * s * b * h
 
 
+PRESET = ROOT / "docs" / "validation" / "2026-12-06-cudnn-decode-preset"
+#: grid s42-cudnn-decode on an H100 (session 42): the first run reached 9 configs, the second the other 3
+S42_RUNS = (PRESET / "raw-h100", PRESET / "rest-h100")
+
+
 def _through_the_preset(raw: str):
     """(config, cudnn.compare's rows (cache off), or the ScheduleError) of every config of one run."""
     from iosim import ScheduleError, load_profile
@@ -68,7 +73,7 @@ def _through_the_preset(raw: str):
     from iosim.gpu.sdpa import problem_of
     table = load_module("cudnn_decode_table", ROOT / "benchmarks" / "cudnn_decode_table.py")
     h200 = load_profile("h200")
-    for cfg, launches in table.configs_and_launches(raw):
+    for cfg, launches in table.configs_and_launches(str(raw), measured_only=True):
         try:
             yield cfg, cudnn.compare(problem_of(cfg), launches, h200, cache=False)["launches"]
         except ScheduleError as exc:
@@ -98,6 +103,32 @@ def test_the_cudnn_preset_gives_every_recorded_launch_of_the_decode_forward():
                     else:
                         assert c["measured"] == c["predicted"], (cfg, row["kernel"], c)
     assert (forward, backward, loose) == (102, 244, 5)
+
+
+def test_grid_s42_predicted_before_it_ran():
+    """predictions.json (the preset at 14d9cb3, before the grid ran) against both runs: 197 of 198 counts
+    as predicted; the miss, the decode kernel's stores at 12 query heads a group (+3,072 B: its statistics
+    are stored 8 rows a store), was fixed after (cudnn_lsu.STATS_ROWS)."""
+    predict = load_module("cudnn_predict", ROOT / "benchmarks" / "cudnn_predict.py")
+    assert [predict.check(str(PRESET / "predictions.json"), str(raw)) for raw in S42_RUNS] == [1, 0]
+
+
+def test_grid_s42_through_the_preset_now():
+    """Every count of the 12 configs' launches (groups of 9 to 16, d = 48 and 112, 70 batches) as the
+    preset gives it now, but three bprops' crossbar loads (128 to 2,560 B under, within 0.002 %: where
+    its persistent blocks take several tiles, the order they take them in is the run's)."""
+    loose = checks = 0
+    for raw in S42_RUNS:
+        for cfg, rows in _through_the_preset(raw):
+            for row in rows:
+                for c in row["checks"]:
+                    checks += 1
+                    if (row["kernel"], c["quantity"]) == ("bprop", "loads") and c["measured"] != c["predicted"]:
+                        loose += 1
+                        assert abs(c["measured"] / c["predicted"] - 1) <= 0.0005, (cfg, c)
+                    else:
+                        assert c["measured"] == c["predicted"], (cfg, row["kernel"], c)
+    assert (checks, loose) == (198, 3)
 
 
 def test_the_preset_refuses_the_decode_forward_at_head_dims_no_multiple_of_16():
