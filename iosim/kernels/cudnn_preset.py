@@ -132,8 +132,8 @@ def check_decode(problem, profile) -> None:
                             field="kernel")
     if problem.group_size > DECODE_Q_ROWS:
         raise ScheduleError(f"kernel='cudnn': a forward of one query row with {problem.group_size} query heads a K/V "
-                            f"head is not modelled: the decode kernel's Q tile has {DECODE_Q_ROWS} rows, and groups "
-                            f"above 8 were not measured ({where})", field="kernel")
+                            f"head is not modelled: the decode kernel's Q tile has {DECODE_Q_ROWS} rows, and larger "
+                            f"groups were not measured ({where})", field="kernel")
     if profile.sm_count != DECODE_SMS:
         raise ScheduleError(f"kernel='cudnn': the decode forward's split rule was read on GPUs of {DECODE_SMS} SMs; "
                             f"{profile.name} has {profile.sm_count}, where its bounds may differ ({where})",
