@@ -15,7 +15,8 @@ what is missing. The modules:
 * ``sdpa``, ``sdpa_target`` — PyTorch's FlashAttention-2 SDPA kernels under Nsight
   Compute, beside the ``flash-attn-2`` preset's predictions (``--vendor torch-sdpa``);
 * ``cudnn``      — PyTorch's cuDNN SDPA kernels under Nsight Compute, beside the ``cudnn``
-  preset's predictions (``--vendor cudnn``).
+  preset's predictions (``--vendor cudnn``); ``cudnn_lsu`` what the LSU counts of its decode
+  forward's kernels beyond the preset's tensors.
 
 Its place in the pipeline: beside :mod:`iosim.grading`, below only :mod:`iosim.cli`; it
 gets the counts it compares with from :func:`iosim.simulate`, like any user.
