@@ -29,11 +29,12 @@ def compare():
 _ROWS: dict = {}
 
 
-def _rows(compare, folder: str) -> list:
-    """A run's rows on the h100-sxm profile, compared once a session."""
-    if folder not in _ROWS:
-        _ROWS[folder] = compare.compare(str(S38 / folder), cache=True, hw="h100-sxm")
-    return _ROWS[folder]
+def _rows(compare, folder: str, run: pathlib.Path = S38) -> list:
+    """A run's rows (``run / folder``) on the h100-sxm profile, compared once a session."""
+    path = str(run / folder)
+    if path not in _ROWS:
+        _ROWS[path] = compare.compare(path, cache=True, hw="h100-sxm")
+    return _ROWS[path]
 
 
 def _exact(compare, row) -> bool:
@@ -84,7 +85,7 @@ def test_grid_s42_on_the_h100_as_predicted(compare):
     70 of 70 launches exact; the 32 main kernels' DRAM within 10 % but the long causal forward its note marks;
     the 18 at N_q >= 2,048 within 20 % of the time; the rows' DRAM and times are the frozen predictions'."""
     folder = ROOT / "docs" / "validation" / "2026-12-06-s42-check"
-    rows = compare.compare(str(folder / "raw-h100"), cache=True, hw="h100-sxm")
+    rows = _rows(compare, "raw-h100", folder)
     assert len(rows) == 70 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
     misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
@@ -120,6 +121,21 @@ def test_it_is_the_uneven_192_kernel(compare):
     got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
     assert got == [(176, 24, 0.5), (256, 48, 1.0), (96, 48, 0.92), (64, 48, 0.97),
                    (192, 48, 1.0), (160, 48, 0.31), (240, 48, 0.95), (120, 48, 0.9)]
+
+
+def test_the_long_causal_notes_h100_figures_are_the_rows(compare):
+    """LONG_CAUSAL_NOTE's H100 figures: the forwards it marks on the h100-sxm profile in grids s38 and s42
+    (replayed here) and s40 (its committed rows: 2 min to replay, docs/validation/2026-12-06-s40-windows.md)."""
+    from iosim.gpu.sdpa import problem_of
+    from iosim.workload.layouts import decode_layout, sdpa_padded
+    h100 = load_profile("h100-sxm")
+    s40 = json.loads((ROOT / "docs" / "validation" / "2026-12-06-s40-windows" / "rows-h100.json").read_text())
+    s42 = _rows(compare, "raw-h100", ROOT / "docs" / "validation" / "2026-12-06-s42-check")
+    marked = [_dram(r) for r in _rows(compare, "raw-h100") + s40 + s42
+              if r["kernel"] == "main" and plans._long_causal(decode_layout(sdpa_padded(problem_of(r))), h100)]
+    within = sum(abs(q - 1) <= 0.10 for q in marked)
+    stated = f"on an H100 of {len(marked)} {min(marked):.2f}-{max(marked):.2f} x ({within} within 10 %"
+    assert stated in plans.LONG_CAUSAL_NOTE, stated
 
 
 def test_the_notes_h100_figures_are_the_rows(compare):
