@@ -52,6 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from cudnn_decode_table import rows  # noqa: E402
 from iosim.gpu.cudnn_lsu import q_tile_rows, stats_load_bytes, stats_store_bytes  # noqa: E402
 from iosim.gpu.sectors import SECTOR, sectors  # noqa: E402
+from iosim.kernels.cudnn_preset import DECODE_HALF, DECODE_KEY_TILE, decode_halves  # noqa: E402
 from iosim.workload.problem import Problem  # noqa: E402
 from cudnn_splits_probe import splits  # noqa: E402
 
@@ -64,7 +65,7 @@ METRICS = {"loads": "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum",
            "stores": "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum",
            "stores (SASS)": "smsp__sass_data_bytes_mem_global_op_st.sum",
            "loads (SASS, cp.async)": "smsp__sass_data_bytes_mem_global_op_ldgsts.sum"}
-E, HALF, KEY_TILE = 2, 128, 128
+E = 2
 
 
 def _rows_sectors(rows: int, row_bytes: int, piece: int | None = None) -> int:
@@ -78,12 +79,12 @@ def _rows_sectors(rows: int, row_bytes: int, piece: int | None = None) -> int:
 def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
     """The decode kernel's bytes (see the module's docstring)."""
     p = Problem(head_dim=d, seq_len_q=1, seq_len_kv=n_kv, batch=b, heads=h, kv_heads=h_kv)
-    q_rows, halves = q_tile_rows(h, h_kv), -(-d // HALF)
+    q_rows, halves = q_tile_rows(h, h_kv), decode_halves(d)
     kv = 2 * b * h_kv * n_kv * d * E
     if halves == 1:                     # Q once a block, K and V once
         loads = kv + s * b * q_rows * d * E
     else:                               # two blocks a split: all of K and half of V each, Q again every key tile
-        loads = kv * 3 // 2 + halves * -(-n_kv // KEY_TILE) * b * q_rows * d * E
+        loads = kv * 3 // 2 + halves * -(-n_kv // DECODE_KEY_TILE) * b * q_rows * d * E
     if s > 1:                           # [s][b][h]: max and sum
         o, stats = 4 * s * b * h * d, 8 * s * b * h
         stores = o + stats_store_bytes(p, s)
@@ -96,9 +97,9 @@ def decode_bytes(b: int, h: int, h_kv: int, n_kv: int, d: int, s: int) -> dict:
 def reduction_bytes(b: int, h: int, d: int, s: int) -> dict:
     """The reduction kernel's bytes (see the module's docstring)."""
     p = Problem(head_dim=d, seq_len_q=1, seq_len_kv=1, batch=b, heads=h)
-    partial, halves = 4 * s * b * h * d, -(-d // HALF)
+    partial, halves = 4 * s * b * h * d, decode_halves(d)
     return {"loads": partial + stats_load_bytes(p, s),
-            "stores": SECTOR * _rows_sectors(b * h, d * E, HALF * E) + SECTOR * b * h,
+            "stores": SECTOR * _rows_sectors(b * h, d * E, DECODE_HALF * E) + SECTOR * b * h,
             "stores (SASS)": b * h * d * E + 4 * b * h, "loads (SASS, cp.async)": partial + 8 * s * b * h * halves}
 
 

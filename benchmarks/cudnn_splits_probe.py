@@ -31,7 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from iosim.kernels.cudnn_preset import decode_splits  # noqa: E402
+from iosim.kernels.cudnn_preset import decode_halves, decode_splits  # noqa: E402
 
 #: key lengths swept at B · H_kv = 1, 4 and 16
 N_KVS = (64, 100, 128, 192, 200, 255, 256, 257, 300, 384, 448, 500, 511, 512, 513, 640, 768, 1000, 1023, 1024,
@@ -76,7 +76,7 @@ def expected(cfg: dict) -> tuple[list, list | None]:
     """(the decode kernel's grid, the reduction's or None) by :func:`splits`: (splits · ⌈d / 128⌉,
     H_kv, B), and (1, H, B) where there is more than one split."""
     s = splits(cfg["seq_len_kv"], cfg["batch"] * cfg["kv_heads"])
-    return [s * -(-cfg["head_dim"] // 128), cfg["kv_heads"], cfg["batch"]], \
+    return [s * decode_halves(cfg["head_dim"]), cfg["kv_heads"], cfg["batch"]], \
         [1, cfg["heads"], cfg["batch"]] if s > 1 else None
 
 

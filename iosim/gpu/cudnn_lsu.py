@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.cudnn_preset import DECODE_HALF, DECODE_Q_ROWS
+from ..kernels.cudnn_preset import DECODE_KEY_TILE, DECODE_Q_ROWS, decode_halves
 from .sectors import SECTOR, sectors
 
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
-KEY_TILE = 128
 #: rows of statistics one store instruction writes (grid s42-cudnn-decode, 12 query heads a group: the
 #: counter sees the sectors of rows 0-7 and of rows 8-11 apart; every group before had at most 8)
 STATS_ROWS = 8
@@ -42,8 +41,8 @@ def q_tile_rows(heads: int, kv_heads: int) -> int:
 
 def q_extra_bytes(p, splits: int) -> int:
     """The decode kernel's loads of later groups' Q rows (user's problem ``p``, S = ``splits``)."""
-    halves = -(-p.head_dim // DECODE_HALF)
-    tiles = splits if halves == 1 else halves * -(-p.seq_len_kv // KEY_TILE)
+    halves = decode_halves(p.head_dim)
+    tiles = splits if halves == 1 else halves * -(-p.seq_len_kv // DECODE_KEY_TILE)
     return tiles * p.batch * (q_tile_rows(p.heads, p.kv_heads) - p.heads) * p.head_dim * p.width
 
 
@@ -67,7 +66,7 @@ def stats_load_bytes(p, splits: int) -> int:
     bh = p.batch * p.heads
     lying = 4 * (np.arange(splits)[None, :] * bh + np.arange(bh)[:, None]) // SECTOR
     distinct = int((1 + (np.diff(lying, axis=1) > 0).sum(axis=1)).sum())
-    return 2 * SECTOR * -(-p.head_dim // DECODE_HALF) * distinct
+    return 2 * SECTOR * decode_halves(p.head_dim) * distinct
 
 
 def decode_checks(p, splits: int, rd, wr, sass_st: str) -> list[tuple]:

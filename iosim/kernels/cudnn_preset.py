@@ -58,8 +58,8 @@ NO_SPLIT_KEYS = 512
 #: ... or past this many (batch, K/V head) pairs: half the SMs of the 132-SM chips it was read on
 MAX_SPLIT_PAIRS = 66
 MAX_SPLITS, MIN_SPLIT_KEYS, MAX_SPLIT_BLOCKS = 64, 128, 256
-#: the decode kernel's Q tile (rows) and the head-dim columns a thread block serves
-DECODE_Q_ROWS, DECODE_HALF = 16, 128
+#: the decode kernel's Q tile (rows), its key tile (rows) and the head-dim columns a thread block serves
+DECODE_Q_ROWS, DECODE_KEY_TILE, DECODE_HALF = 16, 128, 128
 #: the SM count of the GPUs the split rule was read on (an H200 and an H100 SXM)
 DECODE_SMS = 132
 REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one head's dK or dV
@@ -152,12 +152,18 @@ def decode_splits(n_kv: int, pairs: int) -> int:
     return s
 
 
+def decode_halves(d: int) -> int:
+    """Thread blocks a split of cuDNN's decode kernel: one for each DECODE_HALF columns of the head dim."""
+    return -(-d // DECODE_HALF)
+
+
 def decode_tile(problem, profile) -> CudnnTile:
     """The decode kernel's tile: 16 query rows (a group's g ≤ 16), key blocks of 128."""
     d = problem.head_dim
     kd = 64 if d <= 64 else 128 if d <= 128 else 256
-    rule = "one query row: a block a split of a K/V head's keys" + ("; two blocks a split" if d > 128 else "")
-    return CudnnTile(DECODE_Q_ROWS, 128, 4, f"sm80_flash_fprop_wmma_f16_knob_35_16x128x{kd}", kd, rule,
+    two = "; two blocks a split" if decode_halves(d) > 1 else ""
+    rule = "one query row: a block a split of a K/V head's keys" + two
+    return CudnnTile(DECODE_Q_ROWS, DECODE_KEY_TILE, 4, f"sm80_flash_fprop_wmma_f16_knob_35_16x128x{kd}", kd, rule,
                      DECODE_SOURCE, f"{profile.name} (sm90)",
                      time_model_note="roofline, a lower bound: no kernel time model for cuDNN's sm80 decode kernel "
                                      "and its reduction (their times were not modelled)")
@@ -171,7 +177,7 @@ def plan_cudnn(problem, profile, passes: str, launch_cls) -> list:
         run = decode_layout(problem)
         out.append(launch_cls("forward", "cudnn_decode", run, decode_tile(run, profile),
                               {"num_splits": decode_splits(run.seq_len_kv, run.batch * run.heads),
-                               "halves": -(-run.head_dim // DECODE_HALF)}))
+                               "halves": decode_halves(run.head_dim)}))
     elif "forward" in passes:
         out.append(launch_cls("forward", "fa2", problem, fwd, {"tma_box": fwd.kernel_head_dim}))
     if "backward" in passes:
