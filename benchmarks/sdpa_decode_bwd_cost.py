@@ -1,0 +1,124 @@
+"""A one-step backward block's cost, measured (device machine): flash-attn 2's decode backwards.
+
+The kernel time model under-predicts flash-attn 2's backwards of a single query block (the
+decodes' backwards; ``plan.ONE_QUERY_BLOCK_NOTE``): their blocks take one key-block step, and
+session 24 counted about one more step's worth of instructions a block outside it
+(docs/validation/2026-12-04-red-contention.md). This measures that cost directly: 132 heads of
+``r`` key blocks each, one query row (N_q = 1), B = 1, fp16, so that every SM runs ``r`` blocks
+one after another, alone (the main backward kernel holds one block an SM). Time against ``r`` is
+a line whose slope is one block's duration; a second length, N_q = B_r + 1, gives each block two
+steps, so the difference of the two slopes is one step and the rest of the one-step slope is the
+block's own start and end. Each kHeadDim is run at its own head dim and at one below it
+(``Is_even_K`` false). ncu's ``gpu__time_duration`` (its default cache control, as every committed
+grid), the SMs' warp instructions and the DRAM bytes.
+
+Run (device):  python3 benchmarks/sdpa_decode_bwd_cost.py --out DIR      (ncu; writes DIR/decode_bwd_cost.json)
+Target:        python3 benchmarks/sdpa_decode_bwd_cost.py --target
+Table:         python3 benchmarks/sdpa_decode_bwd_cost.py --table DIR [--hw PROFILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sdpa_ncu  # noqa: E402  (also puts the repository on the path)
+from sdpa_block_cost import machine, save, sdpa_calls  # noqa: E402
+
+from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
+
+#: (head dim, the backward kernel's B_r) in launch order: each kHeadDim at its own size and below it
+HEAD_DIMS = ((32, 128), (24, 128), (64, 128), (40, 128), (96, 64), (72, 64), (128, 64), (104, 64),
+             (192, 64), (160, 64), (256, 64), (232, 64))
+#: kHeadDim -> key rows a block (B_c) of the backward kernel (docs/spec/kernels.md)
+BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
+ROUNDS = (1, 4, 12)
+HEADS = 132
+REPEATS = 3
+METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum", "dram__bytes_read.sum",
+           "sm__cycles_elapsed.avg.per_second"]
+KERNELS = {"flash_bwd_dq_dk_dv": "dq_dk_dv", "dot_do_o": "dot_do_o", "convert_dq": "convert_dq"}
+
+
+def kernel_dim(d: int) -> int:
+    return next(k for k in sorted(BLOCK_KV) if k >= d)
+
+
+def configs() -> list[dict]:
+    """(d, N_q, N_kv, rounds) in launch order: N_q = 1 at every round count, N_q = B_r + 1 at the last."""
+    out = []
+    for d, br in HEAD_DIMS:
+        bc = BLOCK_KV[kernel_dim(d)]
+        out += [{"d": d, "heads": HEADS, "n_q": 1, "n_kv": bc * r, "rounds": r, "steps": 1} for r in ROUNDS]
+        out.append({"d": d, "heads": HEADS, "n_q": br + 1, "n_kv": bc * ROUNDS[-1], "rounds": ROUNDS[-1], "steps": 2})
+    return out
+
+
+def target() -> None:
+    for c in configs():
+        sdpa_calls(c["d"], c["heads"], c["n_q"], c["n_kv"], REPEATS, backward=True)
+
+
+def summarise(text: str, out: str, info: dict) -> None:
+    launches = [(next((v for k, v in KERNELS.items() if k in ln["name"]), None), ln["metrics"])
+                for ln in read_launches(text)]
+    launches = [x for x in launches if x[0] is not None]
+    want = 3 * REPEATS * len(configs())
+    if len(launches) != want:
+        raise SystemExit(f"{len(launches)} launches, {want} expected")
+    rows = []
+    for i, c in enumerate(configs()):
+        calls = [m for k, m in launches[3 * REPEATS * i:3 * REPEATS * (i + 1)] if k == "dq_dk_dv"]
+        calls.sort(key=lambda m: m.get(METRICS[0], 0))
+        rows.append({**c, "median": calls[len(calls) // 2]})
+    save(out, "decode_bwd_cost.json", {**info, "rows": rows})
+    print(f"{len(launches)} launches")
+
+
+def table(path: str, hw: str) -> None:
+    """Measured against the model: per kHeadDim, the one-step block's slope, the step, and the rest."""
+    import contextlib
+    import io
+
+    from iosim.cli.main import main as iosim
+    rows = json.load(open(os.path.join(path, "decode_bwd_cost.json")))["rows"]
+
+    def model(c):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            iosim(["simulate", "--hw", hw, "--seq-len-q", str(c["n_q"]), "--seq-len-kv", str(c["n_kv"]),
+                           "-d", str(c["d"]), "-H", str(c["heads"]), "--algo", "fa2", "--kernel", "flash-attn-2",
+                           "--pass", "backward", "--format", "json"])
+        return json.loads(buf.getvalue())["kernel_times"]["dq_dk_dv"]["predicted_s"]
+
+    print("| d | rounds | steps | measured µs | model µs | ratio | warp instructions a block |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for c in rows:
+        t, p = c["median"]["gpu__time_duration.sum"] * 1e-3, model(c) * 1e6
+        inst = c["median"]["smsp__inst_executed.sum"] / (c["heads"] * c["rounds"])
+        print(f"| {c['d']} | {c['rounds']} | {c['steps']} | {t:.2f} | {p:.2f} | {t / p:.3f} | {inst:,.0f} |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out")
+    ap.add_argument("--target", action="store_true")
+    ap.add_argument("--table")
+    ap.add_argument("--hw", default="h200")
+    args = ap.parse_args()
+    if args.target:
+        target()
+    elif args.table:
+        table(args.table, args.hw)
+    else:
+        os.makedirs(args.out, exist_ok=True)
+        text = sdpa_ncu.run_ncu(find_ncu(), "regex:flash_bwd", METRICS, [os.path.abspath(__file__), "--target"],
+                                os.path.join(args.out, "ncu.csv"), timeout=None)
+        summarise(text, args.out, machine(args.out))
+
+
+if __name__ == "__main__":
+    main()
