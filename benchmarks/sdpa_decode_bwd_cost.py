@@ -47,9 +47,22 @@ def kernel_dim(d: int) -> int:
     return next(k for k in sorted(BLOCK_KV) if k >= d)
 
 
-def configs() -> list[dict]:
-    """(d, N_q, N_kv, rounds) in launch order: N_q = 1 at every round count, N_q = B_r + 1 at the last."""
+#: ``DECODE_SET`` (inherited by ncu's target process): unset, 132 heads of ``r`` key blocks; "one-head":
+#: one head of 132·r key blocks and 8 query heads on 2 K/V heads of 33·r, N_q = 1 (as a long decode's
+#: backward runs: every block of a round adds into the same dQaccum tile)
+SET = os.environ.get("DECODE_SET", "")
+
+
+def configs(name: str = SET) -> list[dict]:
+    """(d, heads, N_q, N_kv, rounds) in launch order: N_q = 1 at every round count, N_q = B_r + 1 at the last."""
     out = []
+    if name == "one-head":
+        for d, _ in HEAD_DIMS:
+            bc = BLOCK_KV[kernel_dim(d)]
+            out += [{"d": d, "heads": 1, "n_q": 1, "n_kv": bc * HEADS * r, "rounds": r, "steps": 1} for r in ROUNDS[1:]]
+            out += [{"d": d, "heads": 8, "kv_heads": 2, "n_q": 1, "n_kv": bc * HEADS // 4 * r, "rounds": r,
+                     "steps": 1} for r in ROUNDS[1:]]
+        return out
     for d, br in HEAD_DIMS:
         bc = BLOCK_KV[kernel_dim(d)]
         out += [{"d": d, "heads": HEADS, "n_q": 1, "n_kv": bc * r, "rounds": r, "steps": 1} for r in ROUNDS]
@@ -59,7 +72,7 @@ def configs() -> list[dict]:
 
 def target() -> None:
     for c in configs():
-        sdpa_calls(c["d"], c["heads"], c["n_q"], c["n_kv"], REPEATS, backward=True)
+        sdpa_calls(c["d"], c["heads"], c["n_q"], c["n_kv"], REPEATS, backward=True, kv_heads=c.get("kv_heads"))
 
 
 def summarise(text: str, out: str, info: dict) -> None:
@@ -74,7 +87,7 @@ def summarise(text: str, out: str, info: dict) -> None:
         calls = [m for k, m in launches[3 * REPEATS * i:3 * REPEATS * (i + 1)] if k == "dq_dk_dv"]
         calls.sort(key=lambda m: m.get(METRICS[0], 0))
         rows.append({**c, "median": calls[len(calls) // 2]})
-    save(out, "decode_bwd_cost.json", {**info, "rows": rows})
+    save(out, "decode_bwd_cost.json", {**info, "set": SET, "rows": rows})
     print(f"{len(launches)} launches")
 
 
@@ -90,16 +103,17 @@ def table(path: str, hw: str) -> None:
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             iosim(["simulate", "--hw", hw, "--seq-len-q", str(c["n_q"]), "--seq-len-kv", str(c["n_kv"]),
-                           "-d", str(c["d"]), "-H", str(c["heads"]), "--algo", "fa2", "--kernel", "flash-attn-2",
+                           "-d", str(c["d"]), "-H", str(c["heads"]),
+                           "--kv-heads", str(c.get("kv_heads", c["heads"])), "--algo", "fa2", "--kernel", "flash-attn-2",
                            "--pass", "backward", "--format", "json"])
         return json.loads(buf.getvalue())["kernel_times"]["dq_dk_dv"]["predicted_s"]
 
-    print("| d | rounds | steps | measured µs | model µs | ratio | warp instructions a block |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| d | heads (K/V) | rounds | steps | measured µs | model µs | ratio | warp instructions a block |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for c in rows:
         t, p = c["median"]["gpu__time_duration.sum"] * 1e-3, model(c) * 1e6
-        inst = c["median"]["smsp__inst_executed.sum"] / (c["heads"] * c["rounds"])
-        print(f"| {c['d']} | {c['rounds']} | {c['steps']} | {t:.2f} | {p:.2f} | {t / p:.3f} | {inst:,.0f} |")
+        inst = c["median"]["smsp__inst_executed.sum"] / (HEADS * c["rounds"])
+        print(f"| {c['d']} | {c['heads']} ({c.get('kv_heads', c['heads'])}) | {c['rounds']} | {c['steps']} | {t:.2f} | {p:.2f} | {t / p:.3f} | {inst:,.0f} |")
 
 
 def main() -> None:
