@@ -15,6 +15,7 @@ grid), the SMs' warp instructions and the DRAM bytes.
 Run (device):  python3 benchmarks/sdpa_decode_bwd_cost.py --out DIR      (ncu; writes DIR/decode_bwd_cost.json)
 Target:        python3 benchmarks/sdpa_decode_bwd_cost.py --target
 Table:         python3 benchmarks/sdpa_decode_bwd_cost.py --table DIR [--hw PROFILE]     (DECODE_SET as it ran)
+Sweep:         python3 benchmarks/sdpa_decode_bwd_cost.py --sweep DIR [--hw PROFILE]     (DECODE_SET=gqa-sweep's DIR)
 Slopes:        python3 benchmarks/sdpa_decode_bwd_cost.py --slopes FIRST_DIR ONE_HEAD_DIR [--hw PROFILE]
 """
 
@@ -123,8 +124,8 @@ def block_instructions(rows: list[dict], d: int) -> tuple[float, float]:
     return got[1], got[2]
 
 
-def model_us(c: dict, hw: str) -> float:
-    """The kernel time model's microseconds for the main backward of configuration ``c`` on ``hw``."""
+def model_json(c: dict, hw: str) -> dict:
+    """``iosim simulate --format json`` of the backward of configuration ``c`` on ``hw``."""
     import contextlib
     import io
 
@@ -134,7 +135,26 @@ def model_us(c: dict, hw: str) -> float:
         iosim(["simulate", "--hw", hw, "--seq-len-q", str(c["n_q"]), "--seq-len-kv", str(c["n_kv"]), "-d", str(c["d"]),
                "-H", str(c["heads"]), "--kv-heads", str(c.get("kv_heads", c["heads"])), "--algo", "fa2",
                "--kernel", "flash-attn-2", "--pass", "backward", "--format", "json"])
-    return json.loads(buf.getvalue())["kernel_times"]["dq_dk_dv"]["predicted_s"] * 1e6
+    return json.loads(buf.getvalue())
+
+
+def model_us(c: dict, hw: str) -> float:
+    """The kernel time model's microseconds for the main backward of configuration ``c`` on ``hw``."""
+    return model_json(c, hw)["kernel_times"]["dq_dk_dv"]["predicted_s"] * 1e6
+
+
+def sweep(path: str, hw: str) -> None:
+    """The GQA sweep's main backward: DRAM reads and writes, measured and the L2 model's (MB)."""
+    print("| d | K/V heads | rounds | a K/V head's K and V (MB) | DRAM read: measured / model (ratio) | "
+          "DRAM write: measured / model |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for c in json.load(open(os.path.join(path, "decode_bwd_cost.json")))["rows"]:
+        k = model_json(c, hw)["l2"]["per_kernel"]["dq_dk_dv"]
+        m = c["median"]
+        read, write = m["dram__bytes_read.sum"], m["dram__bytes_write.sum"]
+        print(f"| {c['d']} | {c['kv_heads']} | {c['rounds']} | {c['n_kv'] * c['d'] * 4 / 1e6:.1f} | "
+              f"{read / 1e6:.2f} / {k['dram_read_bytes'] / 1e6:.2f} ({k['dram_read_bytes'] / read:.3f}) | "
+              f"{write / 1e6:.1f} / {k['dram_write_bytes'] / 1e6:.1f} |")
 
 
 def table(path: str, hw: str) -> None:
@@ -177,12 +197,15 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--target", action="store_true")
     ap.add_argument("--table")
+    ap.add_argument("--sweep", metavar="SWEEP_DIR")
     ap.add_argument("--slopes", nargs=2, metavar=("FIRST_DIR", "ONE_HEAD_DIR"))
     ap.add_argument("--hw", default="h200")
     ap.add_argument("--summarise", metavar="NCU_CSV", help="only write --out's JSON from a saved ncu.csv")
     args = ap.parse_args()
     if args.target:
         target()
+    elif args.sweep:
+        sweep(args.sweep, args.hw)
     elif args.slopes:
         slopes(*args.slopes, args.hw)
     elif args.table:

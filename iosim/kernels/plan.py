@@ -311,14 +311,17 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
-    "at kHeadDim <= 96 took 1.02-1.41 x the predicted time on the H200 (median 1.16 over 47 launches); the "
-    "cause is open: not the reductions into one dQaccum tile, not instruction fetch "
-    "(docs/validation/2026-12-04-red-contention.md)")
+    "at kHeadDim <= 96, and GQA ones whose dK and dV rows share sectors at any kHeadDim, took 1.02-1.41 x the "
+    "predicted time on the H200 (median 1.16 over 50 launches); the cause is open: not the reductions into "
+    "one dQaccum tile, not instruction fetch (docs/validation/2026-12-04-red-contention.md; on an H100 such "
+    "GQA blocks took 1.2-2.7 us more each than one head's: docs/validation/2026-12-06-decode-bwd.md)")
 
 
 def _one_query_block(problem: Problem, tile: KernelTile) -> str | None:
-    """The time note of a flash-attn 2 backward over a single query block at kHeadDim <= 96, or None."""
-    return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and tile.kernel_head_dim <= 96 else None
+    """The time note of a flash-attn 2 backward over a single query block at kHeadDim <= 96, or of a
+    GQA one whose rows share sectors (:func:`_shared_sectors`) at any kHeadDim, or None."""
+    small = tile.kernel_head_dim <= 96 or _shared_sectors(problem) is not None
+    return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and small else None
 
 
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers

@@ -12,7 +12,7 @@ from conftest import load_module
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs" / "validation" / "2026-12-06-decode-bwd"
 PAGE = ROOT / "docs" / "validation" / "2026-12-06-decode-bwd.md"
-SETS = {"raw-h100": "", "one-head-h100": "one-head"}
+SETS = {"raw-h100": "", "one-head-h100": "one-head", "gqa-sweep-h100": "gqa-sweep"}
 
 
 @pytest.fixture(scope="module")
@@ -75,3 +75,30 @@ def test_gqa_blocks_sharing_sectors_cost_most(cost, rows):
     assert 1.1 <= min(shared) and max(shared) <= 2.75
     assert all(1.4 <= extra[d] <= 1.75 for d in (128, 256))
     assert all(extra[d] < 0.65 for d in extra if d not in (40, 72, 104, 232, 128, 256))
+
+
+def sweep_rows() -> list[tuple]:
+    """The page's GQA sweep table: (d, K/V heads, rounds, measured read, model read, measured write, model write)."""
+    pattern = r"\| (\d+) \| (\d) \| (\d+) \| [\d.]+ \| ([\d.]+) / ([\d.]+) \([\d.]+\) \| ([\d.]+) / ([\d.]+) \|$"
+    return [tuple(float(x) for x in m.groups()) for m in map(lambda ln: re.match(pattern, ln), PAGE.read_text().splitlines())
+            if m]
+
+
+def test_the_pages_gqa_sweep_is_the_run(rows):
+    """Every launch of the sweep, its measured DRAM bytes as the page gives them, in launch order."""
+    page = sweep_rows()
+    run = rows["gqa-sweep-h100"]
+    assert [(c["d"], c["kv_heads"], c["rounds"]) for c in run] == [tuple(int(x) for x in r[:3]) for r in page]
+    for c, r in zip(run, page):
+        m = c["median"]
+        assert (f"{m['dram__bytes_read.sum'] / 1e6:.2f}", f"{m['dram__bytes_write.sum'] / 1e6:.1f}") == \
+            (f"{r[3]:.2f}", f"{r[5]:.1f}")
+
+
+@pytest.mark.parametrize("key", [(24, 2, 16), (64, 1, 16), (128, 2, 20)])
+def test_the_pages_model_figures_are_the_models(cost, rows, key):
+    """Three of the sweep's rows, the model's DRAM reads and writes recomputed (h100-sxm)."""
+    c = next(c for c in rows["gqa-sweep-h100"] if (c["d"], c["kv_heads"], c["rounds"]) == key)
+    r = next(r for r in sweep_rows() if tuple(int(x) for x in r[:3]) == key)
+    k = cost.model_json(c, "h100-sxm")["l2"]["per_kernel"]["dq_dk_dv"]
+    assert (f"{k['dram_read_bytes'] / 1e6:.2f}", f"{k['dram_write_bytes'] / 1e6:.1f}") == (f"{r[4]:.2f}", f"{r[6]:.1f}")
