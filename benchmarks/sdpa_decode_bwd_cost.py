@@ -143,18 +143,27 @@ def model_us(c: dict, hw: str) -> float:
     return model_json(c, hw)["kernel_times"]["dq_dk_dv"]["predicted_s"] * 1e6
 
 
+def read_misses(m: dict) -> float:
+    """DRAM bytes the L2's read lookups missed: over the fabric at the line's home, and near where the
+    near partition is the home (the SMs' near misses less those sent over the fabric)."""
+    sectors = m["lts__t_sectors_srcunit_tex_op_read_lookup_miss.sum"] - \
+        m["lts__t_sectors_srcunit_ltcfabric_op_read_lookup_hit.sum"]
+    return 32 * sectors
+
+
 def sweep(path: str, hw: str) -> None:
-    """The GQA sweep's main backward: DRAM reads and writes, measured and the L2 model's (MB)."""
+    """The GQA sweep's main backward: DRAM reads (the read lookups' misses, the rest: the fills of
+    sectors written in part) and writes, measured and the L2 model's (MB)."""
     print("| d | K/V heads | rounds | a K/V head's K and V (MB) | DRAM read: measured / model (ratio) | "
-          "DRAM write: measured / model |")
-    print("|---:|---:|---:|---:|---:|---:|")
+          "read misses, other fills | DRAM write: measured / model |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
     for c in json.load(open(os.path.join(path, "decode_bwd_cost.json")))["rows"]:
         k = model_json(c, hw)["l2"]["per_kernel"]["dq_dk_dv"]
         m = c["median"]
-        read, write = m["dram__bytes_read.sum"], m["dram__bytes_write.sum"]
+        read, write, missed = m["dram__bytes_read.sum"], m["dram__bytes_write.sum"], read_misses(m)
         print(f"| {c['d']} | {c['kv_heads']} | {c['rounds']} | {c['n_kv'] * c['d'] * 4 / 1e6:.1f} | "
               f"{read / 1e6:.2f} / {k['dram_read_bytes'] / 1e6:.2f} ({k['dram_read_bytes'] / read:.3f}) | "
-              f"{write / 1e6:.1f} / {k['dram_write_bytes'] / 1e6:.1f} |")
+              f"{missed / 1e6:.2f}, {(read - missed) / 1e6:.2f} | {write / 1e6:.1f} / {k['dram_write_bytes'] / 1e6:.1f} |")
 
 
 def table(path: str, hw: str) -> None:
