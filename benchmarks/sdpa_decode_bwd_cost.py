@@ -66,20 +66,23 @@ def configs(name: str = SET) -> list[dict]:
     """(d, heads, N_q, N_kv, rounds) in launch order: N_q = 1 at every round count, N_q = B_r + 1 at the last."""
     out = []
     if name == "gqa-sweep":
-        groups = [(d, 2, r) for d in (64, 128, 24, 40) for r in SWEEP] + [(64, kv, r) for kv in (4, 1) for r in (4, 8, 12)]
+        groups = ([(d, 2, r) for d in (64, 128, 24, 40) for r in SWEEP] +
+                  [(64, kv, r) for kv in (4, 1) for r in (4, 8, 12)])
         return [{"d": d, "heads": 8, "kv_heads": kv, "n_q": 1, "n_kv": BLOCK_KV[kernel_dim(d)] * HEADS // 4 * r,
                  "rounds": 2 * r, "steps": 1} for d, kv, r in groups]
     if name == "one-head":
         for d, _ in HEAD_DIMS:
             bc = BLOCK_KV[kernel_dim(d)]
-            out += [{"d": d, "heads": 1, "n_q": 1, "n_kv": bc * HEADS * r, "rounds": r, "steps": 1} for r in ROUNDS[1:]]
+            out += [{"d": d, "heads": 1, "n_q": 1, "n_kv": bc * HEADS * r, "rounds": r, "steps": 1}
+                    for r in ROUNDS[1:]]
             out += [{"d": d, "heads": 8, "kv_heads": 2, "n_q": 1, "n_kv": bc * HEADS // 4 * r, "rounds": 2 * r,
                      "steps": 1} for r in ROUNDS[1:]]
         return out
     for d, br in HEAD_DIMS:
         bc = BLOCK_KV[kernel_dim(d)]
         out += [{"d": d, "heads": HEADS, "n_q": 1, "n_kv": bc * r, "rounds": r, "steps": 1} for r in ROUNDS]
-        out.append({"d": d, "heads": HEADS, "n_q": br + 1, "n_kv": bc * ROUNDS[-1], "rounds": ROUNDS[-1], "steps": 2})
+        out.append({"d": d, "heads": HEADS, "n_q": br + 1, "n_kv": bc * ROUNDS[-1], "rounds": ROUNDS[-1],
+                    "steps": 2})
     return out
 
 
@@ -163,19 +166,20 @@ def sweep(path: str, hw: str) -> None:
         read, write, missed = m["dram__bytes_read.sum"], m["dram__bytes_write.sum"], read_misses(m)
         print(f"| {c['d']} | {c['kv_heads']} | {c['rounds']} | {c['n_kv'] * c['d'] * 4 / 1e6:.1f} | "
               f"{read / 1e6:.2f} / {k['dram_read_bytes'] / 1e6:.2f} ({k['dram_read_bytes'] / read:.3f}) | "
-              f"{missed / 1e6:.2f}, {(read - missed) / 1e6:.2f} | {write / 1e6:.1f} / {k['dram_write_bytes'] / 1e6:.1f} |")
+              f"{missed / 1e6:.2f}, {(read - missed) / 1e6:.2f} | "
+              f"{write / 1e6:.1f} / {k['dram_write_bytes'] / 1e6:.1f} |")
 
 
 def table(path: str, hw: str) -> None:
     """Measured against the model: per kHeadDim, the one-step block's slope, the step, and the rest."""
     rows = json.load(open(os.path.join(path, "decode_bwd_cost.json")))["rows"]
-
     print("| d | heads (K/V) | rounds | steps | measured µs | model µs | ratio | warp instructions a block |")
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for c in rows:
         t, p = c["median"]["gpu__time_duration.sum"] * 1e-3, model_us(c, hw)
         inst = c["median"]["smsp__inst_executed.sum"] / (HEADS * c["rounds"])
-        print(f"| {c['d']} | {c['heads']} ({c.get('kv_heads', c['heads'])}) | {c['rounds']} | {c['steps']} | {t:.2f} | {p:.2f} | {t / p:.3f} | {inst:,.0f} |")
+        print(f"| {c['d']} | {c['heads']} ({c.get('kv_heads', c['heads'])}) | {c['rounds']} | {c['steps']} | "
+              f"{t:.2f} | {p:.2f} | {t / p:.3f} | {inst:,.0f} |")
 
 
 def slopes(first: str, one_head: str, hw: str) -> None:
@@ -193,8 +197,7 @@ def slopes(first: str, one_head: str, hw: str) -> None:
           "warp instructions: one step / two steps (difference) |")
     print("|---|---:|---:|---:|---:|")
     for d, _ in HEAD_DIMS:
-        cells = [(rows, heads, lo, hi) for rows, heads, lo, hi in
-                 ((first_rows, HEADS, 4, 12), (head_rows, 1, 4, 12), (head_rows, 8, 8, 24))]
+        cells = ((first_rows, HEADS, 4, 12), (head_rows, 1, 4, 12), (head_rows, 8, 8, 24))
         one, two = block_instructions(first_rows, d)
         print(f"| {d} ({kernel_dim(d)}) | " + " | ".join(
             f"{block_us(r, d, h, lo, hi):.2f} / {model_slope(r, d, h, lo, hi):.2f}" for r, h, lo, hi in cells) +

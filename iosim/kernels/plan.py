@@ -320,8 +320,8 @@ ONE_QUERY_BLOCK_NOTE = (
 def _one_query_block(problem: Problem, tile: KernelTile) -> str | None:
     """The time note of a flash-attn 2 backward over a single query block at kHeadDim <= 96, or of a
     GQA one whose rows share sectors (:func:`_shared_sectors`) at any kHeadDim, or None."""
-    small = tile.kernel_head_dim <= 96 or _shared_sectors(problem) is not None
-    return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and small else None
+    marked = tile.kernel_head_dim <= 96 or _shared_sectors(problem) is not None
+    return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and marked else None
 
 
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers

@@ -82,8 +82,8 @@ def sweep_rows() -> list[tuple]:
     fills, measured write, model write)."""
     pattern = (r"\| (\d+) \| (\d) \| (\d+) \| [\d.]+ \| ([\d.]+) / ([\d.]+) \([\d.]+\) \| ([-\d.]+), ([-\d.]+) \| "
                r"([\d.]+) / ([\d.]+) \|$")
-    return [tuple(float(x) for x in m.groups()) for m in map(lambda ln: re.match(pattern, ln), PAGE.read_text().splitlines())
-            if m]
+    matches = (re.match(pattern, line) for line in PAGE.read_text().splitlines())
+    return [tuple(float(x) for x in m.groups()) for m in matches if m]
 
 
 def test_the_pages_gqa_sweep_is_the_run(cost, rows):
