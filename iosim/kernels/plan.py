@@ -174,7 +174,7 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
     "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.13 x the measured (5 within 10 %), on an "
-    "H100 of 7 1.05-2.58 x (1 within 10 %; grids s38, s40, s42): it places a head's contiguous K and V on the sets "
+    "H100 of 8 1.05-2.58 x (1 within 10 %; grids s38, s40, s42, s43): it places a head's contiguous K and V on the sets "
     "at random, and plays flash-attn's blocks in lockstep, and both part from the GPU there "
     "(docs/validation/2026-12-04-l2-address.md)")
 
