@@ -22,6 +22,8 @@ Slopes:        python3 benchmarks/sdpa_decode_bwd_cost.py --slopes FIRST_DIR ONE
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import sys
@@ -29,14 +31,14 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sdpa_ncu  # noqa: E402  (also puts the repository on the path)
 from sdpa_block_cost import machine, save, sdpa_calls  # noqa: E402
+from sdpa_bwd_cost import BLOCK_KV  # noqa: E402  (kHeadDim -> the backward kernel's B_c)
 
+from iosim.cli.main import main as iosim  # noqa: E402
 from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
 
 #: (head dim, the backward kernel's B_r) in launch order: each kHeadDim at its own size and below it
 HEAD_DIMS = ((32, 128), (24, 128), (64, 128), (40, 128), (96, 64), (72, 64), (128, 64), (104, 64),
              (192, 64), (160, 64), (256, 64), (232, 64))
-#: kHeadDim -> key rows a block (B_c) of the backward kernel (docs/spec/kernels.md)
-BLOCK_KV = {32: 128, 64: 128, 96: 128, 128: 128, 192: 64, 256: 64}
 ROUNDS = (1, 4, 12)
 HEADS = 132
 REPEATS = 3
@@ -129,10 +131,6 @@ def block_instructions(rows: list[dict], d: int) -> tuple[float, float]:
 
 def model_json(c: dict, hw: str) -> dict:
     """``iosim simulate --format json`` of the backward of configuration ``c`` on ``hw``."""
-    import contextlib
-    import io
-
-    from iosim.cli.main import main as iosim
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         iosim(["simulate", "--hw", hw, "--seq-len-q", str(c["n_q"]), "--seq-len-kv", str(c["n_kv"]), "-d", str(c["d"]),

@@ -46,6 +46,25 @@ def _dram(row) -> float:
     return row["predicted"]["dram_read"] / row["measured"]["dram_read"]
 
 
+def _misses(main: list) -> dict:
+    """(head dim, kernel) -> the model's DRAM reads over the measured, of the main kernels off by more than 10 %."""
+    return {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
+
+
+def _time_errors(main: list) -> list:
+    """|model / measured − 1| of the time of the main kernels at N_q >= 2,048, sorted."""
+    return sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
+                  if (r.get("seq_len_q") or r["seq_len"]) >= 2048)
+
+
+def _frozen(folder: pathlib.Path, rows: list) -> list:
+    """(row, its config's entry in the folder's frozen predictions-h100.json) of every row."""
+    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
+    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"]))
+    by = {key(f["config"]): f for f in json.loads((folder / "predictions-h100.json").read_text())["rows"]}
+    return [(r, by[key(r)]) for r in rows]
+
+
 def test_the_profile_holds_what_the_h100_measured():
     p = load_profile("h100-sxm")
     device = ast.literal_eval((CHAR / "device.txt").read_text())
@@ -73,10 +92,9 @@ def test_grid_s38_on_the_h100(compare):
     rows = _rows(compare, "raw-h100")
     assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
-    assert len(main) == 20 and misses == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.239, (212, "main"): 1.198}
-    errors = sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
-                    if (r.get("seq_len_q") or r["seq_len"]) >= 2048)
+    assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.239,
+                                                 (212, "main"): 1.198}
+    errors = _time_errors(main)
     assert len(errors) == 12 and errors[-1] < 0.103 and statistics.median(errors) < 0.042
 
 
@@ -88,16 +106,10 @@ def test_grid_s42_on_the_h100_as_predicted(compare):
     rows = _rows(compare, "raw-h100", folder)
     assert len(rows) == 70 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
-    assert len(main) == 32 and misses == {(160, "main"): 1.461}
-    errors = [abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
-              if (r.get("seq_len_q") or r["seq_len"]) >= 2048]
+    assert len(main) == 32 and _misses(main) == {(160, "main"): 1.461}
+    errors = _time_errors(main)
     assert len(errors) == 18 and max(errors) < 0.20 and statistics.median(errors) < 0.04
-    frozen = json.loads((folder / "predictions-h100.json").read_text())["rows"]
-    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
-    by = {(c["head_dim"], q(c), k(c), c["batch"], c["heads"]): f for f in frozen for c in [f["config"]]}
-    for r in rows:
-        f = by[(r["head_dim"], q(r), k(r), r["batch"], r["heads"])]
+    for r, f in _frozen(folder, rows):
         assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
 
 
@@ -113,19 +125,13 @@ def test_grid_s43_on_the_h100_as_predicted(compare):
     counted = compare.compare(str(S43 / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
     assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
     assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
-    frozen = json.loads((S43 / "predictions-h100.json").read_text())["rows"]
-    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
-    by = {(c["head_dim"], q(c), k(c), c["batch"], c["heads"]): f for f in frozen for c in [f["config"]]}
-    for r in rows:
-        f = by[(r["head_dim"], q(r), k(r), r["batch"], r["heads"])]
+    for r, f in _frozen(S43, rows):
         assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
         assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
     assert len(rows) == 51 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    misses = {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
-    assert len(main) == 24 and misses == {(184, "main"): 1.142, (231, "main"): 0.877, (240, "main"): 1.437}
-    errors = [abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
-              if (r.get("seq_len_q") or r["seq_len"]) >= 2048]
+    assert len(main) == 24 and _misses(main) == {(184, "main"): 1.142, (231, "main"): 0.877, (240, "main"): 1.437}
+    errors = _time_errors(main)
     assert len(errors) == 12 and max(errors) < 0.10 and statistics.median(errors) < 0.02
 
 
