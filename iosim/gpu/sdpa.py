@@ -130,7 +130,8 @@ def config_of(problem) -> dict:
 
 def problem_of(cfg: dict) -> Problem:
     """The Problem of one measured config (unequal lengths and bf16 where it says so)."""
-    return Problem(seq_len_q=cfg.get("seq_len_q", cfg["seq_len"]), seq_len_kv=cfg.get("seq_len_kv", cfg["seq_len"]),
+    square = cfg.get("seq_len")
+    return Problem(seq_len_q=cfg.get("seq_len_q", square), seq_len_kv=cfg.get("seq_len_kv", square),
                    head_dim=cfg["head_dim"], batch=cfg["batch"], heads=cfg["heads"], causal=cfg["causal"],
                    dtype=cfg.get("dtype", "fp16"), kv_heads=cfg.get("kv_heads"))
 
