@@ -360,10 +360,12 @@ LONG_BACKWARD_NOTE = (
     "H200 the model's DRAM reads of 54 such backwards were 0.86-1.14 x the measured (48 within 10 %), where below "
     "that size 393 of 397 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\"). "
     "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
-    "instantiation; d = 160 and 176 measured) read far more over many waves of thread blocks: the model gave "
-    "0.23-0.75 of it on 6 launches of 24 to 96 waves (0.93 at 8 waves; 0.99 at 10,000 query rows over 96), and "
-    "at d = 192 over 96 waves 1.00, at d = 120 and 240 0.90 and 0.95 "
-    "(docs/validation/2026-12-05-s38-check.md, \"On an H100\")")
+    "instantiation; d = 152 to 176 measured) part far from the model over many waves of thread blocks, most "
+    "reading more: the model gave 0.23-1.19 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
+    "waves; 0.93 at 8 waves; 0.99 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
+    "and 240 0.90 and 0.95; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
+    "and blocks started one slot's share of a block apart (benchmarks/l2_stagger_sketch.py) "
+    "(docs/validation/2026-12-05-s38-check.md, \"On an H100\"; docs/validation/2026-12-06-s44-check.md)")
 
 
 def _long_backward(problem: Problem, profile) -> str | None:
