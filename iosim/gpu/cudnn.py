@@ -29,7 +29,8 @@ from ..errors import IosimError, ProblemError
 from ..kernels.cudnn_preset import (REDUCE_ELEMENTS, SCHEDULER_SECTOR, convert_dq_elements, cudnn_tiles,
                                     persistent_grid, scheduler_bytes)
 from ..run import Options, simulate
-from .cudnn_lsu import LSU_LD, LSU_ST, decode_checks
+from .cudnn_lsu import LSU_LD, LSU_ST, decode_checks, head_rows_bytes
+from .sectors import LINE, SECTOR, sectors
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
 from .sdpa import TARGETS, config_of, within
@@ -124,7 +125,8 @@ def predicted_launches(result, profile) -> list[dict]:
                ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO") + scheduler_bytes(bwd_tiles, sms)
                 + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms)),
                ("L, D (ld)", "load", SASS_LD, rd("dq_dk_dv", "L", "D") * stats_load_copies(p)),
-               ("dK, dV (TMA st)", "store", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")),
+               ("dK, dV (TMA st)", "store", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")
+                + 2 * tma_rows_excess(heads, p.seq_len_kv, p.head_dim * p.width)),
                ("dQaccum (TMA red)", "reduction", TMA_RED, wr("dq_dk_dv", "dQaccum"))]),
            ("convert_dq", "convert_dq", [("loads", "load", SASS_LD, rd("convert_dq", "dQaccum") + acc),
                                          ("stores", "store", SASS_ST, wr("convert_dq", "dQ") + acc // 2)])]
@@ -135,6 +137,21 @@ def predicted_launches(result, profile) -> list[dict]:
                                                     ("stores", "store", SASS_ST, reduce[t][1] + over)]) for t in ("dK", "dV")]
     return [{"kernel": k, "iosim": i, "pass": "forward" if k in FORWARD_KERNELS else "backward", "checks": c}
             for k, i, c in out]
+
+
+def tma_rows_excess(heads: int, rows: int, row_bytes: int) -> int:
+    """What the crossbar carries beyond the bytes of a TMA box store of ``heads`` × ``rows``
+    contiguous rows of ``row_bytes`` (the bprop's dK and dV; under GQA one query head's rows after
+    another's): it carries the 32-byte sectors each row's run in a box of 64 columns (128 bytes)
+    touches. Nothing at a head dim that is a multiple of 16; at the others every other row starts
+    16 bytes into a sector (read from the decode grids' 62 bprop launches, d = 32 to 256, H200 and
+    H100: docs/validation/2026-12-06-cudnn-odd.md)."""
+    if row_bytes % SECTOR == 0:
+        return 0
+    runs = range(0, row_bytes, LINE)
+    carried = head_rows_bytes(heads, rows, row_bytes, lambda starts: sum(
+        SECTOR * sectors(starts + c0, min(LINE, row_bytes - c0)) for c0 in runs))
+    return carried - heads * rows * row_bytes
 
 
 def stats_xbar_bytes(p, schedule_bytes: int, tiles: int, sm_count: int) -> int:

@@ -7,7 +7,12 @@ bytes the schedule has no tensor for, and the L1's tag stage counts whole 32-byt
 
 * the decode kernel's Q tile is 16 rows from its group's first query head, cut at the batch's last
   head (R = Σ_j min(16, H − j·g) rows a batch, not H): the later groups' rows come too, unused,
-  once a block at d ≤ 128, again at every key tile of 128 above (:func:`q_extra_bytes`);
+  once a block at d ≤ 128, again at every key tile of 128 above;
+* it loads its tiles (Q, and K and V a key tile of 128 rows; padded to 64, 128 or 256 columns) by
+  16-byte ``cp.async``, a warp's instruction taking 4 rows × 8 pieces: each row's run of at most 128
+  bytes counts its sectors, and one more where the run is an odd number of pieces that starts 16
+  bytes into a sector and crosses a 128-byte line (:func:`decode_load_bytes`; at head dims that
+  are multiples of 16 every run is whole sectors, so the bytes are the tiles' own);
 * a block writes its group's g statistics (fp32: with S > 1 a max and a sum laid out [s][b][h],
   else the LSE, [b][h]), 8 rows a store, which the counter sees as the sectors each store touches
   (:func:`stats_store_bytes`);
@@ -15,16 +20,22 @@ bytes the schedule has no tensor for, and the L1's tag stage counts whole 32-byt
   sectors they lie in, once a half of the head dim (:func:`stats_load_bytes`), and stores the LSE
   a sector a row.
 
-O and the splits' partial O have rows of whole sectors at the head dims the preset models
-(multiples of 16), so their bytes are the schedule's.
+* O's rows (d · e bytes, S = 1) and the reduction's (in pieces of 128 elements) count the sectors
+  each touches (:func:`row_sector_bytes`); the splits' partial O (fp32) are whole sectors.
+
+At a head dim that is no multiple of 16 the rule for the runs was read from a probe of the same
+instructions (benchmarks/ldgsts_zfill_probe.py) and holds on every decode launch of the committed
+runs, d = 32 to 256 (docs/validation/2026-12-06-cudnn-odd.md).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.cudnn_preset import DECODE_KEY_TILE, DECODE_Q_ROWS, decode_halves
-from .sectors import SECTOR, sectors
+import math
+
+from ..kernels.cudnn_preset import DECODE_HALF, DECODE_KEY_TILE, DECODE_Q_ROWS, decode_halves
+from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, sectors
 
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
@@ -39,11 +50,67 @@ def q_tile_rows(heads: int, kv_heads: int) -> int:
     return sum(min(DECODE_Q_ROWS, heads - j * g) for j in range(kv_heads))
 
 
-def q_extra_bytes(p, splits: int) -> int:
-    """The decode kernel's loads of later groups' Q rows (user's problem ``p``, S = ``splits``)."""
-    halves = decode_halves(p.head_dim)
-    tiles = splits if halves == 1 else halves * -(-p.seq_len_kv // DECODE_KEY_TILE)
-    return tiles * p.batch * (q_tile_rows(p.heads, p.kv_heads) - p.heads) * p.head_dim * p.width
+def run_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
+    """What the LSU counter gives one instruction's run of ``nbytes`` (≤ 128, 16-byte pieces) of a row
+    from each of ``starts``: :func:`.sectors.copy_row_bytes` where the run is an odd number of pieces,
+    its sectors where even (benchmarks/ldgsts_zfill_probe.py, on an H100)."""
+    if (nbytes // COPY_BYTES) % 2:
+        return copy_row_bytes(starts, nbytes)
+    return SECTOR * sectors(starts, nbytes)
+
+
+def _tile_rows_bytes(starts: np.ndarray, row_bytes: int, width: int) -> np.ndarray:
+    """Per row start: the LSU bytes of a tile row ``width`` bytes wide with ``row_bytes`` to load,
+    8 pieces (128 bytes) an instruction."""
+    out = np.zeros(len(starts), np.int64)
+    for c0 in range(0, width, LINE):
+        if row_bytes > c0:
+            out += run_bytes(starts + c0, min(LINE, row_bytes - c0))
+    return out
+
+
+def head_rows_bytes(heads: int, rows: int, pitch: int, count) -> int:
+    """Σ over ``heads`` contiguous heads of ``rows`` rows at ``pitch`` of ``count(starts)`` (per row
+    start, its bytes as a counter sees them, which depend on the start mod a line only): that repeats
+    every LINE / gcd(pitch, LINE) rows, so each of those row classes is counted once a head."""
+    period = LINE // math.gcd(pitch, LINE)
+    first = np.arange(heads, dtype=np.int64) * rows * pitch
+    return sum(-(-(rows - k) // period) * int(count(first + k * pitch).sum()) for k in range(min(period, rows)))
+
+
+def _head_rows_bytes(heads: int, rows: int, pitch: int, row_bytes: int, width: int, skip: int = 0) -> int:
+    """:func:`head_rows_bytes` of tile rows ``width`` bytes wide from byte ``skip`` of each row."""
+    return head_rows_bytes(heads, rows, pitch, lambda starts: _tile_rows_bytes(starts + skip, row_bytes, width))
+
+
+def decode_load_bytes(p, splits: int) -> int:
+    """The decode kernel's LSU load bytes (user's problem ``p``, S = ``splits``): K and V once (at d >
+    128 each of a split's two blocks K whole and V's half), and each block's Q tile, once a block at
+    d ≤ 128, again at every key tile above."""
+    e, d, halves = p.width, p.head_dim, decode_halves(p.head_dim)
+    pitch, width = d * e, 64 * e * (1 if d <= 64 else 2 if d <= 128 else 4)
+    heads, n = p.batch * p.kv_heads, p.seq_len_kv
+    k = _head_rows_bytes(heads, n, pitch, pitch, width)
+    if halves == 1:
+        kv = 2 * k
+    else:
+        half = DECODE_HALF * e
+        kv = 2 * k + _head_rows_bytes(heads, n, pitch, half, half) + \
+            _head_rows_bytes(heads, n, pitch, pitch - half, half, skip=half)
+    g = p.group_size
+    q_heads = np.concatenate([b * p.heads + np.arange(j * g, min(j * g + DECODE_Q_ROWS, p.heads))
+                              for b in range(p.batch) for j in range(p.kv_heads)])
+    q = int(_tile_rows_bytes(q_heads * pitch, pitch, width).sum())
+    tiles = splits if halves == 1 else halves * -(-n // DECODE_KEY_TILE)
+    return kv + tiles * q
+
+
+def row_sector_bytes(rows: int, row_bytes: int, piece: int | None = None) -> int:
+    """Bytes of the 32-byte sectors that ``rows`` consecutive rows of ``row_bytes`` touch, each row
+    (each ``piece`` bytes of it from its start, where given) on its own."""
+    offsets = np.arange(0, row_bytes, piece or row_bytes)
+    starts = np.arange(rows)[:, None] * row_bytes + offsets
+    return SECTOR * int(sectors(starts, np.minimum(row_bytes - offsets, piece or row_bytes)).sum())
 
 
 def _group_rows(p, copies: int) -> np.ndarray:
@@ -74,17 +141,20 @@ def decode_checks(p, splits: int, rd, wr, sass_st: str) -> list[tuple]:
     forward's launches; ``rd(kernel, *tensors)``, ``wr(…)``: the preset's bytes read, written."""
     stats = ("m_accum", "l_accum") if splits > 1 else ("L",)
     out_tensor = "Oaccum" if splits > 1 else "O"
+    rows = p.batch * p.heads
+    o_store = wr("decode", out_tensor) if splits > 1 else row_sector_bytes(rows, p.head_dim * p.width)
     out = [("decode", "decode", [
-        ("loads", "load", LSU_LD, rd("decode", "Q", "K", "V") + q_extra_bytes(p, splits)),
-        ("stores", "store", LSU_ST, wr("decode", out_tensor) + stats_store_bytes(p, splits)),
+        ("loads", "load", LSU_LD, decode_load_bytes(p, splits)),
+        ("stores", "store", LSU_ST, o_store + stats_store_bytes(p, splits)),
         ("stores (SASS)", "store", sass_st, wr("decode", out_tensor, *stats))])]
     if splits > 1:
         out.append(("reduction", "reduction", [
             ("loads", "load", LSU_LD, rd("reduction", "Oaccum") + stats_load_bytes(p, splits)),
-            ("stores", "store", LSU_ST, wr("reduction", "O") + SECTOR * p.batch * p.heads),
+            ("stores", "store", LSU_ST, row_sector_bytes(rows, p.head_dim * p.width, DECODE_HALF * p.width)
+             + SECTOR * rows),
             ("stores (SASS)", "store", sass_st, wr("reduction", "O", "L"))]))
     return out
 
 
-__all__ = ["LSU_LD", "LSU_ST", "q_tile_rows", "q_extra_bytes", "stats_store_bytes", "stats_load_bytes",
-           "decode_checks"]
+__all__ = ["LSU_LD", "LSU_ST", "q_tile_rows", "run_bytes", "head_rows_bytes", "decode_load_bytes", "row_sector_bytes",
+           "stats_store_bytes", "stats_load_bytes", "decode_checks"]

@@ -33,17 +33,46 @@ def test_the_byte_formulas_give_every_recorded_launch(capsys):
 
 
 def test_the_formulas_predicted_grid_s41_decode2_at_head_dims_of_sixteens():
-    """Committed before the grid ran (predictions-decode2.json): every launch at d = 160-256 exact (11);
-    at d = 40 and 120 the reductions are (after this grid, with O's rows in pieces of 128 elements),
-    the decode kernels not: the formulas say they do not model a head dim no multiple of 16."""
+    """Committed before the grid ran (predictions-decode2.json): every launch at d = 160-256 exact (11).
+    At d = 40 and 120 the reductions are exact since that grid (O's rows in pieces of 128 elements), the
+    decode kernels' loads since session 44 (each instruction's run of a row counted as the LSU does);
+    one count is not modelled: the O stores of the d = 40 decode with one split (192 bytes more)."""
     raw = decode.RUNS[3]
     assert decode.check(raw, sixteens=True)[:2] == (11, 0)
-    assert decode.check(raw)[:2] == (18, 4)
+    assert decode.check(raw) == (18, 1, 8, 0)
 
 
-def test_at_head_dims_no_multiple_of_16_the_reductions_are_exact_the_decode_kernels_not():
+def test_at_head_dims_no_multiple_of_16_every_launch_is_the_formulas():
+    """Grid s41-cudnn-decode-odd (d = 40-168; 18 decode kernels, 18 reductions): every LSU load and store."""
     launches, misses = decode.check(str(SPLITS / "decode-odd-h100"))[:2]
-    assert (launches, misses) == (36, 18)                   # 18 decode kernels, 18 reductions, d = 40-168
+    assert (launches, misses) == (36, 0)
+
+
+ODD = ROOT / "docs" / "validation" / "2026-12-06-cudnn-odd"
+
+
+def test_the_lsu_rule_gives_every_launch_of_the_cp_async_probe():
+    """benchmarks/ldgsts_zfill_probe.py on an H100: 4 rows × 8 pieces of 16 bytes a warp instruction, rows
+    80-240 bytes apart, zero-filled lanes at three addresses and two lane layouts, and every group at each
+    16-byte offset of 512: the LSU's sectors a warp instruction are cudnn_lsu.run_bytes's on all 220."""
+    probe = load_module("ldgsts_zfill_probe", ROOT / "benchmarks" / "ldgsts_zfill_probe.py")
+    rows = probe.rows(str(ODD / "probe" / "probe.csv.gz"))
+    assert len(rows) == 220 and all(got == rule for *_, got, rule in rows)
+    pitch80 = [got for variant, pitch, _, base, got, _ in rows if pitch == 80 and base is not None][:8]
+    assert pitch80 == [14, 12, 13, 13, 12, 14, 13, 13]          # the ideal: 10 or 11
+
+
+def test_at_head_dims_of_sixteens_the_lsu_loads_are_the_tiles_bytes():
+    """Every run of a row is whole sectors there, so decode_load_bytes is the closed form: K and V once
+    (3/2 of them above d = 128), Q's tile of R rows once a block (again at every key tile above d = 128)."""
+    from iosim.gpu.cudnn_lsu import decode_load_bytes, q_tile_rows
+    from iosim.workload.problem import Problem
+    for b, h, h_kv, n_kv, d, s in [(1, 4, 4, 4096, 64, 32), (3, 16, 4, 777, 48, 4), (2, 8, 2, 1000, 112, 4),
+                                   (2, 8, 4, 1500, 256, 8), (1, 6, 3, 9000, 224, 64), (5, 12, 1, 129, 160, 1)]:
+        p = Problem(head_dim=d, seq_len_q=1, seq_len_kv=n_kv, batch=b, heads=h, kv_heads=h_kv)
+        kv, q = 2 * b * h_kv * n_kv * d * 2, b * q_tile_rows(h, h_kv) * d * 2
+        want = kv + s * q if d <= 128 else kv * 3 // 2 + 2 * -(-n_kv // 128) * q
+        assert decode_load_bytes(p, s) == want, (b, h, h_kv, n_kv, d, s)
 
 
 def test_above_d_128_two_blocks_a_split_read_k_twice_and_q_every_key_tile():
@@ -80,29 +109,55 @@ def _through_the_preset(raw: str):
             yield cfg, exc
 
 
-def test_the_cudnn_preset_gives_every_recorded_launch_of_the_decode_forward():
-    """The ``cudnn`` preset (the ``cudnn_decode`` schedule's counts, and iosim.gpu.cudnn_lsu's Q rows
-    of later groups and sectors) against every launch of the four runs at head dims that are multiples
-    of 16 (102 forward launches: the decode kernel and the reduction, on the H200 and an H100), and
-    their backwards: every load and store exact, but the bprop's crossbar loads where its persistent
-    blocks take more than one tile (the order they take them in is the run's, as at N = 4,096:
-    within 0.05 %; 5 launches)."""
+def _tally(runs) -> tuple[int, int, int, list, list]:
+    """(forward launches, backward launches, bprop crossbar loads within 0.05 % but not exact, the bprop's
+    crossbar loads at head dims no multiple of 16 as measured / predicted, the other counts off) of every
+    config of ``runs`` through the preset."""
     forward = backward = loose = 0
-    for raw in decode.RUNS:
+    odd, off = [], []
+    for raw in runs:
         for cfg, rows in _through_the_preset(raw):
-            if cfg["head_dim"] % 16:
-                assert "no multiple of 16" in str(rows), cfg
-                continue
+            assert not isinstance(rows, Exception), (cfg, rows)
             for row in rows:
                 forward += row["pass"] == "forward"
                 backward += row["pass"] == "backward"
                 for c in row["checks"]:
-                    if c["measured"] != c["predicted"] and (row["kernel"], c["quantity"]) == ("bprop", "loads"):
+                    bprop_loads = (row["kernel"], c["quantity"]) == ("bprop", "loads")
+                    if c["measured"] == c["predicted"]:
+                        continue
+                    if bprop_loads and cfg["head_dim"] % 16:
+                        odd.append(c["measured"] / c["predicted"])
+                    elif bprop_loads:
                         loose += 1
                         assert abs(c["measured"] / c["predicted"] - 1) <= 0.0005, (cfg, c)
                     else:
-                        assert c["measured"] == c["predicted"], (cfg, row["kernel"], c)
-    assert (forward, backward, loose) == (102, 244, 5)
+                        off.append((cfg["head_dim"], cfg["seq_len_kv"], row["kernel"], c["quantity"],
+                                    c["measured"] - c["predicted"]))
+    return forward, backward, loose, odd, off
+
+
+def test_the_cudnn_preset_gives_every_recorded_launch_of_the_decode_forward():
+    """The ``cudnn`` preset (the ``cudnn_decode`` schedule's counts, and iosim.gpu.cudnn_lsu's runs of rows,
+    Q rows of later groups and sectors) against every launch of the four runs (109 forward launches: the
+    decode kernel and the reduction, on the H200 and an H100, 7 of them at d = 40 and 120), and their
+    backwards: every load and store exact, but the bprop's crossbar loads where its persistent blocks take
+    more than one tile (the order they take them in is the run's, as at N = 4,096: within 0.05 %; 5
+    launches), its crossbar loads at d = 40 and 120 (1.10-1.17 x the model: not modelled) and the O stores
+    of the one-split decode at d = 40 (192 bytes more, not modelled)."""
+    forward, backward, loose, odd, off = _tally(decode.RUNS)
+    assert (forward, backward, loose) == (109, 260, 5)
+    assert len(odd) == 4 and 1.09 < min(odd) and max(odd) < 1.17
+    assert off == [(40, 150, "decode", "stores", 192)]
+
+
+def test_the_preset_gives_every_launch_at_head_dims_no_multiple_of_16():
+    """Grid s41-cudnn-decode-odd (d = 40-168, refused until session 44) through the preset: every count of
+    its 18 configs' forward and backward launches, with the bprop's dK and dV stores as the sectors of
+    each 64-column box row (cudnn.tma_rows_excess), but the bprop's crossbar loads, 1.11-1.17 x the model
+    (not modelled: docs/validation/2026-12-06-cudnn-odd.md)."""
+    forward, backward, loose, odd, off = _tally([str(SPLITS / "decode-odd-h100")])
+    assert (forward, backward, loose, off) == (36, 72, 0, [])
+    assert len(odd) == 18 and 1.10 < min(odd) and max(odd) < 1.17
 
 
 def test_grid_s42_predicted_before_it_ran():
@@ -129,9 +184,3 @@ def test_grid_s42_through_the_preset_now():
                     else:
                         assert c["measured"] == c["predicted"], (cfg, row["kernel"], c)
     assert (checks, loose) == (198, 3)
-
-
-def test_the_preset_refuses_the_decode_forward_at_head_dims_no_multiple_of_16():
-    refused = [cfg["head_dim"] for cfg, rows in _through_the_preset(str(SPLITS / "decode-odd-h100"))
-               if "no multiple of 16" in str(rows)]
-    assert sorted(set(refused)) == [40, 56, 72, 88, 104, 120, 136, 152, 168] and len(refused) == 18
