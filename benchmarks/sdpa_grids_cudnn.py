@@ -83,6 +83,18 @@ CUDNN_GRIDS = {
     # the three head dims of s42-cudnn-decode its first run's budget did not reach (the same configs)
     "s42-cudnn-decode-rest": dict(head_dims=(80, 48, 112), configs={
         d: S42_DECODE[d] for d in (80, 48, 112)}),
+    # session 44: head dims that are no multiple of 16 (rows 16 bytes past a sector every other row), predicted
+    # (docs/validation/2026-12-06-cudnn-odd/s44/predictions.json) before it ran: decodes the odd grid did not have
+    # (GQA groups of 3 and 8, one split at d = 72, d = 200 and 248), and the sm90 kernels at more than one
+    # query row, which no grid had measured at such head dims
+    "s44-cudnn-odd": dict(head_dims=(40, 72, 104, 120, 152, 200, 248), configs={
+        40: ((1, 6000, 3, 12, 4, False, "bf16"), (2048, 2048, 1, 4, 4, False, "fp16")),
+        72: ((1, 300, 4, 8, 8, False, "fp16"), (1000, 1000, 2, 4, 2, True, "bf16")),
+        104: ((1, 2222, 1, 16, 2, False, "fp16"),),
+        120: ((4096, 4096, 1, 2, 2, False, "fp16"),),
+        152: ((1500, 3000, 1, 4, 4, False, "fp16"),),
+        200: ((1, 3000, 2, 4, 4, False, "bf16"), (2048, 2048, 1, 2, 2, True, "bf16")),
+        248: ((1, 700, 1, 6, 3, False, "fp16"),)}),
     # issue 14, item 4: cuDNN's fused attention (--backend cudnn); d = 96 runs the first four only
     "cudnn": dict(head_dims=(64, 128, 96), configs={64: CUDNN_CONFIGS, 128: CUDNN_CONFIGS, 96: CUDNN_CONFIGS[:4]}),
     # session 13: the backward's crossbar loads at N = 4,096 were 0.004-0.04 % over the model's,
