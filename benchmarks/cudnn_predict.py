@@ -63,7 +63,8 @@ def check(path: str, raw: str) -> int:
     counts = off = 0
     for cfg, launches in measured:
         pred = predicted[key(cfg)]
-        name = f"d {cfg['head_dim']} N_kv {cfg['seq_len_kv']} B {cfg['batch']} H {cfg['heads']} " \
+        name = f"d {cfg['head_dim']} N {cfg.get('seq_len_q', cfg['seq_len'])} x {cfg.get('seq_len_kv', cfg['seq_len'])} " \
+               f"B {cfg['batch']} H {cfg['heads']} " \
                f"H_kv {cfg.get('kv_heads', cfg['heads'])} {cfg.get('dtype', 'fp16')}"
         if "refused" in pred:
             print(f"{name}: refused ({pred['refused'][:80]}…)")

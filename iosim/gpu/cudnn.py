@@ -11,8 +11,10 @@ against the L1's crossbar bytes ``l1tex__m_xbar2l1tex_read_bytes``, the element-
 against the SASS load bytes, stores (SASS), TMA stores and TMA reductions
 (``l1tex__m_l1tex2xbar_write_bytes_mem_global_op_tma_{st,red}``); DRAM bytes beside the L2
 model's; the launches' time beside the roofline of the whole run, a lower bound (the preset
-has no kernel time model). benchmarks/cudnn_compare.py ``--preset`` runs the same comparison
-over the committed measurement.
+has no kernel time model). At a head dim that is no multiple of 16 the Hopper kernels' TMA boxes
+carry more than their rows' bytes (:mod:`.cudnn_tma`), and the decode kernel's LSU counts more
+(:mod:`.cudnn_lsu`). benchmarks/cudnn_compare.py ``--preset`` runs the same comparison over the
+committed measurement.
 
 Targets (issue 6's, as ``--vendor torch-sdpa`` applies them): the forward's loads exact, the
 backward's within 5 %; DRAM reads within 10 % (marked, not failed). Stores and reductions are
@@ -29,8 +31,8 @@ from ..errors import IosimError, ProblemError
 from ..kernels.cudnn_preset import (REDUCE_ELEMENTS, SCHEDULER_SECTOR, convert_dq_elements, cudnn_tiles,
                                     persistent_grid, scheduler_bytes)
 from ..run import Options, simulate
-from .cudnn_lsu import LSU_LD, LSU_ST, decode_checks, head_rows_bytes
-from .sectors import LINE, SECTOR, sectors
+from .cudnn_lsu import LSU_LD, LSU_ST, decode_checks
+from .cudnn_tma import bprop_load_excess, dkdv_store_excess, fprop_excess
 from .ncu import profile as ncu_profile
 from .ncu import read_launches
 from .sdpa import TARGETS, config_of, within
@@ -116,17 +118,19 @@ def predicted_launches(result, profile) -> list[dict]:
     if "decode" in kb:      # one query row: cuDNN's sm80 decode kernel and its reduction (iosim.gpu.cudnn_lsu)
         out = decode_checks(p, result.options["num_splits"], rd, wr, SASS_ST)
     else:
-        out = [("fprop", "main", [("loads", "load", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, sms)),
-                                  ("O (TMA st)", "store", TMA_ST, wr("main", "O")),
+        loads, o_store = fprop_excess(p)          # rows that are no whole sectors (cudnn_tma)
+        out = [("fprop", "main", [("loads", "load", XBAR, rd("main", "Q", "K", "V") + scheduler_bytes(fwd_tiles, sms)
+                                   + loads),
+                                  ("O (TMA st)", "store", TMA_ST, wr("main", "O") + o_store),
                                   ("L (st)", "store", SASS_ST, wr("main", "L"))])]
     out += [("dot_do_o", "dot_do_o", [("loads", "load", SASS_LD, rd("dot_do_o", "O", "dO")),
                                      ("stores", "store", SASS_ST, wr("dot_do_o", "D", "dQaccum"))]),
            ("bprop", "dq_dk_dv", [
                ("loads", "load", XBAR, rd("dq_dk_dv", "K", "V", "Q", "dO") + scheduler_bytes(bwd_tiles, sms)
-                + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms)),
+                + stats_xbar_bytes(p, rd("dq_dk_dv", "L", "D"), bwd_tiles, sms) + bprop_load_excess(p, bwd.blocks_per_tile)),
                ("L, D (ld)", "load", SASS_LD, rd("dq_dk_dv", "L", "D") * stats_load_copies(p)),
                ("dK, dV (TMA st)", "store", TMA_ST, wr("dq_dk_dv", "dK", "dV", "dK_expanded", "dV_expanded")
-                + 2 * tma_rows_excess(heads, p.seq_len_kv, p.head_dim * p.width)),
+                + dkdv_store_excess(p)),
                ("dQaccum (TMA red)", "reduction", TMA_RED, wr("dq_dk_dv", "dQaccum"))]),
            ("convert_dq", "convert_dq", [("loads", "load", SASS_LD, rd("convert_dq", "dQaccum") + acc),
                                          ("stores", "store", SASS_ST, wr("convert_dq", "dQ") + acc // 2)])]
@@ -137,21 +141,6 @@ def predicted_launches(result, profile) -> list[dict]:
                                                     ("stores", "store", SASS_ST, reduce[t][1] + over)]) for t in ("dK", "dV")]
     return [{"kernel": k, "iosim": i, "pass": "forward" if k in FORWARD_KERNELS else "backward", "checks": c}
             for k, i, c in out]
-
-
-def tma_rows_excess(heads: int, rows: int, row_bytes: int) -> int:
-    """What the crossbar carries beyond the bytes of a TMA box store of ``heads`` × ``rows``
-    contiguous rows of ``row_bytes`` (the bprop's dK and dV; under GQA one query head's rows after
-    another's): it carries the 32-byte sectors each row's run in a box of 64 columns (128 bytes)
-    touches. Nothing at a head dim that is a multiple of 16; at the others every other row starts
-    16 bytes into a sector (read from the decode grids' 62 bprop launches, d = 32 to 256, H200 and
-    H100: docs/validation/2026-12-06-cudnn-odd.md)."""
-    if row_bytes % SECTOR == 0:
-        return 0
-    runs = range(0, row_bytes, LINE)
-    carried = head_rows_bytes(heads, rows, row_bytes, lambda starts: sum(
-        SECTOR * sectors(starts + c0, min(LINE, row_bytes - c0)) for c0 in runs))
-    return carried - heads * rows * row_bytes
 
 
 def stats_xbar_bytes(p, schedule_bytes: int, tiles: int, sm_count: int) -> int:

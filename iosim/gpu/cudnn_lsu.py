@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import math
-
 from ..kernels.cudnn_preset import DECODE_HALF, DECODE_KEY_TILE, DECODE_Q_ROWS, decode_halves
-from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, sectors
+from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, sectors, tiled_rows_sum
 
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
@@ -62,25 +60,18 @@ def run_bytes(starts: np.ndarray, nbytes: int) -> np.ndarray:
 def _tile_rows_bytes(starts: np.ndarray, row_bytes: int, width: int) -> np.ndarray:
     """Per row start: the LSU bytes of a tile row ``width`` bytes wide with ``row_bytes`` to load,
     8 pieces (128 bytes) an instruction."""
-    out = np.zeros(len(starts), np.int64)
+    out = np.zeros(np.shape(starts), np.int64)
     for c0 in range(0, width, LINE):
         if row_bytes > c0:
             out += run_bytes(starts + c0, min(LINE, row_bytes - c0))
     return out
 
 
-def head_rows_bytes(heads: int, rows: int, pitch: int, count) -> int:
-    """Σ over ``heads`` contiguous heads of ``rows`` rows at ``pitch`` of ``count(starts)`` (per row
-    start, its bytes as a counter sees them, which depend on the start mod a line only): that repeats
-    every LINE / gcd(pitch, LINE) rows, so each of those row classes is counted once a head."""
-    period = LINE // math.gcd(pitch, LINE)
-    first = np.arange(heads, dtype=np.int64) * rows * pitch
-    return sum(-(-(rows - k) // period) * int(count(first + k * pitch).sum()) for k in range(min(period, rows)))
-
-
 def _head_rows_bytes(heads: int, rows: int, pitch: int, row_bytes: int, width: int, skip: int = 0) -> int:
-    """:func:`head_rows_bytes` of tile rows ``width`` bytes wide from byte ``skip`` of each row."""
-    return head_rows_bytes(heads, rows, pitch, lambda starts: _tile_rows_bytes(starts + skip, row_bytes, width))
+    """Σ over ``heads`` contiguous heads of ``rows`` rows at ``pitch``: each tile row ``width`` bytes wide
+    from byte ``skip`` of the row (:func:`.sectors.tiled_rows_sum`, the rows as one tile)."""
+    bases = np.arange(heads, dtype=np.int64) * rows * pitch
+    return tiled_rows_sum(bases, rows, pitch, rows, [1], lambda st: _tile_rows_bytes(st + skip, row_bytes, width))
 
 
 def decode_load_bytes(p, splits: int) -> int:
@@ -156,5 +147,5 @@ def decode_checks(p, splits: int, rd, wr, sass_st: str) -> list[tuple]:
     return out
 
 
-__all__ = ["LSU_LD", "LSU_ST", "q_tile_rows", "run_bytes", "head_rows_bytes", "decode_load_bytes", "row_sector_bytes",
+__all__ = ["LSU_LD", "LSU_ST", "q_tile_rows", "run_bytes", "decode_load_bytes", "row_sector_bytes",
            "stats_store_bytes", "stats_load_bytes", "decode_checks"]

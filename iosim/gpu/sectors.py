@@ -139,3 +139,21 @@ def backward_excess(problem, block_q: int, block_kv: int) -> int:
     kv_mult = np.full(problem.seq_len_kv, problem.group_size)
     return 2 * _rows_excess(row, problem.seq_len_q, problem.batch * problem.heads, q_mult) + \
         2 * _rows_excess(row, problem.seq_len_kv, problem.batch * problem.kv_heads, kv_mult)
+
+
+#: a row of a multiple of 16 bytes starts at the same place in a line every this many rows
+ROW_PERIOD = LINE // COPY_BYTES
+
+
+def tiled_rows_sum(bases, rows: int, pitch: int, tile: int, mult, per_row) -> int:
+    """Σ over heads whose first rows start at the bytes ``bases`` of Σ over tiles of ``tile`` rows of
+    their ``rows`` rows at ``pitch`` (a multiple of 16 bytes) of mult[tile] × Σ ``per_row(starts)`` over the
+    tile's rows, where ``per_row`` depends on a start mod a line only. Such a start repeats every
+    ROW_PERIOD rows, and a tile starts at a multiple of them (``tile`` is), so each head needs only its
+    first ROW_PERIOD rows' values."""
+    bases, mult = np.asarray(bases, np.int64), np.asarray(mult, np.int64)
+    per = per_row(bases[:, None] % LINE + np.arange(ROW_PERIOD) * pitch)                   # (heads, period)
+    cum = np.concatenate([np.zeros((len(bases), 1), np.int64), np.cumsum(per, axis=1)], axis=1)
+    valid = np.minimum(tile, rows - np.arange(len(mult)) * tile)
+    tiles = (valid // ROW_PERIOD)[None, :] * cum[:, ROW_PERIOD:] + cum[:, valid % ROW_PERIOD]
+    return int((tiles * mult[None, :]).sum())
