@@ -20,8 +20,9 @@ bytes the schedule has no tensor for, and the L1's tag stage counts whole 32-byt
   sectors they lie in, once a half of the head dim (:func:`stats_load_bytes`), and stores the LSE
   a sector a row.
 
-* O's rows (d · e bytes, S = 1) and the reduction's (in pieces of 128 elements) count the sectors
-  each touches (:func:`row_sector_bytes`); the splits' partial O (fp32) are whole sectors.
+* O's rows (d · e bytes) count the sectors each piece touches (:func:`row_sector_bytes`): the decode
+  kernel's (S = 1) in pieces of 64 bytes (:data:`O_STORE_PIECE`), the reduction's in pieces of 128
+  elements; the splits' partial O (fp32) are whole sectors.
 
 At a head dim that is no multiple of 16 the rule for the runs was read from a probe of the same
 instructions (benchmarks/ldgsts_zfill_probe.py) and holds on every decode launch of the committed
@@ -37,6 +38,10 @@ from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, sectors, tiled_ro
 
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
+#: bytes of an O row the decode kernel stores as one piece (S = 1): the sectors of each 64-byte piece of a
+#: row count apart (read from the two such launches at head dims no multiple of 16, d = 40 and 72, where
+#: each row on its own counted 6 and 32 sectors too few; docs/validation/2026-12-06-cudnn-odd.md)
+O_STORE_PIECE = 64
 #: rows of statistics one store instruction writes (grid s42-cudnn-decode, 12 query heads a group: the
 #: counter sees the sectors of rows 0-7 and of rows 8-11 apart; every group before had at most 8)
 STATS_ROWS = 8
@@ -133,7 +138,7 @@ def decode_checks(p, splits: int, rd, wr, sass_st: str) -> list[tuple]:
     stats = ("m_accum", "l_accum") if splits > 1 else ("L",)
     out_tensor = "Oaccum" if splits > 1 else "O"
     rows = p.batch * p.heads
-    o_store = wr("decode", out_tensor) if splits > 1 else row_sector_bytes(rows, p.head_dim * p.width)
+    o_store = wr("decode", out_tensor) if splits > 1 else row_sector_bytes(rows, p.head_dim * p.width, O_STORE_PIECE)
     out = [("decode", "decode", [
         ("loads", "load", LSU_LD, decode_load_bytes(p, splits)),
         ("stores", "store", LSU_ST, o_store + stats_store_bytes(p, splits)),
