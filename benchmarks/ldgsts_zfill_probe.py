@@ -130,17 +130,17 @@ def summary(path: str) -> int:
     return off
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", action="store_true", help="launch every variant (on a GPU, under ncu)")
     ap.add_argument("--summary", help="ncu's CSV of a --run")
     args = ap.parse_args()
     if args.run:
         run()
-    elif args.summary:
+        return 0
+    if args.summary:
         return 1 if summary(args.summary) else 0
-    else:
-        ap.error("give --run or --summary")
+    ap.error("give --run or --summary")
 
 
 if __name__ == "__main__":
