@@ -61,6 +61,13 @@ class BlockLoops:
             raise affine.AffineUnsupported("splits of an affine group")
         return self._iterate(self.mask_info.splits(visible_to, self.num_splits, grouped))
 
+    def all_splits(self) -> list[Split]:
+        """Splits 0..S−1 as plain handles of the per-split tensors (no key blocks, no loop weighting):
+        what a combine or reduction reads every split's copy with."""
+        if self.num_splits is None:
+            raise ScheduleError("call ctx.set_num_splits(S) before ctx.all_splits()")
+        return [Split(s, 0, 0, ()) for s in range(self.num_splits)]
+
     def set_num_splits(self, num_splits: int) -> None:
         """S: how many splits per-split tensors (Oaccum, LSEaccum) have."""
         if num_splits < 1:

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.cudnn_preset import DECODE_HALF, DECODE_KEY_TILE, DECODE_Q_ROWS, decode_halves
-from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, sectors, tiled_rows_sum
+from .sectors import COPY_BYTES, LINE, SECTOR, copy_row_bytes, piece_sector_bytes, sectors, tiled_rows_sum
 
 #: the counters: the LSU's bytes (the decode kernel loads by cp.async, not TMA)
 LSU_LD, LSU_ST = "l1tex__t_bytes_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_bytes_pipe_lsu_mem_global_op_st.sum"
@@ -72,10 +72,9 @@ def _tile_rows_bytes(starts: np.ndarray, row_bytes: int, width: int) -> np.ndarr
     return out
 
 
-def _head_rows_bytes(heads: int, rows: int, pitch: int, row_bytes: int, width: int, skip: int = 0) -> int:
-    """Σ over ``heads`` contiguous heads of ``rows`` rows at ``pitch``: each tile row ``width`` bytes wide
+def _rows_bytes(bases: np.ndarray, rows: int, pitch: int, row_bytes: int, width: int, skip: int = 0) -> int:
+    """Σ over runs of ``rows`` rows at ``pitch`` from each of ``bases``: each tile row ``width`` bytes wide
     from byte ``skip`` of the row (:func:`.sectors.tiled_rows_sum`, the rows as one tile)."""
-    bases = np.arange(heads, dtype=np.int64) * rows * pitch
     return tiled_rows_sum(bases, rows, pitch, rows, [1], lambda st: _tile_rows_bytes(st + skip, row_bytes, width))
 
 
@@ -85,18 +84,17 @@ def decode_load_bytes(p, splits: int) -> int:
     d ≤ 128, again at every key tile above."""
     e, d, halves = p.width, p.head_dim, decode_halves(p.head_dim)
     pitch, width = d * e, 64 * e * (1 if d <= 64 else 2 if d <= 128 else 4)
-    heads, n = p.batch * p.kv_heads, p.seq_len_kv
-    k = _head_rows_bytes(heads, n, pitch, pitch, width)
+    n = p.seq_len_kv
+    heads = np.arange(p.batch * p.kv_heads, dtype=np.int64) * n * pitch          # each K/V head's first row
+    k = _rows_bytes(heads, n, pitch, pitch, width)
     if halves == 1:
         kv = 2 * k
     else:
         half = DECODE_HALF * e
-        kv = 2 * k + _head_rows_bytes(heads, n, pitch, half, half) + \
-            _head_rows_bytes(heads, n, pitch, pitch - half, half, skip=half)
-    g = p.group_size
-    q_heads = np.concatenate([b * p.heads + np.arange(j * g, min(j * g + DECODE_Q_ROWS, p.heads))
-                              for b in range(p.batch) for j in range(p.kv_heads)])
-    q = int(_tile_rows_bytes(q_heads * pitch, pitch, width).sum())
+        kv = 2 * k + _rows_bytes(heads, n, pitch, half, half) + _rows_bytes(heads, n, pitch, pitch - half, half, half)
+    g, batches = p.group_size, np.arange(p.batch, dtype=np.int64) * p.heads
+    q = sum(_rows_bytes((batches + j * g) * pitch, min(DECODE_Q_ROWS, p.heads - j * g), pitch, pitch, width)
+            for j in range(p.kv_heads))                  # block j's Q tile: its group's first query head on
     tiles = splits if halves == 1 else halves * -(-n // DECODE_KEY_TILE)
     return kv + tiles * q
 
@@ -104,9 +102,7 @@ def decode_load_bytes(p, splits: int) -> int:
 def row_sector_bytes(rows: int, row_bytes: int, piece: int | None = None) -> int:
     """Bytes of the 32-byte sectors that ``rows`` consecutive rows of ``row_bytes`` touch, each row
     (each ``piece`` bytes of it from its start, where given) on its own."""
-    offsets = np.arange(0, row_bytes, piece or row_bytes)
-    starts = np.arange(rows)[:, None] * row_bytes + offsets
-    return SECTOR * int(sectors(starts, np.minimum(row_bytes - offsets, piece or row_bytes)).sum())
+    return int(piece_sector_bytes(np.arange(rows) * row_bytes, row_bytes, piece or row_bytes).sum())
 
 
 def _group_rows(p, copies: int) -> np.ndarray:

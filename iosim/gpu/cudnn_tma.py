@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .sectors import LINE, SECTOR, sectors, tiled_rows_sum
+from .sectors import LINE, SECTOR, piece_sector_bytes, tiled_rows_sum
 
 #: what a load carries a row beyond its runs' sectors
 LOAD_EXTRA = 16
@@ -28,8 +28,7 @@ LOAD_EXTRA = 16
 
 def _row_excess(starts: np.ndarray, row_bytes: int, load: bool) -> np.ndarray:
     """Per row start: the bytes carried beyond ``row_bytes`` (runs of 128 bytes, their sectors)."""
-    carried = sum(SECTOR * sectors(starts + c0, min(LINE, row_bytes - c0)) for c0 in range(0, row_bytes, LINE))
-    return carried - row_bytes + (LOAD_EXTRA if load else 0)
+    return piece_sector_bytes(starts, row_bytes, LINE) - row_bytes + (LOAD_EXTRA if load else 0)
 
 
 def _tiles_excess(bases: np.ndarray, rows: int, tile: int, mult: np.ndarray, row_bytes: int, load: bool) -> int:

@@ -141,6 +141,13 @@ def backward_excess(problem, block_q: int, block_kv: int) -> int:
         2 * _rows_excess(row, problem.seq_len_kv, problem.batch * problem.kv_heads, kv_mult)
 
 
+def piece_sector_bytes(starts, row_bytes: int, piece: int) -> np.ndarray:
+    """Per row start: the bytes of the 32-byte sectors each ``piece`` bytes of a row of ``row_bytes``
+    touch, each piece on its own (the last one shorter)."""
+    starts = np.asarray(starts, np.int64)
+    return sum(SECTOR * sectors(starts + c, min(piece, row_bytes - c)) for c in range(0, row_bytes, piece))
+
+
 #: a row of a multiple of 16 bytes starts at the same place in a line every this many rows
 ROW_PERIOD = LINE // COPY_BYTES
 

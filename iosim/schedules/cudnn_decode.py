@@ -33,7 +33,6 @@ from __future__ import annotations
 import math
 
 from ..engine.tiles import maximum
-from .fa2_splitkv import all_splits
 
 #: the launch's two kernels
 DECODE, REDUCTION = "decode", "reduction"
@@ -98,7 +97,7 @@ def _write(ctx, i, s, O_i, m_i, l_i) -> None:
 
 def _reduce(ctx, i, halves: int) -> None:
     """One block of the reduction: the splits' rows i combined (their m and ℓ read once a half)."""
-    splits = all_splits(ctx)
+    splits = ctx.all_splits()
     for half in range(halves):
         m = [ctx.load("m_accum", i, split=s, name=f"m_{half},s={s.index}") for s in splits]
         l = [ctx.load("l_accum", i, split=s, name=f"l_{half},s={s.index}") for s in splits]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import math
 
-from ..engine.blocks import Split
 from ..engine.tiles import maximum
 from .fa2 import fa2_forward
 
@@ -85,7 +84,7 @@ def _combine_rows(ctx, i) -> None:
     """One query block of the combine kernel. Every split's LSE is on chip at once (the
     kernel's sLSE, kMaxSplits × kBlockM), each under its own name; the Oaccum tiles pass
     through one buffer, each replacing the previous."""
-    lse = [ctx.load("LSEaccum", i, split=s, name=f"LSEaccum_i,s={s.index}") for s in all_splits(ctx)]
+    lse = [ctx.load("LSEaccum", i, split=s, name=f"LSEaccum_i,s={s.index}") for s in ctx.all_splits()]
     lse_max = lse[0]
     for x in lse[1:]:
         lse_max = maximum(lse_max, x)
@@ -95,13 +94,9 @@ def _combine_rows(ctx, i) -> None:
         total = total + (x - base).exp()
     L_i = ctx.keep("L_i", base + total.log(), role="stats")
     O_i = ctx.fill("O_i", i, 0.0, role="output", cols=ctx.problem.head_dim)
-    for s, x in zip(all_splits(ctx), lse):
+    for s, x in zip(ctx.all_splits(), lse):
         O_i = ctx.keep("O_i", O_i + (x - L_i.inf_as_zero()).exp().col() * ctx.load("Oaccum", i, split=s),
                        role="output")                           # L = −∞ (no key in any split): O = 0
     ctx.store("O", i, O_i)
     ctx.store("L", i, L_i)
 
-
-def all_splits(ctx):
-    """Split indices 0..S−1 as plain handles for per-split tensors (no loop weighting)."""
-    return [Split(s, 0, 0, ()) for s in range(ctx.num_splits)]
