@@ -32,8 +32,9 @@ Outside the schedules (they are the kernels' bookkeeping, not the attention's te
 the persistent kernels take tiles from an atomic counter, one 4-byte atomic per tile and
 one more per thread block, each answered by a 32-byte sector through the L1's crossbar
 (:func:`scheduler_bytes`); and ``convert_dq_to_16bits`` gives each thread block 2,048
-elements starting at a multiple of ⌊2048/d⌋ rows, so for d = 96 neighbouring blocks overlap
-(:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with 1,024 (d = 192 overlaps).
+elements (1,024 where d is no multiple of 16) starting at a multiple of ⌊2048/d⌋ rows, so for d = 96
+neighbouring blocks overlap (:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with
+1,024 (d = 192 overlaps).
 
 No kernel time model: the kernels issue wgmma from warpgroups, and no wgmma rate has been
 measured here; their time is the roofline's lower bound, and the launches say so.
@@ -64,6 +65,7 @@ DECODE_Q_ROWS, DECODE_KEY_TILE, DECODE_HALF = 16, 128, 128
 DECODE_SMS = 132
 REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one head's dK or dV
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
+CONVERT_ELEMENTS_ODD = 1024  # the same at head dims no multiple of 16: 8 fp32 values per thread
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
 
 
@@ -192,11 +194,19 @@ def scheduler_bytes(tiles: int, sm_count: int) -> int:
     return SCHEDULER_SECTOR * (tiles + persistent_grid(tiles, sm_count))
 
 
-def convert_dq_elements(rows: int, d: int, chunk: int = CONVERT_ELEMENTS) -> int:
+def convert_chunk(d: int) -> int:
+    """A ``convert_dq_to_16bits`` thread block's dQaccum elements: 2,048, or 1,024 at head dims that are
+    no multiple of 16 (its grids at d = 40, 72, 120, 152, 200: ⌈N / ⌊1024/d⌋⌉ blocks a head, and the
+    loads those blocks give, exactly; at d = 64, 80, 96, 112, 160, 192: ⌈N / ⌊2048/d⌋⌉)."""
+    return CONVERT_ELEMENTS if d % 16 == 0 else CONVERT_ELEMENTS_ODD
+
+
+def convert_dq_elements(rows: int, d: int, chunk: int | None = None) -> int:
     """dQaccum elements ``convert_dq_to_16bits`` moves per head: thread block b covers
-    ``chunk`` elements from row b·⌊chunk/d⌋, clipped at the head's end. ``fmha_reduce_head``
-    moves its rows the same way in chunks of REDUCE_ELEMENTS (its grid at d = 192, N = 2,048:
-    410 = ⌈2,048 / 5⌉ blocks a K/V head)."""
+    ``chunk`` elements (:func:`convert_chunk` unless given) from row b·⌊chunk/d⌋, clipped at the
+    head's end. ``fmha_reduce_head`` moves its rows the same way in chunks of REDUCE_ELEMENTS (its
+    grid at d = 192, N = 2,048: 410 = ⌈2,048 / 5⌉ blocks a K/V head)."""
+    chunk = convert_chunk(d) if chunk is None else chunk
     step = (chunk // d) * d
     total = rows * d
     blocks = -(-rows // (chunk // d))

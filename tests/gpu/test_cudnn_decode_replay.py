@@ -194,4 +194,21 @@ def test_grid_s44_cudnn_odd_as_predicted_then_through_the_preset(capsys):
     forward, backward, loose, off = _tally([str(S44 / "raw")])
     assert (forward, backward, loose) == (14, 38, 3)
     assert [o for o in off if o[2] != "convert_dq"] == []
-    assert sorted({o[0] for o in off if o[2] == "convert_dq"}) == [40, 72, 120, 152, 200]
+    assert off == []
+
+
+def test_convert_dq_blocks_in_every_recorded_grid():
+    """convert_dq_to_16bits's grid in every committed cuDNN run: ⌈N_q / ⌊chunk/d⌋⌉ blocks a head, the chunk
+    2,048 fp32 elements, or 1,024 at head dims no multiple of 16 (cudnn_preset.convert_chunk): 152 launches,
+    32 of them at such head dims, 5 of those at N_q > 1 (d = 40, 72, 120, 152, 200)."""
+    from iosim.kernels.cudnn_preset import convert_chunk
+    table = load_module("cudnn_decode_table", ROOT / "benchmarks" / "cudnn_decode_table.py")
+    seen = []
+    for configs in sorted((ROOT / "docs" / "validation").rglob("cudnn_configs.json")):
+        for cfg, launches in table.configs_and_launches(str(configs.parent), measured_only=True):
+            n_q, d = cfg.get("seq_len_q") or cfg["seq_len"], cfg["head_dim"]
+            for launch in (x for x in launches if "convert_dq" in x["name"]):
+                blocks = int(launch["grid"].strip("()").split(",")[0])
+                assert blocks == -(-n_q // (convert_chunk(d) // d)), (configs.parent.name, cfg, launch["grid"])
+                seen.append((d % 16 != 0, n_q > 1 and d % 16 != 0))
+    assert (len(seen), sum(a for a, _ in seen), sum(b for _, b in seen)) == (152, 32, 5)
