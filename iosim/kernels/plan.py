@@ -84,6 +84,9 @@ class KernelLaunch:
     #: the tensors it writes with all query heads' rows side by side ((B, N_kv, H, d): rows of
     #: different heads share lines; the L2 model plays them as lines, iosim.models.cache.lines)
     interleaved: tuple = ()
+    #: the tensors it reads with all query heads' rows side by side ((B, N_q, H, d), as PyTorch
+    #: hands flash-attn 2's backward O and dO: iosim.models.cache.line_reads)
+    interleaved_reads: tuple = ()
     #: spilled registers it reads before every lane wrote them: a DRAM fill per slot
     #: (:mod:`iosim.kernels.spill_frames`), or None
     frames: SpillFrames | None = None
@@ -285,7 +288,8 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                         l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), _long_backward(problem, profile),
                                        None if code else CODE_NOTE) if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
-                        interleaved=EXPANDED if fa2 and problem.group_size > 1 else ())
+                        interleaved=EXPANDED if fa2 and problem.group_size > 1 else (),
+                        interleaved_reads=HEAD_MAJOR_READS if fa2 and problem.heads > 1 else ())
 
 
 #: causal forwards of at most this many key blocks a query block wait measurably for instruction
@@ -327,13 +331,17 @@ def _one_query_block(problem: Problem, tile: KernelTile) -> str | None:
 #: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers
 #: (``dk_expanded``, ``dv_expanded`` in flash_api.cpp's ``mha_bwd``)
 EXPANDED = ("dK_expanded", "dV_expanded")
+#: what flash-attn 2's backward reads as PyTorch's ``_flash_attention_backward`` passes it:
+#: ``out.contiguous()`` and ``grad_out.contiguous()`` of (B, N_q, H, d) views, a query row's
+#: neighbours the other heads' same row (iosim.models.cache.line_reads)
+HEAD_MAJOR_READS = ("O", "dO")
 SHARED_SECTORS_NOTE = (
     "not exact: the main backward kernel's dK and dV rows ({row} bytes, per query head into flash-attn's "
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 25 such backwards were 0.74-1.01 x the "
-    "measured (15 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 25 such backwards were 0.74-1.05 x the "
+    "measured (20 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
@@ -357,13 +365,13 @@ def _gqa_decode(problem: Problem) -> str | None:
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 54 such backwards were 0.86-1.14 x the measured (48 within 10 %), where below "
-    "that size 393 of 397 of more than 16 query rows were within 10 % (the others 0.88, 0.90, 1.10 and 1.11); why was not measured (docs/cache.md, \"Sets\"). "
+    "H200 the model's DRAM reads of 54 such backwards were 0.91-1.14 x the measured (51 within 10 %), where below "
+    "that size 395 of 397 of more than 16 query rows were within 10 % (the others 1.10 and 1.13); why was not measured (docs/cache.md, \"Sets\"). "
     "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
     "instantiation; d = 152 to 176 measured) part far from the model over many waves of thread blocks, most "
-    "reading more: the model gave 0.23-1.19 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
-    "waves; 0.93 at 8 waves; 0.99 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
-    "and 240 0.90 and 0.95; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
+    "reading more: the model gave 0.24-1.26 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
+    "waves; 0.95 at 8 waves; 1.01 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
+    "and 240 0.96 and 0.97; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
     "and blocks started one slot's share of a block apart (benchmarks/l2_stagger_sketch.py) "
     "(docs/validation/2026-12-05-s38-check.md, \"On an H100\"; docs/validation/2026-12-06-s44-check.md)")
 

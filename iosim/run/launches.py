@@ -253,9 +253,10 @@ def _interleaved(launch: Launch) -> Interleaved | None:
     """The launch's buffers of all query heads' rows side by side (flash-attn 2's GQA
     backward: ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d)), for the L2 model's lines."""
     k, p = launch.kernel, launch.problem
-    if k is None or not k.interleaved or not row_bytes(p):
+    if k is None or not (k.interleaved or k.interleaved_reads) or not row_bytes(p):
         return None
-    return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest)
+    return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest,
+                       read_tensors=k.interleaved_reads)
 
 
 def partition_play(profile) -> dict:

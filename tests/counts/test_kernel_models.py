@@ -163,18 +163,19 @@ def test_the_l2_model_says_where_it_is_not_exact_in_a_gqa_decode_backward(capsys
 
 
 def test_a_launch_says_whether_its_shared_lines_were_played_as_lines(capsys, monkeypatch):
-    """docs/validation/2026-12-04-lines.md: a flash-attn-2 GQA backward whose dK, dV rows leave
-    lines to share names how the L2 model played them (options.launches[].l2_lines): as lines
-    where every head is played, as chunks where the model estimates from a sample or windows;
-    an MHA backward or rows of whole lines say nothing. The table says so where they were not
-    lines."""
+    """docs/validation/2026-12-04-lines.md: a flash-attn-2 backward whose rows of many heads leave
+    lines to share (GQA's dK, dV; since session 45 O and dO at more than one head,
+    docs/validation/2026-12-06-torn-units.md) names how the L2 model played them
+    (options.launches[].l2_lines): as lines where every head is played, as chunks where the model
+    estimates from a sample or windows; rows of whole lines say nothing. The table says so where
+    they were not lines."""
     import json
     from iosim.cli.main import main
     import iosim.run.launches as launches
 
     argv = ["simulate", "--hw", "h200", "--algo", "fa2", "-N", "2048", "--heads", "8", "--kernel", "flash-attn-2",
             "--pass", "backward", "--format", "json", "-d"]
-    for d, kv_heads, how in ((72, 2, "lines"), (96, 2, "lines"), (64, 2, None), (72, 8, None)):
+    for d, kv_heads, how in ((72, 2, "lines"), (96, 2, "lines"), (64, 2, None), (72, 8, "lines"), (128, 8, None)):
         assert main(argv + [str(d), "--kv-heads", str(kv_heads)]) == 0
         (launch,) = json.loads(capsys.readouterr().out)["options"]["launches"]
         assert launch.get("l2_lines") == how, (d, kv_heads)

@@ -92,25 +92,35 @@ def test_grid_s38_on_the_h100(compare):
     rows = _rows(compare, "raw-h100")
     assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.239,
+    assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.244,
                                                  (212, "main"): 1.198}
     errors = _time_errors(main)
     assert len(errors) == 12 and errors[-1] < 0.103 and statistics.median(errors) < 0.042
 
 
+def _frozen_misses(folder: pathlib.Path, rows: list) -> dict:
+    """(head dim, kernel) -> the frozen prediction's DRAM reads over the measured, of the main kernels off by
+    more than 10 %."""
+    ratio = {(r["head_dim"], r["kernel"]): f["dram"][r["kernel"]]["read_bytes"] / r["measured"]["dram_read"]
+             for r, f in _frozen(folder, rows) if r["kernel"] in MAIN}
+    return {k: round(v, 3) for k, v in ratio.items() if abs(v - 1) > 0.10}
+
+
 def test_grid_s42_on_the_h100_as_predicted(compare):
     """Grid s42, drawn at random and predicted for the H100 before it ran (docs/validation/2026-12-06-s42-check.md):
-    70 of 70 launches exact; the 32 main kernels' DRAM within 10 % but the long causal forward its note marks;
-    the 18 at N_q >= 2,048 within 20 % of the time; the rows' DRAM and times are the frozen predictions'."""
+    70 of 70 launches exact; the 32 main kernels' DRAM as frozen within 10 % but the long causal forward its note
+    marks, and so through the model now (session 45's O and dO lines moved no main kernel of it out or in); the 18
+    at N_q >= 2,048 within 20 % of the time."""
     folder = ROOT / "docs" / "validation" / "2026-12-06-s42-check"
     rows = _rows(compare, "raw-h100", folder)
     assert len(rows) == 70 and all(_exact(compare, r) for r in rows)
+    assert _frozen_misses(folder, rows) == {(160, "main"): 1.461}
     main = [r for r in rows if r["kernel"] in MAIN]
     assert len(main) == 32 and _misses(main) == {(160, "main"): 1.461}
     errors = _time_errors(main)
     assert len(errors) == 18 and max(errors) < 0.20 and statistics.median(errors) < 0.04
     for r, f in _frozen(folder, rows):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
+        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
 
 
 S43 = ROOT / "docs" / "validation" / "2026-12-06-s43-check"
@@ -140,18 +150,20 @@ S44 = ROOT / "docs" / "validation" / "2026-12-06-s44-check"
 
 def test_grid_s44_on_the_h100_as_predicted(compare):
     """Grid s44, drawn at random and predicted for the H100 before it ran (docs/validation/2026-12-06-s44-check.md):
-    69 of 69 launches exact; the 32 main kernels' DRAM within 10 % but the two long backwards of the uneven 192
-    kernel its note marks; the 10 at N_q >= 2,048 within 6 % of the time; the rows' DRAM and times are the frozen
-    predictions'."""
+    the committed rows (the model when it ran) measure what the raw CSVs hold and predict what the frozen
+    predictions did; 69 of 69 launches exact; the 32 main kernels' DRAM within 10 % but the two long backwards of
+    the uneven 192 kernel its note marks, as frozen and through the model now (session 45's O and dO lines:
+    0.844 and 1.256); the 10 at N_q >= 2,048 within 6 % of the time."""
     rows = _rows(compare, "raw-h100", S44)
     committed = json.loads((S44 / "rows-h100.json").read_text())
-    assert [(r["measured"], r["predicted"]) for r in committed] == [(r["measured"], r["predicted"]) for r in rows]
-    assert len(rows) == 69 and all(_exact(compare, r) for r in rows)
-    for r, f in _frozen(S44, rows):
+    assert [r["measured"] for r in committed] == [r["measured"] for r in rows]
+    for r, f in _frozen(S44, committed):
         assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
         assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    assert _frozen_misses(S44, committed) == {(152, "dq_dk_dv"): 0.817, (166, "dq_dk_dv"): 1.19}
+    assert len(rows) == 69 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    assert len(main) == 32 and _misses(main) == {(152, "dq_dk_dv"): 0.817, (166, "dq_dk_dv"): 1.19}
+    assert len(main) == 32 and _misses(main) == {(152, "dq_dk_dv"): 0.844, (166, "dq_dk_dv"): 1.256}
     errors = _time_errors(main)
     assert len(errors) == 10 and max(errors) < 0.06 and statistics.median(errors) < 0.03
 
@@ -163,8 +175,8 @@ def test_the_192_kernels_backward_reads_more_over_more_waves(compare):
     assert len(rows) == 28 and all(_exact(compare, r) for r in rows)
     rows = [r for r in rows if r["kernel"] == "dq_dk_dv"]
     got = [(r["head_dim"], r["seq_len_q"], r["seq_len_kv"], r["batch"], round(_dram(r), 2)) for r in rows]
-    assert got == [(176, 42353, 3383, 1, 0.97), (176, 42353, 3383, 4, 0.93), (176, 42353, 3383, 12, 0.75),
-                   (176, 42353, 3383, 48, 0.23), (176, 10000, 3383, 48, 0.99), (176, 42353, 1024, 48, 0.69),
+    assert got == [(176, 42353, 3383, 1, 0.98), (176, 42353, 3383, 4, 0.95), (176, 42353, 3383, 12, 0.76),
+                   (176, 42353, 3383, 48, 0.24), (176, 10000, 3383, 48, 1.01), (176, 42353, 1024, 48, 0.7),
                    (128, 42353, 3383, 48, 1.0)]
 
 
@@ -174,8 +186,8 @@ def test_it_is_the_uneven_192_kernel(compare):
     rows = [r for folder in ("bwd2-h100", "bwd3-h100") for r in _rows(compare, folder)]
     assert len(rows) == 32 and all(_exact(compare, r) for r in rows)
     got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
-    assert got == [(176, 24, 0.5), (256, 48, 1.0), (96, 48, 0.92), (64, 48, 0.97),
-                   (192, 48, 1.0), (160, 48, 0.31), (240, 48, 0.95), (120, 48, 0.9)]
+    assert got == [(176, 24, 0.51), (256, 48, 1.0), (96, 48, 0.92), (64, 48, 0.97),
+                   (192, 48, 1.0), (160, 48, 0.31), (240, 48, 0.97), (120, 48, 0.96)]
 
 
 def test_the_long_causal_notes_h100_figures_are_the_rows(compare):

@@ -201,7 +201,9 @@ def test_a_failed_target_is_compared_up_to_its_error_and_a_mismatch_otherwise_re
 
 def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
     """``sdpa_predict.py --markdown``: grid s36's page table (docs/validation/2026-12-05-s36-check.md),
-    written before the spread-group note, is what the script gives now but for that note's one launch."""
+    written before the spread-group note, is what the script gives now but for that note's one launch,
+    and the predicted DRAM reads of the backwards that read O and dO as lines since session 45 (more
+    than one head, d no multiple of 64: docs/validation/2026-12-06-torn-units.md)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))    # sdpa_predict imports sdpa_ncu
     predict = load_module("sdpa_predict", ROOT / "benchmarks" / "sdpa_predict.py")
     page = (VALIDATION / "2026-12-05-s36-check.md").read_text().splitlines()
@@ -209,8 +211,12 @@ def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
     rows = predict.flash_rows("s36", load_profile("h200"))
     got = predict.notes_table(rows).splitlines()
     want = page[start:start + len(got)]
-    assert [g.replace("| spread group |", "| none |") for g in got] == want
+    cells = (lambda line: line.split("|")[1:-2])          # all but the predicted DRAM reads
+    assert [cells(g.replace("| spread group |", "| none |")) for g in got] == [cells(w) for w in want]
     assert sum("spread group" in g for g in got) == 1
+    moved = {tuple(cells(g)[:3]) for g, w in zip(got, want) if g.split("|")[-2] != w.split("|")[-2]}
+    lines = {tuple(cells(g)[:3]) for g in got[2:] if int(cells(g)[0]) % 64 and int(cells(g)[2].split("×")[1].split("(")[0]) > 1}
+    assert moved and moved <= lines
 
 
 @pytest.mark.parametrize("name, seed, count, work", [("s37", 2026120537, 16, 2.5e12), ("s38", 2026120538, 10, 2e13)])

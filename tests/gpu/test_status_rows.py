@@ -26,7 +26,7 @@ NOTES = {"LONG_CAUSAL_NOTE": None, "WAVES_D128_NOTE": None, "GQA_DECODE_NOTE": "
          "SPREAD_GROUP_NOTE": None}
 #: the misses no note marks: the d = 72 GQA forward (docs/validation/2026-12-04-lines.md), the d = 64
 #: backward of the prospective grid s31 just below the long backwards' size (1.1004;
-#: docs/validation/2026-12-04-s31-check.md) and grid s36's d = 224 MQA backward (1.108;
+#: docs/validation/2026-12-04-s31-check.md) and grid s36's d = 224 MQA backward (1.127; 1.108 before session 45;
 #: docs/validation/2026-12-05-s36-check.md)
 UNNOTED = [("main", 72, 32768, 2, 16, 4), ("dq_dk_dv", 64, 28000, 1, 4, None), ("dq_dk_dv", 224, 6409, 1, 5, 1)]
 

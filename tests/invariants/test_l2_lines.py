@@ -100,7 +100,7 @@ def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, 
     rng = np.random.default_rng(d * 1000 + capacity_lines)
     spec = Interleaved(("dK_expanded",), 2 * d, heads, rows, batch, batch_fastest=False)
     parts, sizes, writes = _requests(spec, rng, reads=3)
-    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, [TENSOR], spec)
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, ([TENSOR], []), spec)
     new_writes = writes[src]
     b, h = spec.batch_head(parts[:, 0])
     head_of = np.where((new_writes == 1) & (parts[src, 1] >> 26 >> 9 == TENSOR), h[src], -1)
@@ -116,7 +116,7 @@ def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, 
 def test_a_row_of_72_elements_is_split_into_the_lines_it_touches():
     spec = Interleaved(("dK_expanded",), 144, 4, 64, 1, batch_fastest=False)
     parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
-    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), [TENSOR], spec)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), ([TENSOR], []), spec)
     assert count.tolist() == [2, 2, 2, 2]
     assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 4]        # line k of a key's 4 rows
     assert sizes.tolist() == [128 * 64] * 8
@@ -128,3 +128,96 @@ def test_a_row_of_72_elements_is_split_into_the_lines_it_touches():
 def test_rows_that_fill_whole_lines_are_not_split():
     spec = Interleaved(("dK_expanded",), 256, 4, 64, 1, batch_fastest=False)
     assert not lines.applies(spec)
+
+
+def _units(spec, h, line, n0, rows):
+    """{unit: rows} a read of head h's rows n0 … n0 + rows − 1 in ``line`` (of a query row's frame)
+    fetches: the last head's last line of a row that ends inside a line is the next row's first
+    line, its unit at the end that line's first unit for the rows whose end falls inside a unit
+    ((n + 1) · G no multiple of 64) and a unit of its own for the others; any other unit its own."""
+    g = spec.heads * spec.row_bytes
+    plain = {("unit", s // 2) for s in _sectors(spec, h, line)}
+    if not (h == spec.heads - 1 and g % 128 and line == (g - 1) // 128 and line > 0):
+        return {u: rows for u in plain}
+    if g % 64 == 0:
+        return {("tail",): rows}
+    shared = sum(((n + 1) * g) % 64 != 0 for n in range(n0, n0 + rows))
+    out = {("unit", 0): shared, ("own",): rows - shared}
+    return {**out, ("tail",): rows} if len(plain) > 1 else out
+
+
+def _read_reference(spec, parts, sizes, heads, lines_of, capacity):
+    """(DRAM read bytes, L2 read bytes) of the split reads, line by line: a line holds, while it
+    stays, the 64-byte units its heads' reads fetched, each for so many rows; a read fetches the
+    rows of its units that the line does not hold, and asks for its rows' bytes in the line; other
+    requests read their size on a miss."""
+    cache, used, dram, asked = OrderedDict(), 0, 0, 0
+    for key, size, h, line in zip(map(tuple, parts.tolist()), sizes.tolist(), heads.tolist(), lines_of.tolist()):
+        rows = key[2] % 65
+        entry = cache.get(key)
+        if entry is None:
+            entry = cache[key] = [size, {}]
+            used += size
+            if h < 0:
+                dram += size
+            while used > capacity:
+                used -= cache.popitem(last=False)[1][0]
+        else:
+            cache.move_to_end(key)
+        if h < 0:
+            asked += size
+            continue
+        for unit, weight in _units(spec, h, line, key[2] // 65, rows).items():
+            dram += 64 * max(0, weight - entry[1].get(unit, 0))
+            entry[1][unit] = max(weight, entry[1].get(unit, 0))
+        start, end = max(h * spec.row_bytes, line * 128), min((h + 1) * spec.row_bytes, (line + 1) * 128)
+        asked += (end - start) * rows
+    return dram, asked
+
+
+@pytest.mark.parametrize("d, heads, batch, rows", [(72, 4, 1, 130), (40, 8, 2, 64), (40, 5, 1, 70), (200, 2, 3, 100),
+                                                   (8, 6, 1, 64), (104, 3, 2, 64)])
+@pytest.mark.parametrize("capacity_lines", [30, 150, 400])
+def test_lines_read_by_many_heads_cost_the_units_each_stay_fetches(d, heads, batch, rows, capacity_lines):
+    """Reads of rows of many heads (flash-attn 2's backward reads O and dO so, iosim.models.cache.line_reads):
+    the stack's DRAM and L2 reads, once corrected, are what a line-by-line LRU gives."""
+    rng = np.random.default_rng(d * 7 + capacity_lines)
+    spec = Interleaved((), 2 * d, heads, rows, batch, batch_fastest=True, read_tensors=("dO",))
+    parts, sizes, writes = _requests(spec, rng, reads=3)
+    writes = np.zeros_like(writes)                             # every request a read: the buffer's too
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, ([], [TENSOR]), spec)
+    b, h = spec.batch_head(parts[:, 0])
+    head_of = np.where(sp.units > 0, h[src], -1)
+    within = np.arange(len(src)) - np.repeat(np.cumsum(count) - count, count)
+    line_of = (h[src] * spec.row_bytes) // 128 + within          # the line in the query row's frame
+    ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
+    capacity = capacity_lines * 128 * 64
+    got = stack.play(ids, new_sizes, writes[src], capacity, hits=True, stays=True)
+    lines.correct(got, ids, new_sizes, sp, [len(ids)])
+    dram, asked = _read_reference(spec, new_parts, new_sizes, head_of, line_of, capacity)
+    assert (got.stats.dram_read_bytes, got.stats.read_bytes) == (dram, asked)
+    assert asked == int(sizes.sum())                   # the L2 is asked for the rows' bytes
+
+
+def test_a_read_of_a_row_of_72_elements_fetches_the_units_it_touches():
+    spec = Interleaved((), 144, 4, 64, 1, batch_fastest=False, read_tensors=("O",))
+    parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.zeros(4, np.int64), ([], [TENSOR]),
+                                                   spec)
+    # the last head's last line (bytes 512-575 of a query row of 576) is keyed as the row's first
+    assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 0]
+    # head 0: bytes 0-143 (units 0, 1 of line 0; unit 0 of line 1); head 1: 144-287 (line 1's units 0, 1;
+    # line 2's unit 0): the unit at bytes 128-191 is both heads', as 256-319 (heads 1, 2), 384-447 (2, 3);
+    # the row ends on a unit, so its last unit (512-575) is a unit of its own in the first line's key (bit 2)
+    assert sp.units.tolist() == [3, 1, 3, 1, 3, 1, 3, 4]
+    assert (sp.read_asked // 64).tolist() == [128, 16, 112, 32, 96, 48, 80, 64]
+    assert not sp.sector_bytes.any()
+
+
+def test_query_rows_whose_end_shares_a_unit():
+    """A query row of G = 720 bytes (3 heads of d = 120) ends on a unit every fourth row: rows 3, 7, … (ending at
+    (n + 1) · 720, a multiple of 64 when n + 1 is a multiple of 4)."""
+    from iosim.models.cache import line_reads
+    got = line_reads.shared_rows(np.array([0, 64, 1, 5]), np.array([64, 64, 3, 2]), 720)
+    assert got.tolist() == [48, 48, 2, 2]          # rows 1-3: row 3 ends on a unit; rows 5-6: neither does
+    assert line_reads.shared_rows(np.array([0]), np.array([64]), 768).tolist() == [0]

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import line_reads
 from .stream import mixed_radix
 
 LINE, SECTOR, UNIT = 128, 32, 64
@@ -53,6 +54,10 @@ class Interleaved:
     #: heads launch as h·B + b (flash-attn 2's grids), else b·H + h
     batch_fastest: bool
     chunk_rows: int = 64
+    #: buffers laid out the same way that the kernels read, in requests of whole rows
+    #: (flash-attn 2's backward: O and dO, which PyTorch makes (B, N_q, H, d) contiguous;
+    #: counted by :mod:`.line_reads`)
+    read_tensors: tuple = ()
 
     def batch_head(self, ell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(b, h) of each launch-ordered query head ``ell``."""
@@ -74,6 +79,14 @@ class Split:
     first: np.ndarray
     second: np.ndarray
     rows: np.ndarray
+    #: per request of the new stream that reads a line: the 64-byte DRAM units of the line its
+    #: head's rows touch, as bits (:func:`.line_reads.units`; 0 for any other request), and its
+    #: rows' bytes in the line, what the L2 is asked for (:mod:`.line_reads`)
+    units: np.ndarray | None = None
+    read_asked: np.ndarray | None = None
+    #: per such request that wraps (:func:`.line_reads.wraps`): its rows whose last unit the next
+    #: query row's first shares (:func:`.line_reads.shared_rows`)
+    shared: np.ndarray | None = None
 
 
 def applies(spec: Interleaved | None) -> bool:
@@ -81,21 +94,26 @@ def applies(spec: Interleaved | None) -> bool:
     return spec is not None and spec.row_bytes % LINE != 0
 
 
-def touched(tensors: dict, spec: Interleaved | None) -> list:
+def touched(tensors: dict, spec: Interleaved | None, names: str = "both") -> list:
     """The numbers, in a kernel's keys (``tensors``: names -> numbers), of the buffers of
-    ``spec`` that it touches and that leave lines to share; [] where none."""
-    return [tensors[t] for t in spec.tensors if t in tensors] if applies(spec) else []
+    ``spec`` that it touches and that leave lines to share; [] where none. ``names``: the
+    written buffers ("tensors"), the read ones ("read_tensors"), or both."""
+    if not applies(spec):
+        return []
+    which = ("tensors", "read_tensors") if names == "both" else (names,)
+    return [tensors[t] for w in which for t in getattr(spec, w) if t in tensors]
 
 
 def apply(s, tensors: dict, spec: Interleaved | None):
     """The stream ``s`` (a :class:`.stream.Stream`) with the written chunks of ``spec``'s
-    tensors as their lines (``s.lines``: the :class:`Split`), or ``s`` itself where nothing
-    is split (``tensors``: the kernel's names -> numbers in its keys)."""
-    ids = touched(tensors, spec)
-    if not ids or not len(s.size):
+    tensors, and the read chunks of its ``read_tensors``, as their lines (``s.lines``: the
+    :class:`Split`), or ``s`` itself where nothing is split (``tensors``: the kernel's names ->
+    numbers in its keys)."""
+    if not touched(tensors, spec) or not len(s.size):
         return s
+    ids = (touched(tensors, spec, "tensors"), touched(tensors, spec, "read_tensors"))
     count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
-    if not sp.sector_bytes.any():
+    if not sp.sector_bytes.any() and not sp.units.any():
         return s
     starts = np.concatenate([[0], np.cumsum(count)])
     pick = (lambda a: None if a is None else a[src])
@@ -104,14 +122,18 @@ def apply(s, tensors: dict, spec: Interleaved | None):
                                lines=sp)
 
 
-def split(key_parts, size, write, tensor_ids: list, spec: Interleaved):
+def split(key_parts, size, write, tensor_ids: tuple, spec: Interleaved):
     """(per old request: how many new requests it becomes; the new key parts and sizes; per
     new request, the old one it comes from; the :class:`Split`). ``tensor_ids``: the
-    kernel's numbers for ``spec.tensors``."""
+    kernel's numbers for ``spec.tensors`` and for ``spec.read_tensors``; a read is split where
+    it is of whole rows."""
     hi, lo = key_parts[:, 1], key_parts[:, 2]
-    mask = np.isin((hi >> 26) >> 9, tensor_ids) & (write == 1)
+    tensor, r = (hi >> 26) >> 9, spec.row_bytes
+    written = np.isin(tensor, tensor_ids[0]) & (write == 1)
+    read = np.isin(tensor, tensor_ids[1]) & (write == 0) & (size == r * (lo % (spec.chunk_rows + 1))) \
+        & (r >= UNIT)                          # a row of a unit at least
+    mask = written | read
     b, h = spec.batch_head(key_parts[:, 0])
-    r = spec.row_bytes
     k0, k1 = h * r // LINE, ((h + 1) * r - 1) // LINE
     count = np.where(mask, k1 - k0 + 1, 1)
     src = np.repeat(np.arange(len(size)), count)
@@ -125,10 +147,17 @@ def split(key_parts, size, write, tensor_ids: list, spec: Interleaved):
     new_size = np.where(m, LINE * rows, size[src])
     start, end = np.maximum(h[src] * r, line * LINE), np.minimum((h[src] + 1) * r, (line + 1) * LINE)
     sectors = (end - 1) // SECTOR - start // SECTOR + 1
-    sector_bytes = np.where(m, SECTOR * sectors * rows, 0)
-    excess = np.where(m, new_size - (end - start) * rows, 0)
-    halves = _halves(parts, line, h[src], b[src], lo[src] // (spec.chunk_rows + 1), rows, m, spec)
-    return count, parts, new_size, src, Split(sector_bytes, excess, *halves)
+    w, rd = m & written[src], m & read[src]
+    sector_bytes = np.where(w, SECTOR * sectors * rows, 0)
+    excess = np.where(w, new_size - (end - start) * rows, 0)
+    halves = _halves(parts, line, h[src], b[src], lo[src] // (spec.chunk_rows + 1), rows, w, spec)
+    g = spec.heads * r
+    units = np.where(rd, line_reads.units(line, start, end, h[src], g, spec.heads), 0)
+    wrapped = rd & line_reads.wraps(line, h[src], g, spec.heads)
+    parts[wrapped, 1] -= line[wrapped]
+    shared = np.where(wrapped, line_reads.shared_rows(lo[src] // (spec.chunk_rows + 1), rows, g), 0)
+    return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units,
+                                              read_asked=np.where(rd, (end - start) * rows, 0), shared=shared)
 
 
 def _halves(parts, line, h, b, n0, rows, m, spec: Interleaved):
@@ -160,14 +189,17 @@ def _codes(rows: np.ndarray, wanted: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return code[:len(rows)], code[len(rows):]
 
 
-def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issuer=None) -> None:
+def correct(got, ids: np.ndarray, sizes: np.ndarray, sp: Split, ends: list, issuer=None, repeats=None) -> None:
     """Count into ``got`` (a :class:`.stack.Played` of two partitions or of one LRU, with
     ``hits`` and the dirty stays) the read-modify-writes of the boundaries written in halves, and the
     written sectors in place of the lines of each stay written back or left dirty; at each
-    of ``ends`` (the cuts, then the stream's end)."""
+    of ``ends`` (the cuts, then the stream's end). The lines read: :func:`.line_reads.correct`
+    (``repeats``: per request, the hits of its cohort not played)."""
     n = len(ids)
     order = np.argsort(ids, kind="stable")
     last = _last_of_stay(ids, got.hits, order)
+    if sp.units is not None and sp.units.any():
+        line_reads.correct(got, last, sizes, sp, ends, issuer, repeats)
     pos = _stay_ends(got, last, n)
     held = _held(got.hits, order, sp.first, sp.second)
     torn = ~held

@@ -286,7 +286,8 @@ def _stacked(s, capacity_bytes: int, by_issuer: bool = False, ways=None):
     if got is not None and s.lines is not None:
         if got.hits is None:     # the reference played it (turns unsettled): no stays; the caller plays chunks
             return None
-        lines.correct(got, ids, s.size, s.lines, [*s.cuts, len(s.size)], s.issuer if by_issuer else None)
+        lines.correct(got, ids, s.size, s.lines, [*s.cuts, len(s.size)], s.issuer if by_issuer else None,
+                      s.repeats)
     if got is not None:
         for stats, stop in zip((got.stats, *got.marks), [None, *s.cuts]):
             add_repeats(stats, s, 0, stop)
