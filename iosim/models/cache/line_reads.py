@@ -13,7 +13,7 @@ request the same line. A line's requests are counted here:
   the whole line. While the line stays, a later head's read adds the units no earlier read of
   the stay touched. So a unit shared by heads h and h + 1 (a boundary that is no multiple of
   64 bytes) is read once where the line stayed between the two heads' reads, and twice where
-  it was evicted: what dot_do_o reads over O and dO at such head dims, up to 3 · 64 bytes a
+  it was evicted: what dot_do_o reads over O and dO at such head dims, up to 96 bytes a query
   row over the rows' bytes (docs/validation/2026-12-06-torn-units.md).
 * **L2 reads.** A request asks for its head's rows' bytes in the line (the count's bytes, as
   everywhere in the model), not the line.
