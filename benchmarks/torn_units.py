@@ -9,7 +9,8 @@ bound (every such unit read twice: 64 bytes × the share of torn boundaries, for
 model's ratio from the rows given (docs/validation/2026-12-06-torn-units.md).
 
     python benchmarks/torn_units.py docs/validation/2026-12-04-status/rows/*.json \\
-        docs/validation/2026-12-06-torn-units/s4[34]-rows-h100.json --markdown docs/validation/2026-12-06-torn-units/table.md
+        docs/validation/2026-12-06-torn-units/s4[34]-rows-h100.json \\
+        --markdown docs/validation/2026-12-06-torn-units/table.md
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def markdown(rows: list[dict]) -> str:
     rows = [x for x in rows if x["bound_per_row"] > 0]
     lines = [f"Rows of whole 64-byte units (R a multiple of 64): {len(whole)} launches, "
              f"{min(x['excess_per_row'] for x in whole):.1f}-{max(x['excess_per_row'] for x in whole):.1f} B a row "
-             "beyond O and dO.", "", "| run | d | R (B) | N_q | B × H | measured − O − dO, B a row | all torn units twice, B a row | model / measured |",
+             "beyond O and dO.", "",
+             "| run | d | R (B) | N_q | B × H | measured − O − dO, B a row | all torn units twice, B a row "
+             "| model / measured |",
              "|---|---:|---:|---:|---|---:|---:|---:|"]
     lines += [f"| {x['run']} | {x['d']} | {x['R']} | {x['N_q']:,} | {x['B']} × {x['H']} | {x['excess_per_row']:.1f} | "
               f"{x['bound_per_row']:.0f} | {x['model']:.3f} |" for x in rows]

@@ -32,7 +32,7 @@ Outside the schedules (they are the kernels' bookkeeping, not the attention's te
 the persistent kernels take tiles from an atomic counter, one 4-byte atomic per tile and
 one more per thread block, each answered by a 32-byte sector through the L1's crossbar
 (:func:`scheduler_bytes`); and ``convert_dq_to_16bits`` gives each thread block 2,048
-elements (1,024 where d is no multiple of 16) starting at a multiple of ⌊2048/d⌋ rows, so for d = 96
+elements (1,024 where d is no multiple of 16) starting at a multiple of ⌊chunk/d⌋ rows, so for d = 96
 neighbouring blocks overlap (:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with
 1,024 (d = 192 overlaps).
 

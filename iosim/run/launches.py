@@ -251,7 +251,8 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
 
 def _interleaved(launch: Launch) -> Interleaved | None:
     """The launch's buffers of all query heads' rows side by side (flash-attn 2's GQA
-    backward: ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d)), for the L2 model's lines."""
+    backward writes ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d); its backward reads O and
+    dO so, (B, N_q, H, d)), for the L2 model's lines."""
     k, p = launch.kernel, launch.problem
     if k is None or not (k.interleaved or k.interleaved_reads) or not row_bytes(p):
         return None

@@ -116,7 +116,8 @@ def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, 
 def test_a_row_of_72_elements_is_split_into_the_lines_it_touches():
     spec = Interleaved(("dK_expanded",), 144, 4, 64, 1, batch_fastest=False)
     parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
-    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), ([TENSOR], []), spec)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), ([TENSOR], []),
+                                                   spec)
     assert count.tolist() == [2, 2, 2, 2]
     assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 4]        # line k of a key's 4 rows
     assert sizes.tolist() == [128 * 64] * 8

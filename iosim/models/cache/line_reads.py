@@ -45,9 +45,9 @@ def wraps(line: np.ndarray, h: np.ndarray, g: int, heads: int) -> np.ndarray:
     return (h == heads - 1) & (g % LINE != 0) & (line == (g - 1) // LINE) & (line > 0)
 
 
-def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, h: np.ndarray, g: int, heads: int) -> np.ndarray:
+def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g: int) -> np.ndarray:
     """Per request of the bytes [start, end) of ``line``: its 64-byte units as bits of its key's
-    line (bit 0 the first, bit 1 the second); where it :func:`wraps`, the unit at the row's end
+    line (bit 0 the first, bit 1 the second); where it ``wrapped`` (:func:`wraps`), the unit at the row's end
     as bit 0 (the next query row's first unit, which it shares where the boundary falls inside a
     unit: :func:`shared_rows`) and bit 3 (a unit of its own, where it does not), any other as
     bit 2."""
@@ -55,8 +55,8 @@ def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, h: np.ndarray, g
     plain = (start < half) * 1 + (end > half) * 2
     last, first = (end - 1) // UNIT, start // UNIT
     shared = g % UNIT != 0
-    wrapped = (1 + 8) * shared + np.where(last - first + (not shared) > 0, 4, 0)
-    return np.where(wraps(line, h, g, heads), wrapped, plain)
+    at_end = (1 + 8) * shared + np.where(last - first + (not shared) > 0, 4, 0)
+    return np.where(wrapped, at_end, plain)
 
 
 def shared_rows(n0: np.ndarray, rows: np.ndarray, g: int) -> np.ndarray:

@@ -94,14 +94,15 @@ def applies(spec: Interleaved | None) -> bool:
     return spec is not None and spec.row_bytes % LINE != 0
 
 
-def touched(tensors: dict, spec: Interleaved | None, names: str = "both") -> list:
+def touched(tensors: dict, spec: Interleaved | None) -> list:
     """The numbers, in a kernel's keys (``tensors``: names -> numbers), of the buffers of
-    ``spec`` that it touches and that leave lines to share; [] where none. ``names``: the
-    written buffers ("tensors"), the read ones ("read_tensors"), or both."""
-    if not applies(spec):
-        return []
-    which = ("tensors", "read_tensors") if names == "both" else (names,)
-    return [tensors[t] for w in which for t in getattr(spec, w) if t in tensors]
+    ``spec`` (written or read) that it touches and that leave lines to share; [] where none."""
+    return _numbers(tensors, spec.tensors + spec.read_tensors) if applies(spec) else []
+
+
+def _numbers(tensors: dict, names: tuple) -> list:
+    """The numbers in a kernel's keys of those of ``names`` it touches."""
+    return [tensors[t] for t in names if t in tensors]
 
 
 def apply(s, tensors: dict, spec: Interleaved | None):
@@ -111,7 +112,7 @@ def apply(s, tensors: dict, spec: Interleaved | None):
     numbers in its keys)."""
     if not touched(tensors, spec) or not len(s.size):
         return s
-    ids = (touched(tensors, spec, "tensors"), touched(tensors, spec, "read_tensors"))
+    ids = (_numbers(tensors, spec.tensors), _numbers(tensors, spec.read_tensors))
     count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
     if not sp.sector_bytes.any() and not sp.units.any():
         return s
@@ -152,8 +153,8 @@ def split(key_parts, size, write, tensor_ids: tuple, spec: Interleaved):
     excess = np.where(w, new_size - (end - start) * rows, 0)
     halves = _halves(parts, line, h[src], b[src], lo[src] // (spec.chunk_rows + 1), rows, w, spec)
     g = spec.heads * r
-    units = np.where(rd, line_reads.units(line, start, end, h[src], g, spec.heads), 0)
     wrapped = rd & line_reads.wraps(line, h[src], g, spec.heads)
+    units = np.where(rd, line_reads.units(line, start, end, wrapped, g), 0)
     parts[wrapped, 1] -= line[wrapped]
     shared = np.where(wrapped, line_reads.shared_rows(lo[src] // (spec.chunk_rows + 1), rows, g), 0)
     return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units,
