@@ -11,7 +11,7 @@ from ..studies.executors import EXECUTORS, make_executor
 from ..studies.schedule_files import ScheduleFile, split_reference
 from ..errors import ProblemError, ScheduleError
 from ..report.plots import check_plot_path
-from ..workload.problem import Problem
+from ..workload.problem import LAYOUTS, Problem
 from ..schedules import PASSES
 
 
@@ -214,6 +214,9 @@ def add_problem_arguments(p: argparse.ArgumentParser, lists: bool = False) -> No
     p.add_argument("--kv-heads", type=parse_int, help="K/V heads H_k for GQA/MQA (default: H)")
     p.add_argument("--dtype", choices=list(WIDTH_BYTES), default="fp16", help="dtype of Q, K, V, O, S, P (default fp16)")
     p.add_argument("--causal", action="store_true", help="causal mask (blocks with no visible key are skipped)")
+    p.add_argument("--layout", choices=list(LAYOUTS), default="bhnd",
+                   help="how Q, K, V lie in memory: bhnd, a head's rows contiguous (default), or bnhd, a row's "
+                        "heads side by side (flash-attn's own API); the L2 model of --kernel flash-attn-2 plays it")
 
 
 def refuse_three_lengths(args: argparse.Namespace) -> None:
@@ -229,7 +232,7 @@ def problem_from_args(args: argparse.Namespace) -> Problem:
     if not (n_q and n_kv):
         raise ProblemError("give --seq-len N, or both --seq-len-q and --seq-len-kv")
     return Problem(seq_len_q=n_q, seq_len_kv=n_kv, head_dim=args.head_dim, batch=args.batch, heads=args.heads,
-                   kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal)
+                   kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal, layout=args.layout)
 
 
 # --------------------------------------------------------------------------------------

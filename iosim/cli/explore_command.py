@@ -95,7 +95,7 @@ def problems_from_args(args: argparse.Namespace) -> list[Problem]:
     if len(points) > MAX_POINTS:
         raise ProblemError(f"{len(points):,} points (N × d × heads); at most {MAX_POINTS} per command")
     return [Problem(seq_len_q=args.seq_len_q or n, seq_len_kv=args.seq_len_kv or n, head_dim=d, batch=args.batch,
-                    heads=h, kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal)
+                    heads=h, kv_heads=args.kv_heads, dtype=args.dtype, causal=args.causal, layout=args.layout)
             for n, d, h in points]
 
 

@@ -132,6 +132,9 @@ def _tensor_order(name: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.kernel_config is not None and args.vendor != "triton":
         raise ProblemError("--kernel-config is for --vendor triton", field="kernel_config")
+    if args.layout != "bhnd" and args.vendor != "torch-sdpa":
+        raise ProblemError(f"--layout {args.layout} is for --vendor torch-sdpa: the other kernels are run, and "
+                           "their presets played, with a head's rows contiguous (bhnd)", field="layout")
     if args.vendor:
         return run_vendor(args)
     from ..gpu import require
@@ -268,7 +271,7 @@ def format_vendor_table(report: dict) -> str:
     kv_heads = "" if p.get("kv_heads") in (None, p["heads"]) else f" H_kv={p['kv_heads']}"
     lines = [f"PyTorch SDPA (flash) under ncu vs iosim --kernel flash-attn-2 on {report['hw_profile']}: "
              f"N={p['seq_len']}{kv_len} d={p['head_dim']} B={p['batch']} H={p['heads']}{kv_heads} {p['dtype']}"
-             f"{' causal' if p['causal'] else ''}",
+             f"{' causal' if p['causal'] else ''}{' layout ' + p['layout'] if 'layout' in p else ''}",
              "(* = outside issue 6's target: forward loads exact, backward 5 %, DRAM read 10 %, time 25 % at N >= 2,048)",
              ""]
     header = (f"{'kernel':<11} {'loads iosim':>15} {'loads ncu':>15} {'DRAM rd iosim':>14} {'DRAM rd ncu':>14} "

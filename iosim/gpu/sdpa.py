@@ -125,15 +125,17 @@ def config_of(problem) -> dict:
         cfg["kv_heads"] = problem.kv_heads
     if problem.dtype != "fp16":
         cfg["dtype"] = problem.dtype
+    if problem.layout != "bhnd":
+        cfg["layout"] = problem.layout
     return cfg
 
 
 def problem_of(cfg: dict) -> Problem:
-    """The Problem of one measured config (unequal lengths and bf16 where it says so)."""
+    """The Problem of one measured config (unequal lengths, bf16 and (B, N, H, d) inputs where it says so)."""
     square = cfg.get("seq_len")
     return Problem(seq_len_q=cfg.get("seq_len_q", square), seq_len_kv=cfg.get("seq_len_kv", square),
                    head_dim=cfg["head_dim"], batch=cfg["batch"], heads=cfg["heads"], causal=cfg["causal"],
-                   dtype=cfg.get("dtype", "fp16"), kv_heads=cfg.get("kv_heads"))
+                   dtype=cfg.get("dtype", "fp16"), kv_heads=cfg.get("kv_heads"), layout=cfg.get("layout", "bhnd"))
 
 
 def predicted_classes(kernel_bytes: dict, kernel: str) -> dict:

@@ -46,6 +46,7 @@ from .flash_code import UNMEASURED_NOTE as CODE_NOTE
 from .flash_code import causal_code, code_bytes, partial_code
 from .spill_frames import SpillFrames, even_mn, spill_frames
 from .split_heuristic import default_num_splits
+from .strided_rows import strided_rows
 from .tile_tables import KernelTile, NoKernelTile, gpu_info, kernel_tile
 from .triton_preset import DEFAULT_CONFIG, TritonConfig, triton_tile, unlaunchable
 
@@ -81,11 +82,12 @@ class KernelLaunch:
     #: where the L2 model is known to part from what was measured in this launch, and how
     #: far (shown with its DRAM bytes; None: nothing known)
     l2_note: str | None = None
-    #: the tensors it writes with all query heads' rows side by side ((B, N_kv, H, d): rows of
+    #: the tensors it writes with all heads' rows side by side (e.g. (B, N_kv, H, d): rows of
     #: different heads share lines; the L2 model plays them as lines, iosim.models.cache.lines)
     interleaved: tuple = ()
-    #: the tensors it reads with all query heads' rows side by side ((B, N_q, H, d), as PyTorch
-    #: hands flash-attn 2's backward O and dO: iosim.models.cache.line_reads)
+    #: the tensors it reads with all heads' rows side by side ((B, N_q, H, d), as PyTorch
+    #: hands flash-attn 2's backward O and dO; Q, K and V of (B, N, H, d) inputs:
+    #: iosim.models.cache.line_reads)
     interleaved_reads: tuple = ()
     #: spilled registers it reads before every lane wrote them: a DRAM fill per slot
     #: (:mod:`iosim.kernels.spill_frames`), or None
@@ -157,12 +159,14 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
         return KernelLaunch("forward", "fa2-splitkv", run, split_tile, {"num_splits": num_splits, "kv_descending": True},
                             l2_note=_notes(partial_code("splitkv", run, split_tile, num_splits, code),
                                            None if code else CODE_NOTE), code=code,
+                            **strided_rows(run, run is problem, "forward"),
                             causal_code=causal_code("splitkv", run, split_tile, num_splits, cc))
     tile = kernel_tile("fa2", d, profile, causal=run.causal, seq_len_kv=run.seq_len_kv)
     frames, note = spill_frames(tile, d, run.causal, cc)
     code = code_bytes(("main",), run, tile, 1, cc)
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
+                        **strided_rows(run, run is problem, "forward"),
                         l2_note=_notes(note, _long_causal(run, profile) or _waves_d128(run, tile, profile),
                                        _spread_group(run, tile, profile),
                                        partial_code("main", run, tile, 1, code), None if code else CODE_NOTE),
@@ -288,8 +292,7 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                         l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), _long_backward(problem, profile),
                                        None if code else CODE_NOTE) if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
-                        interleaved=EXPANDED if fa2 and problem.group_size > 1 else (),
-                        interleaved_reads=HEAD_MAJOR_READS if fa2 and problem.heads > 1 else ())
+                        **(strided_rows(problem, True, "backward") if fa2 else {}))
 
 
 #: causal forwards of at most this many key blocks a query block wait measurably for instruction
@@ -328,29 +331,21 @@ def _one_query_block(problem: Problem, tile: KernelTile) -> str | None:
     return ONE_QUERY_BLOCK_NOTE if problem.seq_len_q <= tile.block_q and marked else None
 
 
-#: flash-attn 2's GQA backward writes dK and dV per query head into (B, N_kv, H, d) buffers
-#: (``dk_expanded``, ``dv_expanded`` in flash_api.cpp's ``mha_bwd``)
-EXPANDED = ("dK_expanded", "dV_expanded")
-#: what flash-attn 2's backward reads as PyTorch's ``_flash_attention_backward`` passes it:
-#: ``out.contiguous()`` and ``grad_out.contiguous()`` of (B, N_q, H, d) views, a query row's
-#: neighbours the other heads' same row (iosim.models.cache.line_reads)
-HEAD_MAJOR_READS = ("O", "dO")
 SHARED_SECTORS_NOTE = (
     "not exact: the main backward kernel's dK and dV rows ({row} bytes, per query head into flash-attn's "
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 25 such backwards were 0.74-1.05 x the "
-    "measured (20 within 10 %; inputs (B, H, N, d); docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 30 such backwards were 0.69-1.05 x the "
+    "measured (23 within 10 %; docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
-#: 31 such backwards, (B, H, N, d) inputs; an MHA one is within 5 %)
+#: 33 such backwards, 2 of them with (B, N, H, d) inputs; an MHA one is within 5 %)
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
-    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 31 such backwards "
-    "were 0.72-1.00 x the measured (20 within 10 %; inputs (B, H, N, d)), and of 2 with inputs (B, N, H, d) "
-    "0.36-0.37 x: the next query head of a group re-reads its K/V head about a partition's traffic later, and "
+    "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 33 such backwards "
+    "were 0.69-1.00 x the measured (20 within 10 %): the next query head of a group re-reads its K/V head about a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
 

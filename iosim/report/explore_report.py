@@ -163,7 +163,8 @@ def point_dict(res: ExploreResult) -> dict:
     p = res.problem
     return {"hw": res.profile, "algorithm": res.algorithm, "passes": res.passes, "N": p.seq_len_q,
             "N_kv": p.seq_len_kv, "d": p.head_dim, "batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads,
-            "causal": p.causal, "dtype": p.dtype, "objective": res.objective, "time_model": res.time_model}
+            "causal": p.causal, "dtype": p.dtype, "layout": p.layout, "objective": res.objective,
+            "time_model": res.time_model}
 
 
 CANDIDATE_COLUMNS = ["block_q", "block_kv", "feasible", "registers_fit", "reason", "sram_need_bytes",

@@ -20,7 +20,6 @@ from ..errors import ProblemError
 from ..kernels.triton_preset import TritonTile
 from ..models import combine_time, elementwise_time, kernel_time, triton_time
 from ..models.cache import PlayLimit, occupancy, partitions, plan
-from ..models.cache.lines import Interleaved, applies
 from ..models.cache.uniform import uniform_programs
 from ..models.block_fill import ForwardGrid
 from ..models.kernel_time import KernelRates, WarpLayout
@@ -28,13 +27,14 @@ from ..models.roofline import in_sequence, predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
 from ..schedules import get_schedule, options_for
 from ..workload.inputs import random_inputs
-from ..workload.layouts import kernel_inputs, row_bytes, user_outputs
+from ..workload.layouts import kernel_inputs, user_outputs
 from ..workload.masks import density
 from ..workload.problem import BlockSizes
 from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
+from .shared_lines import interleaved, shared_lines
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, WINDOW_SHARE, Launch, Setup
 from .unrequested import tile_mask, with_unrequested
 
@@ -148,25 +148,12 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
                "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile),
-                             **_shared_lines(launch, r)} for launch, r in zip(setup.launches, results)]}
+                             **shared_lines(launch, r)} for launch, r in zip(setup.launches, results)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
                                block_rule=setup.block_rule)
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
                                                                       name=THEOREM_BY_PASSES[setup.passes]),
                                mode=mode, problem=setup.problem)
-
-
-def _shared_lines(launch: Launch, result: Result) -> dict:
-    """{"l2_lines": how the L2 model played the launch's buffers of many heads' rows} where it
-    has such buffers whose rows leave lines to share (iosim.models.cache.lines): as lines, or
-    as chunks of one head's rows where its kernels were estimated from a sample or windows, or
-    where the partitions' turns did not settle (the reference played them)."""
-    spec = _interleaved(launch)
-    if result.cache is None or not applies(spec):
-        return {}
-    how = {getattr(g, "model", "sampled") for g in (result.cache.sampled or {}).values()}
-    how |= {"turns unsettled"} if result.cache.as_chunks else set()
-    return {"l2_lines": "lines" if not how else f"chunks ({', '.join(sorted(how))})"}
 
 
 def _time_model(result: Result, tile=None) -> str:
@@ -246,18 +233,7 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
-                interleaved=_interleaved(launch), **partition_play(profile))
-
-
-def _interleaved(launch: Launch) -> Interleaved | None:
-    """The launch's buffers of all query heads' rows side by side (flash-attn 2's GQA
-    backward writes ``dk_expanded``, ``dv_expanded``, (B, N_kv, H, d); its backward reads O and
-    dO so, (B, N_q, H, d)), for the L2 model's lines."""
-    k, p = launch.kernel, launch.problem
-    if k is None or not (k.interleaved or k.interleaved_reads) or not row_bytes(p):
-        return None
-    return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest,
-                       read_tensors=k.interleaved_reads)
+                interleaved=interleaved(launch), **partition_play(profile))
 
 
 def partition_play(profile) -> dict:

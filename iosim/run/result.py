@@ -191,7 +191,7 @@ class Result:
             "profile": self.profile,
             "problem": {
                 "batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads, "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
-                "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal,
+                "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal, "layout": p.layout,
             },
             "options": dict(self.options),
             "blocks": {

@@ -29,6 +29,8 @@ from ..errors import ProblemError, require_positive_int
 MAX_SEQ_LEN = 1 << 24          # 16,777,216 tokens
 MAX_HEAD_DIM = 1 << 16         # 65,536 (the real kernels stop at 256)
 MAX_HEADS_TOTAL = 1 << 24      # B·H
+#: the memory layouts of the inputs (:attr:`Problem.layout`)
+LAYOUTS = ("bhnd", "bnhd")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ class Problem:
     causal: bool = False
     seq_len: int | None = None
     kv_heads: int | None = None
+    #: how Q, K, V (and so O, dO, dQ, dK, dV) lie in memory: "bhnd", a head's rows contiguous
+    #: (``torch.randn(B, H, N, d)``), or "bnhd", a row's heads side by side (flash-attn's own API,
+    #: and a projection's output viewed per head). Only the L2 model of the flash-attn-2 preset
+    #: tells them apart (docs/cache.md, "Layouts"); the counts are the same.
+    layout: str = "bhnd"
 
     def __post_init__(self) -> None:
         if self.seq_len is not None:
@@ -71,6 +78,8 @@ class Problem:
             raise ProblemError(f"batch × heads must be at most {MAX_HEADS_TOTAL:,}, got "
                                f"{self.batch:,} × {self.heads:,}", field="heads")
         width(self.dtype)  # validates the name
+        if self.layout not in LAYOUTS:
+            raise ProblemError(f"unknown layout {self.layout!r}: choose one of {', '.join(LAYOUTS)}", field="layout")
         if self.heads % self.kv_heads:
             raise ProblemError(f"heads ({self.heads}) must be a multiple of kv_heads ({self.kv_heads})")
 

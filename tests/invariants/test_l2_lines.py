@@ -6,6 +6,7 @@ filled: a line evicted dirty writes its written sectors back, and reads 64 bytes
 each sector that only the first of its two heads wrote (the second head's half, written after
 the line left, reads nothing: docs/validation/2026-12-04-lines.md)."""
 
+import dataclasses
 from collections import OrderedDict
 
 import numpy as np
@@ -100,7 +101,7 @@ def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, 
     rng = np.random.default_rng(d * 1000 + capacity_lines)
     spec = Interleaved(("dK_expanded",), 2 * d, heads, rows, batch, batch_fastest=False)
     parts, sizes, writes = _requests(spec, rng, reads=3)
-    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, ([TENSOR], []), spec)
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, {"dK_expanded": TENSOR}, spec)
     new_writes = writes[src]
     b, h = spec.batch_head(parts[:, 0])
     head_of = np.where((new_writes == 1) & (parts[src, 1] >> 26 >> 9 == TENSOR), h[src], -1)
@@ -116,8 +117,8 @@ def test_the_stack_counts_what_a_line_by_line_lru_counts(d, heads, batch, rows, 
 def test_a_row_of_72_elements_is_split_into_the_lines_it_touches():
     spec = Interleaved(("dK_expanded",), 144, 4, 64, 1, batch_fastest=False)
     parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
-    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64), ([TENSOR], []),
-                                                   spec)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.ones(4, np.int64),
+                                                   {"dK_expanded": TENSOR}, spec)
     assert count.tolist() == [2, 2, 2, 2]
     assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 4]        # line k of a key's 4 rows
     assert sizes.tolist() == [128 * 64] * 8
@@ -186,7 +187,7 @@ def test_lines_read_by_many_heads_cost_the_units_each_stay_fetches(d, heads, bat
     spec = Interleaved((), 2 * d, heads, rows, batch, batch_fastest=True, read_tensors=("dO",))
     parts, sizes, writes = _requests(spec, rng, reads=3)
     writes = np.zeros_like(writes)                             # every request a read: the buffer's too
-    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, ([], [TENSOR]), spec)
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, {spec.read_tensors[0]: TENSOR}, spec)
     b, h = spec.batch_head(parts[:, 0])
     head_of = np.where(sp.units > 0, h[src], -1)
     within = np.arange(len(src)) - np.repeat(np.cumsum(count) - count, count)
@@ -203,8 +204,8 @@ def test_lines_read_by_many_heads_cost_the_units_each_stay_fetches(d, heads, bat
 def test_a_read_of_a_row_of_72_elements_fetches_the_units_it_touches():
     spec = Interleaved((), 144, 4, 64, 1, batch_fastest=False, read_tensors=("O",))
     parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
-    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.zeros(4, np.int64), ([], [TENSOR]),
-                                                   spec)
+    count, new_parts, sizes, src, sp = lines.split(parts, np.full(4, 64 * 144), np.zeros(4, np.int64),
+                                                   {"O": TENSOR}, spec)
     # the last head's last line (bytes 512-575 of a query row of 576) is keyed as the row's first
     assert (new_parts[:, 1] - HI).tolist() == [0, 1, 1, 2, 2, 3, 3, 0]
     # head 0: bytes 0-143 (units 0, 1 of line 0; unit 0 of line 1); head 1: 144-287 (line 1's units 0, 1;
@@ -222,3 +223,37 @@ def test_query_rows_whose_end_shares_a_unit():
     got = line_reads.shared_rows(np.array([0, 64, 1, 5]), np.array([64, 64, 3, 2]), 720)
     assert got.tolist() == [48, 48, 2, 2]          # rows 1-3: row 3 ends on a unit; rows 5-6: neither does
     assert line_reads.shared_rows(np.array([0]), np.array([64]), 768).tolist() == [0]
+
+
+def _same_split(a, b) -> None:
+    assert all(np.array_equal(x, y) for x, y in zip(a[:4], b[:4]))
+    for name in ("sector_bytes", "excess", "first", "second", "rows", "units", "read_asked", "shared"):
+        assert np.array_equal(getattr(a[4], name), getattr(b[4], name)), name
+
+
+@pytest.mark.parametrize("d, heads, kv_heads, batch", [(40, 8, 2, 3), (72, 32, 8, 2), (104, 6, 3, 1)])
+def test_buffers_keyed_by_kv_head_split_as_the_kv_heads_own_buffer(d, heads, kv_heads, batch):
+    """Under GQA the K and V of (B, N, H, d) inputs are keyed by K/V head b·H_kv + h, whatever order the
+    query heads launch in: split as a buffer of H_kv heads a batch keyed so."""
+    rng = np.random.default_rng(d)
+    alone = Interleaved(("dK",), 2 * d, kv_heads, 100, batch, batch_fastest=False, read_tensors=("K",))
+    parts, sizes, writes = _requests(alone, rng, reads=2)
+    writes = np.where(rng.random(len(writes)) < 0.5, writes, 0)     # some of the buffer's requests reads
+    both = Interleaved(("dK",), 2 * d, heads, 100, batch, batch_fastest=True, read_tensors=("K",),
+                       kv_buffers=("K", "dK"), kv_heads=kv_heads)
+    ids = {"K": TENSOR, "dK": TENSOR}
+    _same_split(lines.split(parts, sizes, writes, ids, both), lines.split(parts, sizes, writes, ids, alone))
+
+
+def test_buffers_of_query_rows_take_their_own_row_count():
+    """A written buffer of N_q rows a head (O, dQ of (B, N, H, d) inputs) beside the N_kv of the
+    others: its sectors written in halves are those of a buffer of N_q rows (the parity of a row
+    (b·N_q + n)·H + h + 1, H odd)."""
+    rng = np.random.default_rng(5)
+    alone = Interleaved(("O",), 80, 5, 71, 2, batch_fastest=False)
+    parts, sizes, writes = _requests(alone, rng, reads=2)
+    beside = Interleaved(("O",), 80, 5, 300, 2, batch_fastest=False, q_buffers=("O",), q_rows=71)
+    _same_split(lines.split(parts, sizes, writes, {"O": TENSOR}, beside),
+                lines.split(parts, sizes, writes, {"O": TENSOR}, alone))
+    other = lines.split(parts, sizes, writes, {"O": TENSOR}, dataclasses.replace(beside, q_buffers=()))
+    assert not np.array_equal(other[4].rows, lines.split(parts, sizes, writes, {"O": TENSOR}, alone)[4].rows)

@@ -54,8 +54,8 @@ def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndar
     half = line * LINE + UNIT
     plain = (start < half) * 1 + (end > half) * 2
     last, first = (end - 1) // UNIT, start // UNIT
-    shared = g % UNIT != 0
-    at_end = (1 + 8) * shared + np.where(last - first + (not shared) > 0, 4, 0)
+    shared = np.asarray(g) % UNIT != 0
+    at_end = (1 + 8) * shared + np.where(last - first + ~shared > 0, 4, 0)
     return np.where(wrapped, at_end, plain)
 
 

@@ -1,5 +1,11 @@
 """Rows of many heads in one buffer: the L2's lines they share, and sectors written in halves.
 
+Which of a launch's buffers hold every head's rows side by side, (B, N, H, d), is
+:mod:`iosim.kernels.strided_rows`'s to say (flash-attn 2's expanded dK and dV, its backward's O
+and dO, and with (B, N, H, d) inputs Q, K, V and their kin); each buffer has its own rows a head
+(N_q or N_kv), and under GQA K, V, dK and dV are keyed by K/V head (:meth:`Interleaved.places`).
+The written buffer this was first built for:
+
 flash-attn 2's backward under GQA writes dK and dV per query head into buffers laid out
 (B, N_kv, H, d) (``dk_expanded``, ``dv_expanded`` in flash_api.cpp's ``mha_bwd``): a row's
 neighbours in memory are the same key's rows of query heads h − 1 and h + 1, which other
@@ -58,12 +64,28 @@ class Interleaved:
     #: (flash-attn 2's backward: O and dO, which PyTorch makes (B, N_q, H, d) contiguous;
     #: counted by :mod:`.line_reads`)
     read_tensors: tuple = ()
+    #: of the buffers above, those whose heads have ``q_rows`` rows (N_q: Q, O, dO, dQ), not ``rows``
+    q_buffers: tuple = ()
+    q_rows: int = 0
+    #: of the buffers above, those keyed by K/V head, b·H_kv + h (GQA's K, V, dK and dV), of
+    #: ``kv_heads`` heads a batch
+    kv_buffers: tuple = ()
+    kv_heads: int = 0
 
     def batch_head(self, ell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(b, h) of each launch-ordered query head ``ell``."""
         if self.batch_fastest and self.batch > 1:
             return ell % self.batch, ell // self.batch
         return ell // self.heads, ell % self.heads
+
+    def places(self, key: np.ndarray, numbers: np.ndarray, tensors: dict) -> tuple:
+        """(b, h, heads a batch, rows a head) of each request, by its head ``key`` and its
+        tensor's number in the kernel's keys (``tensors``: names -> numbers)."""
+        kv, q = (np.isin(numbers, _numbers(tensors, names)) for names in (self.kv_buffers, self.q_buffers))
+        b, h = self.batch_head(key)
+        if kv.any():
+            b, h = np.where(kv, key // max(1, self.kv_heads), b), np.where(kv, key % max(1, self.kv_heads), h)
+        return b, h, np.where(kv, self.kv_heads, self.heads), np.where(q, self.q_rows, self.rows)
 
 
 @dataclass(frozen=True)
@@ -112,8 +134,7 @@ def apply(s, tensors: dict, spec: Interleaved | None):
     numbers in its keys)."""
     if not touched(tensors, spec) or not len(s.size):
         return s
-    ids = (_numbers(tensors, spec.tensors), _numbers(tensors, spec.read_tensors))
-    count, parts, size, src, sp = split(s.key_parts, s.size, s.write, ids, spec)
+    count, parts, size, src, sp = split(s.key_parts, s.size, s.write, tensors, spec)
     if not sp.sector_bytes.any() and not sp.units.any():
         return s
     starts = np.concatenate([[0], np.cumsum(count)])
@@ -123,18 +144,17 @@ def apply(s, tensors: dict, spec: Interleaved | None):
                                lines=sp)
 
 
-def split(key_parts, size, write, tensor_ids: tuple, spec: Interleaved):
+def split(key_parts, size, write, tensors: dict, spec: Interleaved):
     """(per old request: how many new requests it becomes; the new key parts and sizes; per
-    new request, the old one it comes from; the :class:`Split`). ``tensor_ids``: the
-    kernel's numbers for ``spec.tensors`` and for ``spec.read_tensors``; a read is split where
-    it is of whole rows."""
+    new request, the old one it comes from; the :class:`Split`). ``tensors``: the kernel's
+    names -> numbers in its keys; a read is split where it is of whole rows."""
     hi, lo = key_parts[:, 1], key_parts[:, 2]
     tensor, r = (hi >> 26) >> 9, spec.row_bytes
-    written = np.isin(tensor, tensor_ids[0]) & (write == 1)
-    read = np.isin(tensor, tensor_ids[1]) & (write == 0) & (size == r * (lo % (spec.chunk_rows + 1))) \
-        & (r >= UNIT)                          # a row of a unit at least
+    written = np.isin(tensor, _numbers(tensors, spec.tensors)) & (write == 1)
+    read = np.isin(tensor, _numbers(tensors, spec.read_tensors)) & (write == 0) \
+        & (size == r * (lo % (spec.chunk_rows + 1))) & (r >= UNIT)         # a row of a unit at least
     mask = written | read
-    b, h = spec.batch_head(key_parts[:, 0])
+    b, h, heads, n_rows = spec.places(key_parts[:, 0], tensor, tensors)
     k0, k1 = h * r // LINE, ((h + 1) * r - 1) // LINE
     count = np.where(mask, k1 - k0 + 1, 1)
     src = np.repeat(np.arange(len(size)), count)
@@ -146,34 +166,33 @@ def split(key_parts, size, write, tensor_ids: tuple, spec: Interleaved):
     parts[m, 0] = b[src][m]
     parts[m, 1] = hi[src][m] + line[m]          # the column field: these rows are written whole
     new_size = np.where(m, LINE * rows, size[src])
-    start, end = np.maximum(h[src] * r, line * LINE), np.minimum((h[src] + 1) * r, (line + 1) * LINE)
+    h, b, heads, n0 = h[src], b[src], heads[src], lo[src] // (spec.chunk_rows + 1)
+    start, end = np.maximum(h * r, line * LINE), np.minimum((h + 1) * r, (line + 1) * LINE)
     sectors = (end - 1) // SECTOR - start // SECTOR + 1
     w, rd = m & written[src], m & read[src]
     sector_bytes = np.where(w, SECTOR * sectors * rows, 0)
     excess = np.where(w, new_size - (end - start) * rows, 0)
-    halves = _halves(parts, line, h[src], b[src], lo[src] // (spec.chunk_rows + 1), rows, w, spec)
-    g = spec.heads * r
-    wrapped = rd & line_reads.wraps(line, h[src], g, spec.heads)
+    halves = _halves(parts, line, h, b, n0, rows, w, r, heads, n_rows[src])
+    g = heads * r
+    wrapped = rd & line_reads.wraps(line, h, g, heads)
     units = np.where(rd, line_reads.units(line, start, end, wrapped, g), 0)
     parts[wrapped, 1] -= line[wrapped]
-    shared = np.where(wrapped, line_reads.shared_rows(lo[src] // (spec.chunk_rows + 1), rows, g), 0)
+    shared = np.where(wrapped, line_reads.shared_rows(n0, rows, g), 0)
     return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units,
                                               read_asked=np.where(rd, (end - start) * rows, 0), shared=shared)
 
 
-def _halves(parts, line, h, b, n0, rows, m, spec: Interleaved):
+def _halves(parts, line, h, b, n0, rows, m, r: int, heads, n_rows):
     """(first, second, rows) of each boundary between heads h and h + 1 that falls inside a
     sector: the requests of the two heads for the line that holds it, and the rows (of the
-    chunk's n0 … n0 + r − 1) where the row index (b·N_kv + n)·H + h + 1 is odd."""
-    r = spec.row_bytes
+    chunk's n0 … n0 + r − 1) where the row index (b·N + n)·H + h + 1 is odd (``heads``: H, and
+    ``n_rows``: N, per request)."""
     empty = np.zeros(0, np.int64)
     if r % SECTOR != SECTOR // 2:
         return empty, empty, empty
-    if spec.heads % 2:                        # parity of b·N_kv + n + h + 1
-        odd = (rows + (n0 + b * spec.rows + h + 1) % 2) // 2
-    else:                                     # parity of h + 1
-        odd = np.where((h + 1) % 2 == 1, rows, 0)
-    at = m & (line == (h + 1) * r // LINE) & (h + 1 < spec.heads) & (odd > 0)
+    odd = np.where(heads % 2 == 1, (rows + (n0 + b * n_rows + h + 1) % 2) // 2,    # parity of b·N + n + h + 1
+                   np.where((h + 1) % 2 == 1, rows, 0))                             # parity of h + 1
+    at = m & (line == (h + 1) * r // LINE) & (h + 1 < heads) & (odd > 0)
     i = np.flatnonzero(at)
     code, want = _codes(np.column_stack([parts, h]), np.column_stack([parts[i], h[i] + 1]))
     order = np.argsort(code, kind="stable")

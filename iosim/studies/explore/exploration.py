@@ -87,7 +87,7 @@ class ExploreResult:
             "passes": self.passes,
             "problem": {"batch": p.batch, "heads": p.heads, "kv_heads": p.kv_heads,
                         "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
-                        "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal},
+                        "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal, "layout": p.layout},
             "time_model": self.time_model, "cache": self.cache, "kernel_preset": self.kernel_preset,
             "registers_by": self.registers_by,
             "M_elements": self.M, "allow_spill": self.allow_spill, "grid": self.grid, "grid_limits": self.grid_limits,

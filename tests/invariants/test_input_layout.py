@@ -1,0 +1,72 @@
+"""The inputs' memory layout (Problem.layout): (B, H, N, d), a head's rows contiguous, or
+(B, N, H, d), a row's heads side by side. The counts do not depend on it; the flash-attn-2
+preset's L2 model plays the second as lines that neighbouring heads share
+(iosim.kernels.strided_rows, iosim.models.cache.lines; docs/cache.md, "Layouts")."""
+
+import json
+
+import pytest
+
+from conftest import run_untraced
+from iosim import Options, Problem, prepare, simulate
+from iosim.errors import ProblemError
+from iosim.kernels.strided_rows import EXPANDED, strided_rows
+
+
+def test_a_layout_is_one_of_two():
+    assert Problem(head_dim=64, seq_len=128).layout == "bhnd"
+    with pytest.raises(ProblemError, match="layout") as err:
+        Problem(head_dim=64, seq_len=128, layout="bshd")
+    assert err.value.field == "layout"
+
+
+def test_which_tensors_hold_every_heads_rows():
+    gqa = Problem(head_dim=40, seq_len=512, heads=8, kv_heads=2)
+    strided = Problem(head_dim=40, seq_len=512, heads=8, kv_heads=2, layout="bnhd")
+    assert strided_rows(gqa, True, "forward") == {"interleaved": (), "interleaved_reads": ()}
+    assert strided_rows(strided, True, "forward") == {"interleaved": ("O",), "interleaved_reads": ("Q", "K", "V")}
+    # the decode layout's query rows are one K/V head's group, contiguous in either layout
+    assert strided_rows(strided, False, "forward") == {"interleaved": (), "interleaved_reads": ("K", "V")}
+    assert strided_rows(gqa, True, "backward") == {"interleaved": EXPANDED, "interleaved_reads": ("O", "dO")}
+    assert strided_rows(strided, True, "backward") == {"interleaved": EXPANDED + ("dQ", "dK", "dV"),
+                                                       "interleaved_reads": ("O", "dO", "Q", "K", "V")}
+    one = Problem(head_dim=40, seq_len=512, layout="bnhd")           # one head: no neighbours
+    assert strided_rows(one, True, "backward") == {"interleaved": (), "interleaved_reads": ()}
+
+
+def test_only_the_flash_attn_2_preset_plays_a_layout():
+    strided = Problem(head_dim=64, seq_len=1024, heads=4, layout="bnhd")
+    with pytest.raises(ProblemError, match="flash-attn-2") as err:
+        prepare("h200", "fa2", strided, options=Options(cache=True))
+    assert err.value.field == "layout"
+    with pytest.raises(ProblemError, match="flash-attn-2"):
+        prepare("h200", "fa2", strided, options=Options(cache=True, kernel="cudnn"))
+    counted = simulate("h200", "fa2", strided, options=Options(cache=False))
+    assert counted.hbm.total_bytes == simulate("h200", "fa2", Problem(head_dim=64, seq_len=1024, heads=4),
+                                               options=Options(cache=False)).hbm.total_bytes
+
+
+def test_a_gqa_decode_backward_of_strided_rows_reads_about_twice_as_much():
+    """The d = 40 GQA decode backward of grid partial (2 × 16 heads on 4, 20,000 keys) read 39.2 MB from
+    DRAM on the H200 with (B, H, N, d) inputs and 81.0 MB with (B, N, H, d) ones
+    (docs/validation/2026-12-04-partial.md): a K/V row of 80 bytes shares 64-byte units with the next
+    K/V head's, which its query heads read long after. The loads are the same."""
+    def backward(layout):
+        p = Problem(seq_len_q=1, seq_len_kv=20000, head_dim=40, batch=2, heads=16, kv_heads=4, layout=layout)
+        r = simulate("h200", "fa2", p, passes="backward", options=Options(kernel="flash-attn-2", cache=True))
+        return r.kernels["dq_dk_dv"], r.cache.kernels["dq_dk_dv"]
+    (counts, contiguous), (same, strided) = backward("bhnd"), backward("bnhd")
+    assert counts == same and strided.read_bytes == contiguous.read_bytes
+    assert 1.5 * contiguous.dram_read_bytes < strided.dram_read_bytes < 2.5 * contiguous.dram_read_bytes
+
+
+def test_the_cli_takes_a_layout_and_says_it(capsys):
+    code, out, _ = run_untraced(capsys, "simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "40",
+                                "-H", "4", "--kernel", "flash-attn-2", "--layout", "bnhd", "--format", "json")
+    assert code == 0 and json.loads(out)["problem"]["layout"] == "bnhd"
+    code, _, err = run_untraced(capsys, "simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "40",
+                                "--layout", "bnhd", "--cache")
+    assert code == 2 and "layout" in err and "Traceback" not in err
+    code, _, err = run_untraced(capsys, "validate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "64",
+                                "--layout", "bnhd", "--vendor", "cudnn")
+    assert code == 2 and "--layout bnhd is for --vendor torch-sdpa" in err
