@@ -332,6 +332,8 @@ GRIDS = {
     # s19's configs with the inputs laid out (B, N, H, d) in memory (a head's rows at a stride
     # of H·d), against s19's (B, H, N, d): does the L2 keep contiguous heads better?
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
+    # session 46's drawn grid with the inputs (B, N, H, d): the layout model's prospective check
+    "s46-bnhd": dict(head_dims=PROSPECTIVE_GRIDS["s46"]["head_dims"], layout="bnhd", configs=None),
     **CUDNN_GRIDS,
 }
 

@@ -124,4 +124,23 @@ PROSPECTIVE_GRIDS = {
         176: ((3, 2870, 7, 74, 74, False, "bf16"),),
         184: ((2375, 1589, 88, 2, 1, False, "fp16"), (1081, 31432, 15, 2, 2, False, "bf16")),
         256: ((268, 327, 259, 1, 1, False, "fp16"),)}),
+    # session 46's: `python benchmarks/draw_grid.py --seed 2026120646 --count 26`, as drawn but the draws of one
+    # head (H = 1), whose two memory layouts are the same memory; run as "s46-bnhd" (inputs (B, N, H, d)) and
+    # "s46", predicted for both before it ran (docs/validation/2026-12-06-s46-check/)
+    "s46": dict(head_dims=(40, 80, 84, 114, 120, 128, 144, 160, 168, 176, 179, 180, 184, 200, 224), configs={
+        40: ((5, 372, 28, 7, 7, False, "fp16"),),
+        80: ((49684, 49684, 1, 4, 1, True, "fp16"),),
+        84: ((4, 42863, 2, 2, 2, False, "fp16"),),
+        114: ((7978, 7978, 2, 5, 5, True, "fp16"),),
+        120: ((1206, 1206, 1, 2, 1, False, "fp16"),),
+        128: ((7, 812, 7, 5, 5, False, "bf16"),),
+        144: ((15, 663, 2, 3, 3, False, "fp16"),),
+        160: ((1461, 1461, 2, 2, 1, True, "fp16"), (260, 260, 1, 5, 1, True, "bf16")),
+        168: ((2421, 2421, 8, 19, 19, True, "bf16"),),
+        176: ((3880, 138, 32, 6, 6, False, "bf16"),),
+        179: ((30614, 30614, 1, 2, 2, True, "bf16"),),
+        180: ((7535, 7535, 1, 2, 1, False, "fp16"),),
+        184: ((34470, 34470, 4, 2, 2, True, "fp16"),),
+        200: ((387, 387, 44, 2, 2, False, "fp16"),),
+        224: ((4633, 4633, 51, 5, 1, False, "fp16"),)}),
 }

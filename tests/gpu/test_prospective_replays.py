@@ -231,3 +231,17 @@ def test_the_drawn_grids_are_what_their_seeds_draw(monkeypatch, name, seed, coun
     assert tuple(drawn) == grids.GRIDS[name]["head_dims"]
     assert {d: tuple(rows) for d, rows in drawn.items()} == grids.GRIDS[name]["configs"]
     assert f"--seed {seed}" in (VALIDATION / f"2026-12-05-{name}-check.md").read_text()
+
+
+def test_grid_s46_is_its_seeds_draw_but_the_draws_of_one_head(monkeypatch):
+    """Grid s46 (and s46-bnhd, its configs with (B, N, H, d) inputs) is what its seed draws, less the
+    draws of one head, whose two layouts are the same memory (docs/validation/2026-12-06-s46-check.md)."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    grids = load_module("sdpa_grids", ROOT / "benchmarks" / "sdpa_grids.py")
+    draw = load_module("draw_grid", ROOT / "benchmarks" / "draw_grid.py")
+    kept = {d: tuple(r for r in rows if r[3] > 1) for d, rows in draw.draw(2026120646, 26, 2.5e12).items()}
+    kept = {d: rows for d, rows in kept.items() if rows}
+    assert tuple(kept) == grids.GRIDS["s46"]["head_dims"] == grids.GRIDS["s46-bnhd"]["head_dims"]
+    assert kept == grids.GRIDS["s46"]["configs"]
+    assert all(c["layout"] == "bnhd" for d in kept for c in grids.grid(d, "s46-bnhd"))
+    assert "--seed 2026120646 --count 26" in (VALIDATION / "2026-12-06-s46-check.md").read_text()
