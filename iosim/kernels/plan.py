@@ -345,7 +345,8 @@ SHARED_SECTORS_NOTE = (
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
     "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 33 such backwards "
-    "were 0.69-1.00 x the measured (20 within 10 %): the next query head of a group re-reads its K/V head about a partition's traffic later, and "
+    "were 0.69-1.00 x the measured (20 within 10 %): the next query head of a group re-reads its K/V head about "
+    "a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 
 
