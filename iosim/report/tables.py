@@ -85,7 +85,7 @@ def _head(r: Result) -> str:
     title = (
         f"{r.algorithm} {r.passes} on {r.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads} "
         + (f"kv_heads={p.kv_heads} " if p.kv_heads != p.heads else "") +
-        f"{p.dtype}{' causal' if p.causal else ''}"
+        f"{p.dtype}{' causal' if p.causal else ''}{' layout bnhd' if p.layout == 'bnhd' else ''}"
     )
     if "block_mask" in r.options:   # block-sparse (Algorithm 5): the share of block pairs it keeps
         title += f", block mask {r.options['block_mask']}, density {r.options['block_density']:.4g}"

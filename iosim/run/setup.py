@@ -174,7 +174,8 @@ def prepare(hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, 
         raise ProblemError(f"profile {profile.name} describes no cache level to model")
     if options.cache and problem.layout != "bhnd" and options.kernel != "flash-attn-2":
         raise ProblemError(f"layout {problem.layout!r} is played by the L2 model of kernel='flash-attn-2' only "
-                           "(the counts do not depend on it): use that kernel, or no cache", field="layout")
+                           "(the counts do not depend on it): use that kernel, or turn the L2 model off (the cache "
+                           "option; --no-cache)", field="layout")
     M = sram_elements(sram_bytes, problem.dtype)
     if options.kernel is not None:
         launches = _kernel_launches(profile, algorithm, problem, passes, options, blocks)
