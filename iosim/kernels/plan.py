@@ -181,8 +181,10 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
     "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.13 x the measured (5 within 10 %), on an "
-    "H100 of 8 1.05-2.58 x (1 within 10 %; grids s38, s40, s42, s43): it places a head's contiguous K and V on the sets "
-    "at random, and plays flash-attn's blocks in lockstep, and both part from the GPU there "
+    "H100 of 14 0.63-3.53 x (2 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
+    "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
+    "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
+    "and both part from the GPU there "
     "(docs/validation/2026-12-04-l2-address.md)")
 
 
