@@ -79,7 +79,8 @@ def _header(res: ExploreResult) -> list[str]:
     return [
         f"{res.algorithm} on {res.profile}: {shape} d={p.head_dim} batch={p.batch} heads={p.heads}"
         f"{'' if p.kv_heads == p.heads else f' kv_heads={p.kv_heads}'} {p.dtype}{' causal' if p.causal else ''}"
-        f"{' layout bnhd' if p.layout == 'bnhd' else ''}{'' if res.passes == 'forward' else f' ({res.passes})'}; shared memory "
+        f"{' layout bnhd' if p.layout == 'bnhd' else ''}"
+        f"{'' if res.passes == 'forward' else f' ({res.passes})'}; shared memory "
         f"{res.best.sram_capacity_bytes:,} B per block (M = {res.M:,} elements)",
         *model_lines(res),
         f"{grid}: {len(res.candidates):,} tiles run: {feasible - spill:,} fit, {spill:,} would spill registers"

@@ -34,8 +34,8 @@ from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
-from .shared_lines import interleaved, shared_lines
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, WINDOW_SHARE, Launch, Setup
+from .shared_lines import interleaved, shared_lines
 from .unrequested import tile_mask, with_unrequested
 
 
