@@ -64,7 +64,7 @@ def timed(steps: np.ndarray, r: float, pre: float, post: float, lock: bool, jitt
     while (g >= 0).any():
         stepping = (g >= 0) & (phase == 1)
         pair = np.bincount(sm[stepping], minlength=SMS)[sm] >= 2
-        dp = np.where(stepping, np.where(pair & ~lock, 1 / (2 * r), 1.0) * rate_of[np.maximum(g, 0)] * dt, 0.0)
+        dp = np.where(stepping, np.where(pair & (not lock), 1 / (2 * r), 1.0) * rate_of[np.maximum(g, 0)] * dt, 0.0)
         for s in np.flatnonzero(stepping & (np.floor(prog + dp) > np.floor(prog))):
             starts[g[s]] += [t + dt * (j - prog[s]) / dp[s] for j in range(int(prog[s]) + 1, int(prog[s] + dp[s]) + 1)]
         prog += dp
