@@ -17,21 +17,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
+import os
 import pathlib
+import sys
 
-UNIT = 64
+import numpy as np
 
-
-def row_bytes(d: int) -> int:
-    """A row of O or dO: the head dim padded to a multiple of 8 (PyTorch's flash path), 2 bytes."""
-    return 2 * (-(-d // 8) * 8)
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from iosim.gpu.sdpa import problem_of  # noqa: E402
+from iosim.models.cache.line_reads import UNIT, shared_rows  # noqa: E402
+from iosim.workload.layouts import row_bytes, sdpa_padded  # noqa: E402
 
 
 def torn_share(r: int) -> float:
-    """The share of row boundaries k·R (k ≥ 1) that fall inside a 64-byte unit."""
-    period = UNIT // math.gcd(r, UNIT)
-    return (period - 1) / period
+    """The share of row boundaries k·R (k ≥ 1) that fall inside a 64-byte unit (over 64 rows, a
+    whole number of the boundaries' period 64 / gcd(R, 64))."""
+    return int(shared_rows(np.array([0]), np.array([UNIT]), r)[0]) / UNIT
 
 
 def rows_of(path: str) -> list[tuple[str, dict]]:
@@ -47,7 +48,7 @@ def table(paths: list[str], min_bytes: float = 20e6) -> list[dict]:
             m = r["measured"]["dram_read"]
             if r["kernel"] != "dot_do_o" or r["heads"] < 2 or not m or m < min_bytes:
                 continue
-            n_q, r_bytes = r.get("seq_len_q") or r["seq_len"], row_bytes(r["head_dim"])
+            n_q, r_bytes = r.get("seq_len_q") or r["seq_len"], row_bytes(sdpa_padded(problem_of(r)))
             rows = r["batch"] * r["heads"] * n_q
             out.append({"run": label, "d": r["head_dim"], "R": r_bytes, "N_q": n_q, "B": r["batch"], "H": r["heads"],
                         "excess_per_row": (m - 2 * rows * r_bytes) / rows,

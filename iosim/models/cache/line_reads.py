@@ -39,13 +39,13 @@ UNIT = 64
 LINE = 128
 
 
-def wraps(line: np.ndarray, h: np.ndarray, g: int, heads: int) -> np.ndarray:
+def wraps(line: np.ndarray, h: np.ndarray, g, heads) -> np.ndarray:
     """Per request: whether it is the last head's last line of a query row of ``g`` bytes that
-    ends inside a line, keyed as the row's first line."""
+    ends inside a line, keyed as the row's first line (``g``, ``heads``: one, or one a request)."""
     return (h == heads - 1) & (g % LINE != 0) & (line == (g - 1) // LINE) & (line > 0)
 
 
-def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g: int) -> np.ndarray:
+def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g) -> np.ndarray:
     """Per request of the bytes [start, end) of ``line``: its 64-byte units as bits of its key's
     line (bit 0 the first, bit 1 the second); where it ``wrapped`` (:func:`wraps`), the unit at the row's end
     as bit 0 (the next query row's first unit, which it shares where the boundary falls inside a
@@ -59,7 +59,7 @@ def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndar
     return np.where(wrapped, at_end, plain)
 
 
-def shared_rows(n0: np.ndarray, rows: np.ndarray, g: int) -> np.ndarray:
+def shared_rows(n0: np.ndarray, rows: np.ndarray, g) -> np.ndarray:
     """Of query rows n0 … n0 + rows − 1, how many end inside a 64-byte unit (row n ends at
     (n + 1) · g bytes): all but those where (n + 1) is a multiple of 64 / gcd(g, 64)."""
     period = UNIT // np.gcd(g, UNIT)
