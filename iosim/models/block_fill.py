@@ -127,7 +127,7 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
     return rates.round_trip_s + fill + last * out / rates.dram_write_bytes
 
 
-def lone_block_s(work, layout, rates, width: int) -> float:
+def lone_block_s(work, layout, rates, width: int, per_head: int = 1) -> float:
     """Seconds a thread block waits beyond its steps where it holds its SM alone
     (``layout.blocks_per_sm == 1``: the backward kernels, 8 warps of 255 registers, and the
     8-warp d = 192 forward): nothing on the SM hides its first tiles' arrival or its last
@@ -138,7 +138,13 @@ def lone_block_s(work, layout, rates, width: int) -> float:
     Q_i, dO_i, K_j, V_j and the rows' L_i, D_i in; dK_j, dV_j out. 0 elsewhere. The launch's
     floor (read_write_floor: a load's round trip and a store's completion) stays: the last
     stores' completion is in no block's wait (measured intercepts: 0.5–2 µs above the model's
-    even so, docs/validation/2026-12-02-bwd-cost.md)."""
+    even so, docs/validation/2026-12-02-bwd-cost.md).
+
+    The forward's first key block is its head's (split's) for all ``per_head`` blocks of the
+    head, as :func:`fill_drain_s` counts a first wave's: a block's own DRAM bytes are Q_i and
+    its share of that (K_0, V_0) pair, the rest reaches it through the L2, and its tiles take
+    the longer of the two shares (:func:`_first_s`). The backward's first Q_i and dO_i are its
+    head's too; counting them so was tried and not kept (docs/validation/2026-12-06-lone-fill.md)."""
     if not layout.fa2_waits or layout.blocks_per_sm != 1 or rates.source != "measured":
         return 0.0
     tiles = _first_tiles(work, layout)
@@ -146,13 +152,22 @@ def lone_block_s(work, layout, rates, width: int) -> float:
         return 0.0
     rows, cols = tiles
     d = layout.head_dim
+    sm = rates.sm_count
     if layout.atoms is None:
         q, kv, last = _forward_bytes(rows, cols, d, width, width)
-        first, waits = q + kv, 2
+        splits = layout.launch_order.num_splits if layout.launch_order is not None else 1
+        first, waits = _first_s(q + kv * min(1.0, splits / max(per_head, 1)), q + kv, rates), 2
     else:
-        first, last, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 2 * width * d * cols, 1
+        first, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 1
+        first, last = first * sm / rates.dram_bytes, 2 * width * d * cols
+    return waits * rates.round_trip_s + first + last * sm / rates.dram_write_bytes
+
+
+def _first_s(own: float, whole: int, rates) -> float:
+    """Seconds a lone block's first tiles take: its ``own`` bytes (from DRAM) at the SM's share
+    of the DRAM's rate, or all of them (``whole``) at its share of the L2's, whichever is longer."""
     sm = rates.sm_count
-    return waits * rates.round_trip_s + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    return max(own * sm / rates.dram_bytes, whole * sm / rates.l2_bytes if rates.l2_bytes else 0.0)
 
 
 def _forward_bytes(rows: int, cols: int, d: int, width: int, out_width: int) -> tuple[int, int, int]:

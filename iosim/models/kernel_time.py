@@ -291,7 +291,7 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
         if works and kernel in layouts:
             works, layout = _same_work_runs(works), layouts[kernel]
             shared = layout.coresident if rates.source == "measured" else None   # measured on the H200
-            steps = [_block_steps(w, layout, rates, width, shared) for w, _ in works]
+            steps = [_block_steps(w, layout, rates, width, shared, sum(n for _, n in works)) for w, _ in works]
             # one head, launch order; fsum: correctly rounded, so equal blocks tie on every Python
             # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
             runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]
@@ -369,17 +369,18 @@ def _code_fetch(layout: WarpLayout, rates: KernelRates, works) -> float:
     return max(0.0, max(0.0, causal - free) - max(0.0, dense - free)) / rates.code_fetch_bytes
 
 
-def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared) -> dict:
+def _block_steps(work, layout: WarpLayout, rates: KernelRates, width: int, shared, per_head: int) -> dict:
     """One block's time by step (seconds): an 8-warp kernel's steps at its measured factor
     (``shared`` = (1, r): its two warps a sub-partition overlap), a 4-warp forward's at its
     measured lone step (``layout.step_factor``), and where the block holds its SM alone its
-    own wait for its first tiles and last stores (:func:`.block_fill.lone_block_s`)."""
+    own wait for its first tiles and last stores (:func:`.block_fill.lone_block_s`; ``per_head``
+    blocks a head)."""
     step = block_seconds(work, layout, rates, width)
     measured = rates.source == "measured"   # the factors were measured with the H200's rates
     scale = (shared[1] if shared and shared[0] == 1 else 1.0) * (layout.step_factor if measured else 1.0)
     if scale != 1.0:
         step = {k: scale * v for k, v in step.items()}
-    wait = lone_block_s(work, layout, rates, width)
+    wait = lone_block_s(work, layout, rates, width, per_head)
     if wait:
         step[BLOCK_WAIT] = wait
     return step

@@ -112,11 +112,19 @@ def test_fills_are_flash_attn_2s_and_a_lone_blocks_wait_is_not_overlapped():
     wait = (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
     assert per[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)        # 16 key blocks × 8 heads: one block an SM
     assert per["launch"] == rates.read_write_s                   # the last stores' completion: the floor's
-    # the 8-warp d = 192 forward, 128 equal blocks (one an SM): Q_i, K_0, V_0 in after two round trips, O_i out
+    # the 8-warp d = 192 forward, 128 equal blocks (one an SM): Q_i, K_0, V_0 in after two round trips, O_i out.
+    # Its 16 query blocks a head share the head's first key block: a block's own DRAM bytes are Q_i and a
+    # 16th of (K_0, V_0), and all its tiles come through the L2 (whichever share takes longer)
     d192 = _run("h200", seq_len=2048, head_dim=192, heads=8).kernel_times["main"].per_resource_s
-    first, last = 2 * 192 * (128 + 2 * 64), 128 * (2 * 192 + 4)
-    wait = 2 * (rates.read_write_s - rates.launch_s) + first * sm / rates.dram_bytes + last * sm / rates.dram_write_bytes
+    q, kv, last = 2 * 192 * 128, 2 * 192 * 2 * 64, 128 * (2 * 192 + 4)
+    first = max((q + kv / 16) * sm / rates.dram_bytes, (q + kv) * sm / rates.l2_bytes)
+    wait = 2 * (rates.read_write_s - rates.launch_s) + first + last * sm / rates.dram_write_bytes
     assert d192[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)       # not scaled by the warps' overlap factor
+    # one query block a head (132 heads, one wave: the block-cost measurement's shape): every tile its own, from DRAM
+    one = _run("h200", seq_len=1024, seq_len_q=128, seq_len_kv=1024, head_dim=192, heads=132)
+    wait = 2 * (rates.read_write_s - rates.launch_s) + (q + kv) * sm / rates.dram_bytes + last * sm / \
+        rates.dram_write_bytes
+    assert one.kernel_times["main"].per_resource_s[BLOCK_WAIT] == pytest.approx(wait, rel=1e-9)
 
 
 def test_split_kv_first_wave_loads_each_distinct_tile_from_dram_once():
