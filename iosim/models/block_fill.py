@@ -158,8 +158,8 @@ def lone_block_s(work, layout, rates, width: int, per_head: int = 1) -> float:
         splits = layout.launch_order.num_splits if layout.launch_order is not None else 1
         first, waits = _first_s(q + kv * min(1.0, splits / max(per_head, 1)), q + kv, rates), 2
     else:
-        first, waits = width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows, 1
-        first, last = first * sm / rates.dram_bytes, 2 * width * d * cols
+        first = (width * d * 2 * (rows + cols) + 2 * LSE_BYTES * rows) * sm / rates.dram_bytes
+        last, waits = 2 * width * d * cols, 1
     return waits * rates.round_trip_s + first + last * sm / rates.dram_write_bytes
 
 
