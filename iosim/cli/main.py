@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import logging
 import os
 import re
 import sys
@@ -88,8 +89,23 @@ def complete(parser: argparse.ArgumentParser | None = None, **argcomplete_option
     argcomplete.autocomplete(parser or build_parser(), **argcomplete_options)
 
 
+class _Stderr(logging.Handler):
+    """The library's notices (logger ``iosim``: a long L2 play) on this moment's standard error."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(self.format(record), file=sys.stderr, flush=True)
+
+
+def _show_notices() -> None:
+    log = logging.getLogger("iosim")
+    if not any(isinstance(h, _Stderr) for h in log.handlers):
+        log.addHandler(_Stderr())
+        log.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     complete()                               # (every subcommand in full: completion may need any)
+    _show_notices()
     argv = sys.argv[1:] if argv is None else list(argv)
     command = _command_in(argv)
     parser = build_parser(command if command in COMMANDS else "")     # "": no subcommand in full

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
+import logging
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -37,6 +38,9 @@ from .result import L2_OFF, Result
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, WINDOW_SHARE, Launch, Setup
 from .shared_lines import interleaved, shared_lines
 from .unrequested import tile_mask, with_unrequested
+
+#: where a long play is announced (shown by the command line, :mod:`iosim.cli.main`; silent in a library)
+LOG = logging.getLogger("iosim")
 
 
 def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_work: bool = True) -> Result:
@@ -74,6 +78,9 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
     if requests <= limit:
+        if requests > AUTO_REQUESTS:
+            LOG.info("iosim: the L2 model plays all %s requests of this run, as asked (past the default budget "
+                     "of %s, which plays a sample); this can take minutes", f"{requests:,}", f"{AUTO_REQUESTS:,}")
         return list(zip(plans, counted)), None
     samples = [_sampled(p, limit) for p in plans]
     if None not in samples:
