@@ -23,6 +23,8 @@ EXPANDED = ("dK_expanded", "dV_expanded")
 #: what flash-attn 2's backward reads as PyTorch passes it, a query row's neighbours the other
 #: heads' same row
 HEAD_MAJOR_READS = ("O", "dO")
+#: the buffers of N_q rows a head (the others have N_kv), and those keyed by K/V head under GQA
+QUERY_ROWS, KV_KEYED = ("Q", "O", "dO", "dQ"), ("K", "V", "dK", "dV")
 
 
 def strided_rows(run: Problem, own_rows: bool, passes: str) -> dict:

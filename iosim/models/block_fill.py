@@ -127,7 +127,7 @@ def fill_drain_s(works: list, heads: int, layout, rates, width: int) -> float:
     return rates.round_trip_s + fill + last * out / rates.dram_write_bytes
 
 
-def lone_block_s(work, layout, rates, width: int, per_head: int = 1) -> float:
+def lone_block_s(work, layout, rates, width: int, per_head: int) -> float:
     """Seconds a thread block waits beyond its steps where it holds its SM alone
     (``layout.blocks_per_sm == 1``: the backward kernels, 8 warps of 255 registers, and the
     8-warp d = 192 forward): nothing on the SM hides its first tiles' arrival or its last

@@ -291,7 +291,8 @@ def predict(profile, dtype: str, requested: dict, dram: dict, work: dict, layout
         if works and kernel in layouts:
             works, layout = _same_work_runs(works), layouts[kernel]
             shared = layout.coresident if rates.source == "measured" else None   # measured on the H200
-            steps = [_block_steps(w, layout, rates, width, shared, sum(n for _, n in works)) for w, _ in works]
+            per_head = sum(n for _, n in works)
+            steps = [_block_steps(w, layout, rates, width, shared, per_head) for w, _ in works]
             # one head, launch order; fsum: correctly rounded, so equal blocks tie on every Python
             # (3.12's sum() compensates, 3.11's does not) and the SMs' schedule is the same everywhere
             runs = [(math.fsum(s.values()), n) for s, (_, n) in zip(steps, works)]

@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
+from ..kernels.strided_rows import KV_KEYED, QUERY_ROWS
 from ..models.cache.lines import Interleaved, applies
 from ..workload.layouts import row_bytes
 from .result import Result
 from .setup import Launch
-
-#: the buffers of N_q rows a head (the others have N_kv), and those keyed by K/V head under GQA
-QUERY_ROWS, KV_KEYED = ("Q", "O", "dO", "dQ"), ("K", "V", "dK", "dV")
 
 
 def interleaved(launch: Launch) -> Interleaved | None:
