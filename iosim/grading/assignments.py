@@ -10,8 +10,8 @@ folder is graded with ``iosim grade FILE --assignment PATH`` (:func:`find_assign
 without a change to iosim.
 
 * ``fa1`` — ``fa1_forward(ctx)``: FlashAttention's forward pass, Algorithm 1. Checked on
-  eleven inputs on the teaching GPU ``toy`` with the paper's blocks (B_r = B_c = 32 at
-  d = 32): five random ones and six built to break the shortcuts of the online softmax
+  twelve inputs on the teaching GPU ``toy`` with the paper's blocks (B_r = B_c = 32 at
+  d = 32): six random ones and six built to break the shortcuts of the online softmax
   (:mod:`.patterns`, :data:`SCORE_RANGE`); exact output and statistics ℓ, m; tiles within
   shared memory and registers; HBM traffic equal to the built-in ``fa1`` schedule's,
   tensor by tensor.

@@ -412,3 +412,20 @@ def test_the_docs_example_is_graded_and_exported(tmp_path, capsys, monkeypatch):
     assert sorted(p.name for p in (tmp_path / "pack").iterdir()) == ["README.md", "fa2_forward.py"]
     spec = load_assignment_folder(folder)
     assert dict(spec.weights)["io"] == 2 and not math.isclose(dict(spec.weights)["runs"], 2)
+
+
+def test_the_readmes_count_the_inputs_the_manifests_hold():
+    """What a student and the tutorial read of the inputs is what the grader runs: the schedule assignments'
+    inputs counted in words, and how many of them are random and how many built to break shortcuts."""
+    words = {5: "five", 6: "six", 11: "eleven", 12: "twelve", 13: "thirteen"}
+    texts = {path: " ".join(path.read_text().lower().split()) for path in (
+        EXAMPLES / "fa1-forward" / "README.md", EXAMPLES / "README.md", ROOT / "docs" / "tutorial.md")}
+    for name in ("fa1", "fa2"):
+        cases = ASSIGNMENTS[name].cases
+        built = sum(bool(c.adversarial) for c in cases)
+        for path, text in texts.items():
+            assert f"on {words[len(cases)]} inputs" in text, (name, path)
+            assert re.search(rf"{words[len(cases) - built]} (are )?random", text), (name, path)
+            assert re.search(rf"{words[built]} (are )?built to break", text), (name, path)
+    assert "the same twelve inputs" in (EXAMPLES / "fa2-forward" / "README.md").read_text()
+    assert len(ASSIGNMENTS["fa2"].cases) == 12
