@@ -3,7 +3,8 @@
 
 Every :class:`~iosim.errors.IosimError` (bad profile, impossible blocks, SRAM overflow,
 missing GPU...) becomes ``iosim: error: <message>`` on stderr and exit code 2; argparse
-reports malformed arguments the same way. No traceback reaches the user. The library's
+reports malformed arguments the same way, in one line that names the option (:class:`_Parser`; the
+usage is ``--help``'s). No traceback reaches the user. The library's
 messages speak the Python API's terms (``block_q``, ``kernel='flash-attn-3'``); here they
 are reworded with the subcommand's flags (``--block-q``, ``--kernel flash-attn-3``).
 """
@@ -33,11 +34,18 @@ def _version() -> str:
         return "unknown (not installed: run from a source tree)"
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose errors are one line like the rest (its subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        self.exit(2, f"iosim: error: {message} (usage: {self.prog} --help)\n")
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``iosim`` parser. Every subcommand is registered in full, or, with ``only``, just
     that one (``""``: none), the others by name and help line: ``iosim --help`` and
     ``iosim simulate ...`` then import only what they run."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="iosim",
         description="Count the bytes attention moves between GPU memory levels (HBM, SRAM), "
         "for standard attention, FlashAttention-1 and FlashAttention-2.",

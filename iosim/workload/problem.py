@@ -61,6 +61,7 @@ class Problem:
 
     def __post_init__(self) -> None:
         if self.seq_len is not None:
+            require_positive_int("seq_len", self.seq_len)      # named as given, not as the two it sets
             object.__setattr__(self, "seq_len_q", self.seq_len_q or self.seq_len)
             object.__setattr__(self, "seq_len_kv", self.seq_len_kv or self.seq_len)
             object.__setattr__(self, "seq_len", None)

@@ -260,7 +260,8 @@ def test_a_bad_schedule_file_is_one_line_and_exit_2(tmp_path, capsys, command, c
     err = capsys.readouterr().err
     lines = err.strip().splitlines()
     assert stop.value.code == 2 and "Traceback" not in err
-    assert lines[-1].startswith(f"iosim {command[0]}: error: argument --algo: ") and message in lines[-1], err
+    assert len(lines) == 1 and lines[0].startswith("iosim: error: argument --algo: ") and message in lines[0], err
+    assert lines[0].endswith(f"(usage: iosim {command[0]} --help)")
 
 
 @pytest.mark.parametrize("command", [BOUNDS, EXPLORE], ids=["bounds", "explore"])

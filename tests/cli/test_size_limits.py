@@ -44,6 +44,13 @@ def test_the_api_refuses_the_same_sizes():
     assert Problem(seq_len=MAX_SEQ_LEN, head_dim=MAX_HEAD_DIM, heads=MAX_HEADS_TOTAL).heads_total == MAX_HEADS_TOTAL
 
 
+@pytest.mark.parametrize("given,name", [(dict(seq_len=-5), "seq_len"), (dict(seq_len=0), "seq_len"),
+                                        (dict(seq_len=2.5), "seq_len"), (dict(seq_len_q=0, seq_len_kv=8), "seq_len_q")])
+def test_a_bad_length_is_named_as_it_was_given(given, name):
+    with pytest.raises(ProblemError, match=f"^{name} must be a positive integer"):
+        Problem(head_dim=64, **given)
+
+
 def test_the_l2_model_is_on_at_any_size():
     """Every run of a profile with a cache has the L2 model (issue 13: no step limit): exact
     within the budget of requests, past it from a sample of the chunks, and where that sample
