@@ -184,7 +184,7 @@ def resolve(path: str | pathlib.Path, assignment=None) -> Submission:
         raise GradingInputError(f"{path}: a symbolic link{'' if file.is_symlink() else ' in its folder'}, not graded: "
                                 "hand in the file itself (a link can point at another's work)")
     if not file.is_file():
-        raise GradingInputError(f"{path}: no such file")
+        raise GradingInputError(f"{path}: {'not a regular file' if file.exists() else 'no such file'}")
     spec = find_assignment(assignment) if assignment is not None else None
     try:
         raw = file.read_bytes()
@@ -192,14 +192,13 @@ def resolve(path: str | pathlib.Path, assignment=None) -> Submission:
         raise GradingInputError(f"{path}: cannot read it ({exc.strerror})") from None
     if len(raw) > MAX_SOURCE_BYTES:
         raise GradingInputError(f"{path}: {len(raw):,} bytes is too large for a submission")
-    source = raw.decode("utf-8", "replace")
     tree = None
     try:
-        tree = ast.parse(source, filename=str(file))
+        tree = ast.parse(raw, filename=str(file))      # bytes: a BOM and a coding line read as Python reads them
         names, syntax_error = _defined_names(tree), None
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         # Graded as a failure when we know which assignment it is; a guess from the text otherwise.
-        names = set(re.findall(r"^def\s+(\w+)", source, flags=re.M))
+        names = set(re.findall(r"^def\s+(\w+)", raw.decode("utf-8", "replace"), flags=re.M))
         syntax_error = exc
     if spec is None:
         known = function_names()

@@ -19,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 
 from ..errors import IosimError
-from .feedback import SCORED, printable
+from .feedback import SCORED, csv_cell, path_text, printable
 
 #: the most submissions one command grades
 MAX_SUBMISSIONS = 10_000
@@ -70,7 +70,7 @@ def _under(root: pathlib.Path) -> list[tuple[str, pathlib.Path]]:
         dirs[:] = [d for d in dirs if d not in linked]
         for name in linked + [f for f in files if f.endswith(".py") and not f.startswith(".")]:
             rel = (here / name).relative_to(root)
-            found.append((str(rel.with_suffix("") if name.endswith(".py") else rel), here / name))
+            found.append((path_text(rel.with_suffix("") if name.endswith(".py") else rel), here / name))
     return sorted(found)
 
 
@@ -81,9 +81,9 @@ def grade_one(student: str, file: str, kwargs: dict) -> GradebookRow:
     try:
         report = grade(file, **kwargs)
     except IosimError as exc:         # not gradable: no graded function, unreadable file, ...
-        return GradebookRow(student, file, 0.0, reason=f"not graded: {exc}")
+        return GradebookRow(student, path_text(file), 0.0, reason=f"not graded: {exc}")
     failing = next((c for c in report.checks if not c.passed), None)
-    return GradebookRow(student, file, report.score, {c.name: c.status for c in report.checks},
+    return GradebookRow(student, path_text(file), report.score, {c.name: c.status for c in report.checks},
                         "" if failing is None else f"{failing.name}: {failing.detail}", report.to_dict(),
                         report.assignment)
 
@@ -112,8 +112,8 @@ def gradebook_csv(rows: list) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["student", "file", "assignment", "score", *SCORED, "reason"])
     for r in rows:
-        writer.writerow([r.student, r.file, r.assignment, f"{r.score:g}", *(r.verdicts.get(c, "") for c in SCORED),
-                         r.reason])
+        writer.writerow([csv_cell(r.student), csv_cell(r.file), r.assignment, f"{r.score:g}",
+                         *(r.verdicts.get(c, "") for c in SCORED), csv_cell(r.reason)])
     return out.getvalue()
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import textwrap
 from dataclasses import asdict, dataclass, field
@@ -131,6 +132,18 @@ _UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u206
 def printable(text: str) -> str:
     """``text`` with the C0/C1 controls (but tab and newline) and bidi controls shown as '?'."""
     return _UNPRINTABLE.sub("?", text)
+
+
+def path_text(path) -> str:
+    """A path as text any output can carry: the bytes of a name that is not UTF-8 as ``\\xNN``."""
+    return os.fsdecode(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def csv_cell(text: str) -> str:
+    """A gradebook cell a spreadsheet shows as written: printable, and not read as a formula (a cell that
+    starts with = + - or @ gets a leading ')."""
+    text = printable(text).replace("\n", " ")
+    return "'" + text if text.startswith(("=", "+", "-", "@")) else text
 
 
 # -- hints ------------------------------------------------------------------------------------

@@ -45,7 +45,7 @@ from .assignments import (GradingInputError, ScheduleAssignment, Submission, bui
                           signature)
 from .checks import (CaseRun, answer_check, blocks_checks, capacity_check, capacity_message, exactness_check,
                      io_check, loads_check, runs_check)
-from .feedback import GradeReport, failure_hint
+from .feedback import Check, GradeReport, failure_hint, path_text
 from .protocol import (WALL_EXTRA_S, WALL_FACTOR, ChannelClosed, ChannelError, ChannelTimeout, StudentClock,
                        call_reply, error_of, hello_reply)
 from .sandbox import StudentProcess
@@ -159,9 +159,9 @@ def _graded_session(sub: Submission, limits: Limits, seed: int, setup, *, run, c
 def _shown(file: pathlib.Path) -> str:
     """The file as the report names it: relative to the working directory when inside it."""
     try:
-        return str(file.relative_to(pathlib.Path.cwd()))
+        return path_text(file.relative_to(pathlib.Path.cwd()))
     except ValueError:
-        return str(file)
+        return path_text(file)
 
 
 def _problem_payload(problem) -> dict:
@@ -245,12 +245,29 @@ def _grade_schedule(sub: Submission, limits: Limits, seed: int) -> GradeReport:
                 f"drawn from the seed (seed {seed}); {limits.describe()}")
 
     def checks() -> list:
-        return [runs_check(runs, limits.timeout_s, limits.memory_mb), exactness_check(runs, spec.outputs),
-                capacity_check(runs), io_check(runs, spec.algorithm_title, spec.io_hint)]
+        exact = exactness_check(runs, spec.outputs)
+        return [runs_check(runs, limits.timeout_s, limits.memory_mb), exact,
+                *(_of_attention(c, runs, exact) for c in (capacity_check(runs),
+                                                          io_check(runs, spec.algorithm_title, spec.io_hint)))]
 
     return _graded_session(sub, limits, seed, setup,
                            run=lambda proc, clock: _run_cases(proc, clock, runs, profile, limits.timeout_s),
                            checks=checks)
+
+
+def _of_attention(check: Check, runs: list, exact: Check) -> Check:
+    """``capacity`` and ``io`` judge how a schedule computes attention: where its outputs are not attention's
+    on an ordinary input (random scores of a few units: not built to break shortcuts, not scaled up), a schedule
+    that computes nothing could pass them, so they fail, saying so (a red-team pass, session 48: loads and
+    stores alone scored 80)."""
+    wrong = [r.case.name for r, c in zip(runs, exact.cases)
+             if r.status == "ok" and "large" not in r.tags and not c.get("ok", True)]
+    if not wrong or not check.passed:
+        return check
+    return Check(check.name, "fail", f"not credited: the outputs are not attention's on {len(wrong)} of the ordinary "
+                 f"inputs (e.g. {wrong[0]}; see exactness), and a schedule that computes something else can hold "
+                 f"and move the same tiles ({check.detail})",
+                 "make the outputs exact on the ordinary inputs first (see exactness)", check.cases)
 
 
 # -- choosing blocks ----------------------------------------------------------------------------

@@ -16,8 +16,9 @@ reach it:
 * **Whole-tensor reads** (``ctx.read``) are on chip too: the tensor is charged to its
   on-chip level like a loaded tile, so computing the whole score matrix at once overflows
   shared memory.
-* **A memory cap** on the tile data the grader holds for the schedule, so a schedule that
-  hoards tiles cannot exhaust the grader's memory.
+* **A memory cap** on the tile data the grader holds for the schedule, and on what it keeps for
+  the schedule besides (loops open at once, blocks handed out, handles), so a schedule that hoards
+  tiles or loops cannot exhaust the grader's memory.
 * **The student's time.** The time limit counts only the time the grader waits for the
   student's process (:class:`~iosim.grading.protocol.StudentClock`), not its own work on the schedule's requests,
   so a busy grader never turns into a student's timeout.
@@ -43,6 +44,10 @@ ROLES = ("input", "output", "scores", "stats")
 WHOLE_READ = " (whole tensor, ctx.read)"
 #: the most tile data (float64, all heads) the grader holds for one run at a time
 TILE_BYTES_LIMIT = 64 << 20
+#: the most loops open at once (a schedule nests two or three), and handles on live tiles
+LOOPS_LIMIT, HANDLES_LIMIT = 64, 200_000
+#: the most blocks a run's loops hand out: this many times (T_r + 1)(T_c + 1) and 4,096 (a walk of every pair, several times)
+BLOCKS_PER_PAIR = 8
 _BINOPS = {
     "add": (Tile.__add__, Tile.__radd__), "sub": (Tile.__sub__, Tile.__rsub__),
     "mul": (Tile.__mul__, Tile.__rmul__), "div": (Tile.__truediv__, Tile.__rtruediv__),
@@ -127,6 +132,13 @@ class ScheduleServer:
         self.live_bytes = 0
         self.stopped: Exception | None = None
         self._next_id = itertools.count(1)
+        b, problem = ctx.blocks, ctx.problem
+        self.blocks_limit = BLOCKS_PER_PAIR * (b.num_q_blocks(problem) + 1) * (b.num_kv_blocks(problem) + 1) + 4096
+
+    @staticmethod
+    def _cap(count: int, most: int, what: str, why: str) -> None:
+        if count > most:
+            raise StudentFailure("memory", f"the schedule holds more than {most:,} {what} at once in the grader ({why})")
 
     def _finish(self) -> None:
         while self.loops:
@@ -225,6 +237,7 @@ class ScheduleServer:
         elif scope is not None and self.scopes.index(scope) < self.scopes.index(record.scope):
             self._move(record, scope)
         handle = next(self._next_id)
+        self._cap(len(self.handles) + 1, HANDLES_LIMIT, "handles on tiles", "tiles kept alive in a list?")
         record.handles.add(handle)
         self.handles[handle] = record
         return {"t": handle, "shape": list(tile.shape)}
@@ -269,6 +282,7 @@ class ScheduleServer:
     # -- loops ----------------------------------------------------------------------------
     def _describe_block(self, block) -> dict:
         bid = next(self._next_id)
+        self._cap(len(self.blocks) + 1, self.blocks_limit, "blocks of its loops", "loops walked again and again?")
         self.blocks[bid] = block
         return {"b": bid, **{field: getattr(block, field) for field in BLOCK_FIELDS}}
 
@@ -309,6 +323,7 @@ class ScheduleServer:
             raise ScheduleError("loop options must be flags such as descending=True")
         gen = (self.ctx.q_blocks if kind == "q" else self.ctx.kv_blocks)(visible_to=block, **options)
         loop = _Loop(next(self._next_id), gen)
+        self._cap(len(self.loops) + 1, LOOPS_LIMIT, "loops open", "loops kept in a list?")
         self.loops.append(loop)
         return {"loop": loop.id, "block": self._advance(loop)}
 

@@ -197,8 +197,8 @@ def test_a_new_assignment_folder_is_graded(tmp_path, capsys):
     assert main(["grade", str(wrong), "--assignment", str(folder), "--seed", "0", "--format", "json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert {c["name"]: c["status"] for c in report["checks"]} == {
-        "loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "pass", "io": "pass"}
-    assert report["score"] == 80.0
+        "loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}
+    assert report["score"] == 40.0     # not attention on the ordinary inputs: its tiles and bytes are not credited
 
 
 def test_the_folders_reference_and_weights_decide(tmp_path):

@@ -34,8 +34,10 @@ def test_instructor_solution_passes(file, assignment, checks):
 
 def test_fa2_starter_fails_with_hints():
     report = grade(ASSIGNMENTS / "fa2-forward" / "fa2_forward.py", seed=0)
-    assert statuses(report) == {"loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "pass",
+    assert statuses(report) == {"loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "fail",
                                 "io": "fail", "answer": "fail"}
+    assert report.check("capacity").detail.startswith("not credited:")       # it writes zeros
+    assert report.score == 40
     assert "all zeros" in report.check("exactness").hint
     assert "K is never read" in report.check("io").hint and "once per query block" in report.check("io").hint
     assert "two sentences" in report.check("answer").hint
@@ -44,8 +46,9 @@ def test_fa2_starter_fails_with_hints():
 
 def test_fa1_starter_fails_with_hints():
     report = grade(ASSIGNMENTS / "fa1-forward" / "fa1_forward.py", seed=0)
-    assert statuses(report) == {"loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "pass",
+    assert statuses(report) == {"loads": "pass", "runs": "pass", "exactness": "fail", "capacity": "fail",
                                 "io": "fail"}
+    assert report.check("capacity").detail.startswith("not credited:")
     assert "never reached HBM" in report.check("exactness").hint
     assert "Q is never read" in report.check("io").hint
 
@@ -100,7 +103,8 @@ def test_a_built_in_schedule_passes_through_the_stand_in_ctx(tmp_path, name):
 # -- cheating schedules ---------------------------------------------------------------------
 @pytest.mark.parametrize("cheat,expected", [
     ("whole_matrix", {"runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}),
-    ("no_rescale", {"runs": "pass", "exactness": "fail", "capacity": "pass", "io": "pass"}),
+    # not attention on the ordinary inputs: its tiles and bytes, FA2's, are not credited (session 48)
+    ("no_rescale", {"runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}),
     ("no_max", {"runs": "pass", "exactness": "fail", "capacity": "pass", "io": "pass"}),
     ("extra_traffic", {"runs": "pass", "exactness": "pass", "capacity": "pass", "io": "fail"}),
     ("row_of_scores", {"runs": "pass", "exactness": "fail", "capacity": "fail", "io": "fail"}),
@@ -110,6 +114,11 @@ def test_cheat_fails_for_its_reason(cheat, expected):
     got = statuses(report)
     assert {k: got[k] for k in expected} == expected, report.render()
     assert report.exit_code == 1
+    if cheat == "no_rescale":
+        for name in ("capacity", "io"):
+            assert report.check(name).detail.startswith("not credited: the outputs are not attention's on 5 of the "
+                                                        "ordinary inputs"), report.check(name).detail
+        assert "HBM traffic equals FlashAttention-2 Algorithm 1's" in report.check("io").detail
     if cheat in ("whole_matrix", "row_of_scores"):  # stopped on every input: nothing else can be judged
         for name in ("exactness", "io"):
             assert report.check(name).detail.startswith("not judged: input 'square N=128, 2 heads' stopped at the "

@@ -16,7 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 INSTRUCTOR = ROOT / "examples" / "assignments" / "instructor"
 CLASS = {
     "alice/fa2.py": (INSTRUCTOR / "fa2_solution.py").read_text(),              # correct
-    "bob/fa2.py": (INSTRUCTOR / "cheats" / "no_rescale.py").read_text(),       # wrong
+    "bob/fa2.py": (INSTRUCTOR / "cheats" / "no_rescale.py").read_text(),       # wrong: not attention
+    "fred/fa2.py": (INSTRUCTOR / "cheats" / "no_max.py").read_text(),          # wrong on large scores only
     "carol.py": "def fa2_forward(ctx):\n    raise RuntimeError('boom')\n",     # crashes
     "dave.py": "x = 1\n",                                                      # no graded function
     "erin.py": "def fa2_forward(ctx:\n",                                       # does not parse
@@ -24,7 +25,8 @@ CLASS = {
 #: student -> (score, verdicts of loads, runs, exactness, capacity, io)
 EXPECTED = {
     "alice/fa2": (100.0, ["pass"] * 5),
-    "bob/fa2": (80.0, ["pass", "pass", "fail", "pass", "pass"]),
+    "bob/fa2": (40.0, ["pass", "pass", "fail", "fail", "fail"]),   # its FA2 tiles and bytes not credited
+    "fred/fa2": (80.0, ["pass", "pass", "fail", "pass", "pass"]),
     "carol": (20.0, ["pass", "fail", "fail", "fail", "fail"]),
     "dave": (0.0, [""] * 5),
     "erin": (0.0, ["fail", "", "", "", ""]),
@@ -56,7 +58,7 @@ def test_a_folder_is_graded_into_a_gradebook(klass, tmp_path_factory, capsys):
     assert table["dave"]["reason"].startswith("not graded:") and "fa2_forward" in table["dave"]["reason"]
     assert table["bob/fa2"]["reason"].startswith("exactness:")
     reports = {pathlib.Path(r["file"]).name: r for r in data["reports"] if r}
-    assert reports["fa2.py"]["score"] in (100.0, 80.0) and len(data["reports"]) == 5
+    assert reports["fa2.py"]["score"] in (100.0, 40.0, 80.0) and len(data["reports"]) == 6
 
 
 def test_a_generated_class_in_one_command(tmp_path, capsys):
