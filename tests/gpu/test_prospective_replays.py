@@ -220,17 +220,19 @@ def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
     assert moved and moved <= lines
 
 
-@pytest.mark.parametrize("name, seed, count, work", [("s37", 2026120537, 16, 2.5e12), ("s38", 2026120538, 10, 2e13)])
-def test_the_drawn_grids_are_what_their_seeds_draw(monkeypatch, name, seed, count, work):
-    """``benchmarks/draw_grid.py``: grids s37 and s38 are, config for config, what the seed their
-    pages name draws (docs/validation/2026-12-05-s37-check.md, -s38-check.md)."""
+@pytest.mark.parametrize("name, seed, count, work, day", [("s37", 2026120537, 16, 2.5e12, "2026-12-05"),
+                                                          ("s38", 2026120538, 10, 2e13, "2026-12-05"),
+                                                          ("s48", 2026120648, 16, 2.5e12, "2026-12-06")])
+def test_the_drawn_grids_are_what_their_seeds_draw(monkeypatch, name, seed, count, work, day):
+    """``benchmarks/draw_grid.py``: grids s37, s38 and s48 are, config for config, what the seed their
+    pages name draws (docs/validation/2026-12-05-s37-check.md, -s38-check.md, 2026-12-06-s48-check.md)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     grids = load_module("sdpa_grids", ROOT / "benchmarks" / "sdpa_grids.py")
     draw = load_module("draw_grid", ROOT / "benchmarks" / "draw_grid.py")
     drawn = draw.draw(seed, count, work)
     assert tuple(drawn) == grids.GRIDS[name]["head_dims"]
     assert {d: tuple(rows) for d, rows in drawn.items()} == grids.GRIDS[name]["configs"]
-    assert f"--seed {seed}" in (VALIDATION / f"2026-12-05-{name}-check.md").read_text()
+    assert f"--seed {seed}" in (VALIDATION / f"{day}-{name}-check.md").read_text()
 
 
 def test_grid_s46_is_its_seeds_draw_but_the_draws_of_one_head(monkeypatch):
