@@ -296,7 +296,9 @@ class ResidencyTracker:
         use = self.use[level_role]
         held = use.current + use.transient
         if use.enforced and use.capacity_bytes is not None and held > use.capacity_bytes:
-            tiles = "; ".join(f"{n} {b:,} B ({d})" for n, b, d in self._listing(level_role)) or "nothing"
+            listing = self._listing(level_role)
+            tiles = "; ".join(f"{n} {b:,} B ({d})" for n, b, d in listing[:8]) or "nothing"
+            tiles += f"; and {len(listing) - 8:,} more" if len(listing) > 8 else ""
             temps = f" and {use.transient:,} B of live temporaries" if use.transient else ""
             raise CapacityError(
                 f"{what} {use.level} ({level_role}): {held:,} bytes resident > capacity {use.capacity_bytes:,} bytes per "

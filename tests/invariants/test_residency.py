@@ -40,3 +40,16 @@ def test_peak_occupancy_is_reported(h100):
     assert {name for name, _, _ in r.sram.peak_tiles} == {"Q_i", "K_j", "V_j"}
     # S_ij (128×64), O_i (128×128), m_i, ℓ_i in fp32 registers.
     assert r.registers.peak_bytes == 4 * (128 * 64 + 128 * 128 + 2 * 128)
+
+
+def test_an_overflow_of_many_tiles_names_eight_and_counts_the_rest():
+    """A schedule that hoards tiles gets a message of bounded length (a red-team pass, session 48)."""
+    def hoard(ctx):
+        for i in ctx.q_blocks():
+            [ctx.fill(f"acc{k}", i, 0.0, role="output") for k in range(1100)]
+
+    with pytest.raises(CapacityError) as info:
+        simulate(load_profile("toy"), hoard, Problem(seq_len=256, head_dim=16), options=Options(enforce_registers=True))
+    message = str(info.value)
+    assert "acc7 64 B (16 × fp32); and 1,017 more." in message and "acc8" not in message
+    assert len(message) < 800
