@@ -33,10 +33,12 @@ def format_dram(c: Candidate) -> str:
 
 def model_lines(res: ExploreResult) -> list[str]:
     """Which model ranked the candidates, and what its times mean."""
-    flags = ("--cache" if res.cache else "--no-cache") + (f" --kernel {res.kernel_preset}" if res.kernel_preset else "")
+    flags = ("--no-cache" if not res.cache else "--cache" if res.cache_asked else "") + \
+        (f" --kernel {res.kernel_preset}" if res.kernel_preset else "")
+    flags = f" {flags.strip()}" if flags.strip() else ""
     if res.algorithm == "standard":
         flags += " --gemm tiled"
-    lines = [f"ranked by {OBJECTIVE_NAMES[res.objective]}; times: {res.time_model}, as `iosim simulate {flags}` "
+    lines = [f"ranked by {OBJECTIVE_NAMES[res.objective]}; times: {res.time_model}, as `iosim simulate{flags}` "
              "predicts each tile"]
     if res.time_model.startswith("roofline"):
         lines.append("  a roofline time is a lower bound on a real kernel's time (every unit at its peak, all "
@@ -126,8 +128,10 @@ def _tie_lines(res: ExploreResult) -> list[str]:
 
 
 def _top_table(res: ExploreResult, top: int) -> list[str]:
+    """The best, its near-ties, then the rest by the objective's lower bound: a tile the L2 model was not
+    played for has a lower bound of 0 DRAM bytes, and must not push the best off the table."""
     ranked = sorted((c for c in res.candidates if c.eligible(res.allow_spill)),
-                    key=lambda c: c.rank_key(res.objective))[:top]
+                    key=lambda c: (c is not res.best, not res.ranking.is_member(c), c.rank_key(res.objective)))[:top]
     dram = res.cache
     practical = (res.practical.block_q, res.practical.block_kv)
     table = []

@@ -167,8 +167,14 @@ def test_the_report_names_the_model(capsys):
     base = ["explore", "--hw", "toy", "-N", "512", "-d", "32", "--algo", "fa2", "--jobs", "1"]
     assert main(base + ["--objective", "time"]) == 0
     out = capsys.readouterr().out
-    assert "ranked by predicted time; times: roofline with the L2 model, as `iosim simulate --cache`" in out
+    # by default each tile is played as simulate decides by default (past the budget, a sample): no flag
+    assert "ranked by predicted time; times: roofline with the L2 model, as `iosim simulate` predicts" in out
     assert "a roofline time is a lower bound on a real kernel's time" in out
+    assert main(base + ["--objective", "time", "--cache"]) == 0
+    assert "with the L2 model, as `iosim simulate --cache` predicts" in capsys.readouterr().out
+    assert main(base + ["--objective", "dram"]) == 0           # every request played, as --cache plays them
+    assert "ranked by DRAM bytes (L2 model); times: roofline with the L2 model, as `iosim simulate --cache` " \
+        "predicts" in capsys.readouterr().out
     assert main(base + ["--no-cache"]) == 0
     out = capsys.readouterr().out
     assert "ranked by HBM bytes requested; times: roofline without the L2 model" in out

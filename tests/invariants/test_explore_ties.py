@@ -58,6 +58,14 @@ def test_practical_choice_without_powers_of_two_is_the_closest_to_square():
     assert r.practical_reason.startswith("closest to square")
 
 
+def test_equally_square_tiles_go_to_the_best_exactly():
+    """192 × 256 and 192 × 144 are equally square (4 : 3): the faster wins. |log2| in floating point made
+    192 × 144 the squarer by one ulp (an audit, session 48)."""
+    r, _ = ranked([cand(192, 256, 1.000), cand(192, 144, 1.002), cand(192, 112, 1.004)])
+    assert (r.practical.block_q, r.practical.block_kv) == (192, 256)
+    assert cand(192, 256, 1.0).squareness() == cand(192, 144, 1.0).squareness() == cand(144, 192, 1.0).squareness()
+
+
 def test_the_tolerance_draws_the_group():
     r, _ = ranked(TIES, tie=0.0)
     assert keys(r.members) == {(496, 2)}
@@ -135,3 +143,17 @@ def test_every_default_pick_is_a_tensor_core_tile(hw, d):
     res = explore(hw, "fa2", Problem(seq_len=4096, head_dim=d), objective="time", cache=False, jobs=1)
     for c in (res.best, res.practical, *res.ranking.members):
         assert c.block_q % 16 == 0 and c.block_kv % 16 == 0 or "paper" in c.sources or "kernel" in c.sources
+
+
+def test_the_top_table_opens_with_the_best_and_its_ties(capsys):
+    """By DRAM bytes, a tile the L2 model was not played for has a lower bound of 0 B: sorted by bounds alone, such
+    tiles filled the table and the best (mi300x, N = 2,048, d = 96: 86 × 86 at 1.5 MiB) was row 96 (an audit,
+    session 48)."""
+    assert main(["explore", "--hw", "mi300x", "--algo", "fa2", "-N", "2048", "-d", "96", "--objective", "dram",
+                 "--top", "12"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    rows = out[out.index(next(line for line in out if line.startswith("top 12 by DRAM bytes"))) + 3:]
+    tags = [row.split()[-1] for row in rows]                # the tags, or the registers where a row has none
+    assert "best" in tags[0] and rows[0].split()[0] == "86×86"
+    members = sum("tie" in t for t in tags)
+    assert members >= 1 and all("tie" in t for t in tags[1:1 + members])

@@ -10,8 +10,8 @@ equals what :func:`iosim.simulate` predicts for that tile.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 #: the objectives, and the names they had before (still accepted)
 OBJECTIVES = ("time", "bytes", "dram")
@@ -108,9 +108,10 @@ class Candidate:
         other = self.hbm_total_bytes if objective == "time" else self.time_min_s
         return self.value(objective) + (other, self.sram_need_bytes, -self.block_q, -self.block_kv)
 
-    def squareness(self) -> float:
-        """|log2(B_r / B_c)|: 0 for a square tile."""
-        return abs(math.log2(self.block_q / self.block_kv))
+    def squareness(self) -> Fraction:
+        """The longer side over the shorter, exactly: 1 for a square tile. It orders tiles as |log2(B_r / B_c)|
+        does, without the floating-point ulp that made 192 × 144 look squarer than 192 × 256."""
+        return Fraction(max(self.block_q, self.block_kv), min(self.block_q, self.block_kv))
 
     def to_dict(self) -> dict:
         return {

@@ -57,6 +57,7 @@ class ExploreResult:
     ranking: Ranking | None = None
     time_model: str = "roofline"    # which model gave every time (see describe_model)
     cache: bool = False             # whether the L2 model is part of it
+    cache_asked: bool = True        # played as `simulate --cache` plays it (else as simulate decides by default)
     kernel_preset: str | None = None
     passes: str = "forward"
     registers_by: str = ""          # what caps a tile's registers where not the profile (.registers)
@@ -183,7 +184,8 @@ def explore(
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking,
-                         describe_model(known[keys[0]][10], kernel, use_cache), use_cache, kernel, passes, warps[1])
+                         describe_model(known[keys[0]][10], kernel, use_cache), use_cache, replays_as != "auto", kernel,
+                         passes, warps[1])
 
 
 def _algorithm(algorithm) -> tuple:
