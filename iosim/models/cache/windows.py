@@ -28,8 +28,8 @@ budget (and at least :data:`MIN_SPANS`). The estimate (:func:`_scaled`): the who
 counters as they are, the others' scaled per tensor by its bytes requested between the whole
 spans (exact over every head, from :mod:`.uniform`) over its bytes requested in them; a
 tensor not written whole is never estimated below its distinct bytes (its first touches,
-exact), nor the bytes
-written back below what was written less what is left dirty. Every second sampled span gives
+exact), nor the bytes written back below the distinct bytes written less what is left dirty, nor
+above the bytes written less what is left dirty. Every second sampled span gives
 a second estimate; ``sampled_within`` is how far the two are apart, as in :mod:`.sampled`.
 tests/invariants/test_l2_windows.py checks spans against the whole stream, windows that cover
 every round against the round-robin reference, and the estimate against the exact model.
@@ -183,7 +183,9 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> tuple[Cache
     are, the middle spans' scaled by the bytes requested between them; never below what every
     chunk costs at least: a tensor not written whole (plain writes allocate without a fetch)
     reads its distinct bytes from DRAM, and a written chunk is written back or left dirty at
-    the end."""
+    the end; and never above what was written: a chunk is written back only after a write since it was
+    last clean, so the bytes written back and left dirty are at most the bytes written (the spans' warm-up
+    states, whose dirty chunks are approximate, wrote back 6 % more than that on a long causal forward)."""
     def total(parts, name, level):
         return sum(((p["outer"][level - 1] if level else p)[name] for p in parts), np.zeros(len(ex["requested"])))
     rest = ex["requested"] - total(ends, "requested", 0)
@@ -197,8 +199,9 @@ def _scaled(ends: list, middle: list, ex: dict, dirty_end: float) -> tuple[Cache
     read_missed = np.maximum(counter("read_bytes") - counter("read_hit_bytes"), np.where(ex["written"], 0, fetched))
     back = sum(p["written_back"] for p in ends) + sum(p["written_back"] for p in middle) * rest.sum() / max(
         total(middle, "requested", 0).sum(), 1)
-    written_back = max(float(back), float(ex["distinct"][ex["written"]].sum()) - dirty_end)
     read, requested = int(ex["read"].sum()), int(ex["requested"].sum())
+    least = float(ex["distinct"][ex["written"]].sum()) - dirty_end
+    written_back = min(max(float(back), least), max(least, requested - read - dirty_end))
     outer = []
     for level in range(1, behind + 1):                 # each reads every chunk it passes on at least once
         asked, missed = (np.maximum(counter(c, level), fetched) for c in ("read_bytes", "dram_read_bytes"))
