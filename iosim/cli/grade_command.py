@@ -141,7 +141,7 @@ def _grade_class(args: argparse.Namespace, found: list, isolation: bool) -> int:
     with ProgressBar(len(found), "grading") as bar:
         rows = grade_many(found, args.jobs, progress=bar.update, **kwargs)
     if args.csv is not None:
-        pathlib.Path(args.csv).write_bytes(gradebook_csv(rows).encode("utf-8"))     # made whole before the file is opened
+        pathlib.Path(args.csv).write_bytes(gradebook_csv(rows).encode("utf-8"))   # whole before the file is opened
     warning = [] if isolation else [NO_ISOLATION_WARNING]
     if args.format == "json":
         print(json.dumps({"schema_version": 1, "isolation": isolation, "warnings": warning + mixed_assignments(rows),

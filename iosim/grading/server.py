@@ -46,7 +46,8 @@ WHOLE_READ = " (whole tensor, ctx.read)"
 TILE_BYTES_LIMIT = 64 << 20
 #: the most loops open at once (a schedule nests two or three), and handles on live tiles
 LOOPS_LIMIT, HANDLES_LIMIT = 64, 200_000
-#: the most blocks a run's loops hand out: this many times (T_r + 1)(T_c + 1) and 4,096 (a walk of every pair, several times)
+#: the most blocks a run's loops hand out: this many times (T_r + 1)(T_c + 1), and 4,096 (every pair's walk, a few
+#: times over)
 BLOCKS_PER_PAIR = 8
 _BINOPS = {
     "add": (Tile.__add__, Tile.__radd__), "sub": (Tile.__sub__, Tile.__rsub__),
@@ -138,7 +139,8 @@ class ScheduleServer:
     @staticmethod
     def _cap(count: int, most: int, what: str, why: str) -> None:
         if count > most:
-            raise StudentFailure("memory", f"the schedule holds more than {most:,} {what} at once in the grader ({why})")
+            raise StudentFailure("memory", f"the schedule holds more than {most:,} {what} at once in the grader "
+                                           f"({why})")
 
     def _finish(self) -> None:
         while self.loops:

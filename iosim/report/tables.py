@@ -34,7 +34,8 @@ def render_table(rows: list[list[str]], header: list[str], align: str | None = N
     widths = [max(len(str(r[c])) for r in cells) for c in range(len(header))]
 
     def line(row):
-        return "  ".join(str(v).ljust(w) if a == "l" else str(v).rjust(w) for v, w, a in zip(row, widths, align)).rstrip()
+        cells = (str(v).ljust(w) if a == "l" else str(v).rjust(w) for v, w, a in zip(row, widths, align))
+        return "  ".join(cells).rstrip()
 
     return "\n".join([line(header), "  ".join("-" * w for w in widths)] + [line(r) for r in rows])
 
