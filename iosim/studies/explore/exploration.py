@@ -183,9 +183,8 @@ def explore(
     return ExploreResult(name, profile.name, problem, s.objective, sram_elements(profile.scratchpad.per_block_bytes,
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
-                         kernel_reason, allow_spill, limits, grid, ranking,
-                         describe_model(known[keys[0]][10], kernel, use_cache), use_cache, replays_as != "auto", kernel,
-                         passes, warps[1])
+                         kernel_reason, allow_spill, limits, grid, ranking, describe_model(known[keys[0]][10], kernel,
+                         use_cache), use_cache, replays_as != "auto", kernel, passes, warps[1])
 
 
 def _algorithm(algorithm) -> tuple:
