@@ -33,11 +33,9 @@ def format_dram(c: Candidate) -> str:
 
 def model_lines(res: ExploreResult) -> list[str]:
     """Which model ranked the candidates, and what its times mean."""
-    flags = ("--no-cache" if not res.cache else "--cache" if res.cache_asked else "") + \
-        (f" --kernel {res.kernel_preset}" if res.kernel_preset else "")
-    flags = f" {flags.strip()}" if flags.strip() else ""
-    if res.algorithm == "standard":
-        flags += " --gemm tiled"
+    flags = "".join(f" {f}" for f in ("--no-cache" if not res.cache else "--cache" if res.cache_asked else "",
+                                      f"--kernel {res.kernel_preset}" if res.kernel_preset else "",
+                                      "--gemm tiled" if res.algorithm == "standard" else "") if f)
     lines = [f"ranked by {OBJECTIVE_NAMES[res.objective]}; times: {res.time_model}, as `iosim simulate{flags}` "
              "predicts each tile"]
     if res.time_model.startswith("roofline"):

@@ -1,22 +1,15 @@
 """docs/cache.md's worked H200 example quotes what the model gives: its table is
 examples/h200_l2_gap.py's rows, and its opening command's DRAM reads are what `simulate` prints."""
 
-import importlib.util
 import json
 import pathlib
 import re
 
+from conftest import load_module
 from iosim.cli.main import main
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PAGE = (ROOT / "docs" / "cache.md").read_text()
-
-
-def _example():
-    spec = importlib.util.spec_from_file_location("h200_l2_gap", ROOT / "examples" / "h200_l2_gap.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _number(cell: str):
@@ -27,7 +20,7 @@ def _number(cell: str):
 def test_the_worked_table_is_the_examples_rows():
     section = PAGE.split("## Theorem 2's count against DRAM traffic")[1].split("\n## ")[0]
     table = [line.split("|")[1:-1] for line in section.splitlines() if re.match(r"^\|\s+[\d,]+ \|", line)]
-    rows = _example().rows()
+    rows = load_module("h200_l2_gap", ROOT / "examples" / "h200_l2_gap.py").rows()
     assert [int(_number(r[0])) for r in table] == [r["N"] for r in rows]
     for cells, row in zip(table, rows):
         n, count, model, measured, once, ratio = map(_number, cells)
