@@ -9,10 +9,12 @@ import sys
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS
 from ..kernels.triton_preset import TritonConfig
+from ..models.cache.watch import watching
 from ..report.tables import FORMATTERS
 from ..run import Options, prepare
 from ..run.launches import run_launches
 from ..schedules import SCHEDULES
+from ..studies.progress import ProgressBar
 from .arguments import (add_pass_argument, add_problem_arguments, parse_int, positive_int, problem_from_args,
                         schedule_or_file)
 from .commands import HELP
@@ -90,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
     if args.cache is None and setup.cache_by_default():
         setup = prepare(setup.profile, args.algo, problem, passes=args.passes, blocks=blocks,
                         options=dataclasses.replace(options, cache="auto"))
-    result = run_launches(setup, "count", None)
+    with ProgressBar(1, "iosim") as bar, watching(bar.show):     # drawn on a terminal, past a second
+        result = run_launches(setup, "count", None)
     why = result.l2_off
     if why:
         result = dataclasses.replace(result, l2_off=why)

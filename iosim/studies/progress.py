@@ -1,8 +1,9 @@
 """Run many independent simulations, on every core, with a progress bar on a terminal.
 
-Sweeps (``iosim bounds``, ``iosim explore``) call :func:`progress_map`. The bar is drawn
+Sweeps (``iosim bounds``, ``iosim explore``) call :func:`progress_map`, and a long L2 play of
+``iosim simulate`` draws its stages (:meth:`ProgressBar.show`). The bar is drawn
 on stderr only when stderr is a terminal and the work has already taken more than
-``delay_s`` (one second): a fast sweep, a pipe, a log file or CI see nothing.
+:data:`DELAY_S` (one second): a fast sweep, a pipe, a log file or CI see nothing.
 
 Work is split into chunks of about equal estimated cost (``cost``: one number per item,
 e.g. its tile steps; by default every item costs the same) and run by an executor
@@ -22,14 +23,17 @@ from .executors import Executor, InlineExecutor, LocalExecutor
 
 #: below this many items per worker, starting processes costs more than it saves
 MIN_ITEMS_PER_JOB = 400
+#: a bar is drawn only once the work has taken this long (a fast run shows nothing)
+DELAY_S = 1.0
 
 
 class ProgressBar:
     """``label [#######.......] 1,234/5,000  2.1 s`` on one terminal line, redrawn in place."""
 
-    def __init__(self, total: int, label: str = "", stream: TextIO | None = None, delay_s: float = 1.0,
+    def __init__(self, total: int, label: str = "", stream: TextIO | None = None, delay_s: float | None = None,
                  enabled: bool | None = None, width: int = 30):
-        self.total, self.label, self.width, self.delay_s = total, label, width, delay_s
+        self.total, self.label, self.width = total, label, width
+        self.delay_s = DELAY_S if delay_s is None else delay_s
         self.stream = stream if stream is not None else sys.stderr
         isatty = getattr(self.stream, "isatty", lambda: False)
         self.enabled = isatty() if enabled is None else enabled
@@ -37,6 +41,7 @@ class ProgressBar:
         self.start = time.perf_counter()
         self._last_draw = 0.0
         self._drawn = False
+        self.percent, self._width = False, 0
 
     def update(self, n: int = 1) -> None:
         self.done += n
@@ -48,11 +53,22 @@ class ProgressBar:
         self._last_draw = now
         self._draw(now)
 
+    def show(self, label: str, done: int, total: int) -> None:
+        """Stage ``label`` at ``done`` of ``total``, shown as a percentage (a watcher of
+        :mod:`iosim.models.cache.watch`); a new stage is drawn at once, past the delay."""
+        if label != self.label:
+            self._last_draw = 0.0
+        self.label, self.total, self.done, self.percent = label, total, done, True
+        self.update(0)
+
     def _draw(self, now: float) -> None:
         frac = self.done / self.total if self.total else 1.0
         filled = int(frac * self.width)
         bar = "#" * filled + "." * (self.width - filled)
-        self.stream.write(f"\r{self.label} [{bar}] {self.done:,}/{self.total:,}  {now - self.start:.1f} s")
+        count = f"{100 * frac:3.0f} %" if self.percent else f"{self.done:,}/{self.total:,}"
+        line = f"\r{self.label} [{bar}] {count}  {now - self.start:.1f} s"
+        self.stream.write(line.ljust(self._width))          # blanks what a longer line left
+        self._width = len(line)
         self.stream.flush()
         self._drawn = True
 

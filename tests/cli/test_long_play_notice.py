@@ -1,14 +1,20 @@
 """A run whose L2 model plays more requests than the default budget, because ``--cache`` asked for
 it, says so on standard error before it plays (it can take minutes: docs/performance.md); a run
 within the budget, or past it without ``--cache`` (a sample, or the model off), gives no such notice, and the
-library prints nothing (it logs the notice to the ``iosim`` logger)."""
+library prints nothing (it logs the notice to the ``iosim`` logger). While it plays, a watcher
+sees its stages move, and the command line draws them on a terminal (and only there)."""
 
+import io
 import logging
+import sys
 
 from iosim import Options, Problem, load_profile, simulate
 from iosim.cli.main import main
+from iosim.models.cache import stack
+from iosim.models.cache.watch import watching
 from iosim.run import launches
 from iosim.run.setup import prepare
+from iosim.studies import progress
 
 ARGS = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "-N", "1024", "-d", "64", "-H", "2"]
 NOTICE = "iosim: the L2 model plays all "
@@ -48,3 +54,47 @@ def test_the_library_prints_nothing_and_logs_the_notice(monkeypatch, capsys, cap
                  options=Options(kernel="flash-attn-2", cache=True))
     assert [r.getMessage().startswith(NOTICE) for r in caplog.records] == [True]
     assert capsys.readouterr() == ("", "")
+
+
+#: a run whose K and V (64 MiB) pass the L2, so its windows need the stack distances' sums
+WATCHED = dict(seq_len=8192, head_dim=128, heads=16)
+
+
+def _watched_run(monkeypatch) -> list:
+    """The stages and fractions a watcher sees of a --cache run of :data:`WATCHED`, its streams
+    played with bands (as a long run's are) and its keys added back a few windows at a time."""
+    monkeypatch.setattr(stack, "STRIDE", 16)
+    monkeypatch.setattr(stack, "MIN_BANDED", 2048)
+    monkeypatch.setattr(stack, "ADDED_CHUNK", 8)
+    seen = []
+    with watching(lambda *event: seen.append(event)):
+        simulate(load_profile("h200"), "fa2", Problem(**WATCHED), options=Options(kernel="flash-attn-2", cache=True))
+    return seen
+
+
+def test_a_watched_play_reports_each_partitions_turns_in_order(monkeypatch):
+    seen = _watched_run(monkeypatch)
+    stages = list(dict.fromkeys(label for label, _, _ in seen))
+    turns = len(stages) // 2
+    assert turns >= 1 and stages == [f"L2 model: partition {p} of 2, turn {t}"
+                                     for t in range(1, turns + 1) for p in (1, 2)]
+    assert all(0 <= done <= total for _, done, total in seen)
+    assert any(0 < done < total for _, done, total in seen)        # it moves within a stage
+    assert seen[-1][1] == seen[-1][2]                                 # and the last step finishes
+
+
+def test_the_command_line_draws_the_stages_on_a_terminal_only(monkeypatch, capsys):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(progress, "DELAY_S", 0.0)
+    seen = _watched_run(monkeypatch)
+    args = [*ARGS[:ARGS.index("-N")], "-N", "8192", "-d", "128", "-H", "16", "--cache"]
+    assert main(args) == 0
+    assert capsys.readouterr().err == ""                  # not a terminal: nothing drawn
+    monkeypatch.setattr(sys, "stderr", terminal := Terminal())
+    assert main(args) == 0
+    drawn = terminal.getvalue()
+    assert drawn.startswith(f"\r{seen[0][0]} [") and drawn.endswith(" s\n")
+    assert f"\r{seen[-1][0]} [{'#' * 30}] 100 %" in drawn

@@ -87,6 +87,7 @@ def test_bands_decide_every_window_as_its_distinct_bytes_do(monkeypatch, stride)
     capacity, its distinct bytes from the checkpoint fit, the keys of [c, L] are added back,
     and (with the smallest budget) the sums take the rest."""
     monkeypatch.setattr(stack, "STRIDE", stride)
+    monkeypatch.setattr(stack, "ADDED_CHUNK", 3)          # the keys added back, a few windows at a time
     seen = {"miss": 0, "fits": 0, "added back": 0, "to the sums": 0}
     for seed in range(60):
         rng = np.random.default_rng(seed)
@@ -124,6 +125,7 @@ def test_a_long_stream_played_with_bands_equals_the_lru(monkeypatch, seed):
     LRU's at every cut and at the end."""
     monkeypatch.setattr(stack, "STRIDE", 16)
     monkeypatch.setattr(stack, "MIN_BANDED", 4096)
+    monkeypatch.setattr(stack, "ADDED_CHUNK", 7)
     calls = []
     monkeypatch.setattr(stack, "_banded", lambda *a, **k: calls.append(1) or banded(*a, **k))
     rng = np.random.default_rng(100 + seed)

@@ -33,7 +33,7 @@ import dataclasses
 
 import numpy as np
 
-from . import sets, stack, writebacks
+from . import sets, stack, watch, writebacks
 from .lru import CacheStats, LRUCache
 
 #: the turns (each a play of both partitions) :func:`play` takes before it plays the
@@ -237,6 +237,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
     turn, order = [None, None], np.argsort(keys, kind="stable")
     for i in range(2 * MAX_TURNS):
         p = i % 2
+        watch.stage(f"L2 model: partition {p + 1} of 2, turn {i // 2 + 1}")
         turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order, salts, copies,
                              copy_code)
         if turn[p] is None:
@@ -257,6 +258,7 @@ def played(key_parts: np.ndarray, ids: np.ndarray, sizes, writes, sides, capacit
     :func:`play` through two partitions (the chunks homed by :func:`homes` of ``key_parts``;
     with ``ways``, of hashed sets, salted by :func:`places`)."""
     if sides is None:
+        watch.stage("L2 model: one LRU")
         return stack.play(ids, sizes, writes, capacity, cuts, groups)
     return play(ids, sizes, writes, sides, capacity, cuts, groups, homes(key_parts), ways,
                 None if ways is None else places(key_parts))

@@ -46,6 +46,7 @@ import numpy as np
 
 from .lru import CacheStats
 from .sets import Sets, occurrences
+from .watch import advance
 
 
 @dataclass
@@ -289,19 +290,38 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band, checkpoints=None)
         r = row[sel] - b * rows
         up[sel] = sums[r, ends[sel]]
         low[sel] = up[sel] - sums[r, q_from[sel] + 1 - start[sel]]
+        advance(b + 1, len(edges) - 1)
     s = sizes[q_from]
     inside = q_at <= start + h
     need = np.where(inside & (up + s <= capacity), up, low) + s
     known = (need > capacity) | (inside & (up + s <= capacity))
     fix = np.flatnonzero(inside & ~known)
     if _affordable(len(fix) * STRIDE, ADDED_COST, n, len(fix)):      # else the sums take them
-        back = start[fix, None] + np.arange(STRIDE)     # r ≤ L < n, so r is a request
-        r = np.minimum(back, n - 1)
-        after = nxt[r]
-        back = (back <= q_from[fix, None]) & (after > q_from[fix, None]) & (after < q_at[fix, None])
-        need[fix] += np.where(back, sizes[r], 0).sum(axis=1)
+        need[fix] += _added_back(start[fix], q_from[fix], q_at[fix], nxt, sizes)
         known[fix] = True
     return need, known
+
+
+#: queries whose keys are added back at once: each takes a row of STRIDE requests, so a
+#: chunk's temporaries stay about 32 MiB (all at once, 190,000 queries took 4.6 GB and,
+#: page-faulting, 12 s where chunks take 1 s: docs/performance.md)
+ADDED_CHUNK = 4096
+
+
+def _added_back(start, q_from, q_at, nxt, sizes) -> np.ndarray:
+    """Per query, the sizes of the keys requested in [start, q_from] whose next request is
+    after q_from and before q_at (the window's keys the band missed), in chunks of
+    :data:`ADDED_CHUNK` queries."""
+    out, n = np.zeros(len(start), np.int64), len(sizes)
+    for lo in range(0, len(start), ADDED_CHUNK):
+        part = slice(lo, lo + ADDED_CHUNK)
+        back = start[part, None] + np.arange(STRIDE)     # r ≤ L < n, so r is a request
+        r = np.minimum(back, n - 1)
+        after = nxt[r]
+        back = (back <= q_from[part, None]) & (after > q_from[part, None]) & (after < q_at[part, None])
+        out[part] = np.where(back, sizes[r], 0).sum(axis=1)
+        advance(min(lo + ADDED_CHUNK, len(start)), len(start))
+    return out
 
 
 def _repeated(points: np.ndarray, prev: np.ndarray, weight: np.ndarray, q_at: np.ndarray,
@@ -328,6 +348,7 @@ def _repeated(points: np.ndarray, prev: np.ndarray, weight: np.ndarray, q_at: np
         first = np.searchsorted(sorted_key, block * span + np.minimum(q_from[q], span - 1), side="right")
         out[q] += acc[end] - acc[first]
         b += 1
+        advance(b, m.bit_length())
     return out
 
 
