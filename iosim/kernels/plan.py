@@ -180,7 +180,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 #: figures of session 41)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 20 such forwards were 0.84-2.13 x the measured (5 within 10 %), on an "
+    "on the H200 the model's DRAM reads of 25 such forwards were 0.80-2.55 x the measured (6 within 10 %; 2 of them "
+    "with (B, N, H, d) inputs: 2.55 and 0.80), on an "
     "H100 of 14 0.63-3.53 x (2 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
     "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
     "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
@@ -202,11 +203,11 @@ def _long_causal(run: Problem, profile) -> str | None:
 
 
 #: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
-#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (25 such forwards; one wave: 1.00-1.03)
+#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (27 such forwards; one wave: 1.00-1.03)
 WAVES_D128_NOTE = (
     "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
-    "{slots:,} at once); on the H200 the model's DRAM reads of 25 such forwards were 0.85-1.04 x the measured "
-    "(21 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
+    "{slots:,} at once); on the H200 the model's DRAM reads of 27 such forwards were 0.84-1.09 x the measured "
+    "(22 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
     "model's sets (docs/validation/2026-12-04-s29-heads.md)")
 
 
@@ -306,7 +307,7 @@ FETCH_NOTE = (
     "one's; with {n} key blocks or fewer a query block its warps wait for instruction fetch. The time model "
     "has the first wave's wait at the kernel head dims only (docs/validation/2026-12-04-mask-cost.md), not "
     "the waits of the blocks after it: on the H200 such launches took 0.84-1.71 x the predicted time "
-    "(median 1.36 over 29 launches)")
+    "(median 1.35 over 30 launches)")
 
 
 def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
@@ -321,7 +322,7 @@ def _instruction_fetch(run: Problem, tile: KernelTile) -> str | None:
 ONE_QUERY_BLOCK_NOTE = (
     "not exact: this backward has a single query block (a decode), where flash-attn 2's backward kernels "
     "at kHeadDim <= 96, and GQA ones whose dK and dV rows share sectors at any kHeadDim, took 1.02-1.41 x the "
-    "predicted time on the H200 (median 1.16 over 50 launches); the cause is open: not the reductions into "
+    "predicted time on the H200 (median 1.16 over 55 launches); the cause is open: not the reductions into "
     "one dQaccum tile, not instruction fetch (docs/validation/2026-12-04-red-contention.md; on an H100 such "
     "GQA blocks took 1.2-2.7 us more each than one head's: docs/validation/2026-12-06-decode-bwd.md)")
 
@@ -338,8 +339,8 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 30 such backwards were 0.69-1.05 x the "
-    "measured (23 within 10 %; docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 40 such backwards were 0.69-1.08 x the "
+    "measured (32 within 10 %; docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
@@ -358,13 +359,16 @@ def _gqa_decode(problem: Problem) -> str | None:
 
 
 #: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 54 such backwards, sessions 31-37;
-#: figures of session 40)
+#: model's DRAM reads part from the H200's, both ways (the committed grids' 75 such backwards, sessions 31-49;
+#: figures of session 49)
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 54 such backwards were 0.91-1.14 x the measured (51 within 10 %), where below "
-    "that size 395 of 397 of more than 16 query rows were within 10 % (the others 1.10 and 1.13); why was not measured (docs/cache.md, \"Sets\"). "
+    "H200 the model's DRAM reads of 75 such backwards were 0.34-1.28 x the measured (67 within 10 %), where below "
+    "that size 446 of 449 of more than 16 query rows were within 10 % (the others 1.10, 1.13 and 1.14); why was "
+    "not measured (docs/cache.md, \"Sets\"); the far ones are flash-attn's 192 kernel at head dims that are not "
+    "its size over many waves, as on an H100 below (d = 160 and 176 over 96 waves, 0.39 and 0.34; d = 166 over "
+    "130 waves, 1.28: grids s38 and s44 on the H200, session 49). "
     "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
     "instantiation; d = 152 to 176 measured) part far from the model over many waves of thread blocks, most "
     "reading more: the model gave 0.24-1.26 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
