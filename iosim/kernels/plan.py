@@ -180,8 +180,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 #: figures of session 41)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 25 such forwards were 0.80-2.55 x the measured (6 within 10 %; 2 of them "
-    "with (B, N, H, d) inputs: 2.55 and 0.80), on an "
+    "on the H200 the model's DRAM reads of 25 such forwards were 0.80-2.55 x the measured (6 within 10 %; 3 of them "
+    "with (B, N, H, d) inputs: 2.55, 0.92 and 0.80), on an "
     "H100 of 14 0.63-3.53 x (2 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
     "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
     "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
@@ -203,7 +203,8 @@ def _long_causal(run: Problem, profile) -> str | None:
 
 
 #: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
-#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model reads too little (27 such forwards; one wave: 1.00-1.03)
+#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model's reads part from the GPU's, mostly too few (27 such
+#: forwards; one wave: 1.00-1.03)
 WAVES_D128_NOTE = (
     "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
     "{slots:,} at once); on the H200 the model's DRAM reads of 27 such forwards were 0.84-1.09 x the measured "

@@ -62,15 +62,25 @@ class ProgressBar:
         self.update(0)
 
     def _draw(self, now: float) -> None:
-        frac = self.done / self.total if self.total else 1.0
-        filled = int(frac * self.width)
-        bar = "#" * filled + "." * (self.width - filled)
-        count = f"{100 * frac:3.0f} %" if self.percent else f"{self.done:,}/{self.total:,}"
-        line = f"\r{self.label} [{bar}] {count}  {now - self.start:.1f} s"
-        self.stream.write(line.ljust(self._width))          # blanks what a longer line left
+        frac = min(1.0, self.done / self.total) if self.total else 1.0
+        count = f"{int(100 * frac):3d} %" if self.percent else f"{self.done:,}/{self.total:,}"
+        tail = f"] {count}  {now - self.start:.1f} s"
+        room = self._columns() - 1                       # the last column would wrap the line
+        width = max(10, min(self.width, room - len(self.label) - len(tail) - 2))
+        filled = int(frac * width)
+        line = f"{self.label} [{'#' * filled}{'.' * (width - filled)}{tail}"
+        line = line if len(line) <= room else f"...{line[len(line) - room + 3:]}"     # keep the count and time
+        self.stream.write("\r" + line.ljust(self._width))          # blanks what a longer line left
         self._width = len(line)
         self.stream.flush()
         self._drawn = True
+
+    def _columns(self) -> int:
+        """The terminal's width (80 where the stream has none)."""
+        try:
+            return os.get_terminal_size(self.stream.fileno()).columns
+        except (AttributeError, OSError, ValueError):
+            return 80
 
     def close(self) -> None:
         """Finish the line (only if something was drawn)."""

@@ -4,13 +4,15 @@ within the budget, or past it without ``--cache`` (a sample, or the model off), 
 library prints nothing (it logs the notice to the ``iosim`` logger). While it plays, a watcher
 sees its stages move, and the command line draws them on a terminal (and only there)."""
 
+import contextvars
 import io
 import logging
 import sys
+import threading
 
 from iosim import Options, Problem, load_profile, simulate
 from iosim.cli.main import main
-from iosim.models.cache import stack
+from iosim.models.cache import stack, watch
 from iosim.models.cache.watch import watching
 from iosim.run import launches
 from iosim.run.setup import prepare
@@ -65,22 +67,42 @@ def _watched_run(monkeypatch) -> list:
     played with bands (as a long run's are) and its keys added back a few windows at a time."""
     monkeypatch.setattr(stack, "STRIDE", 16)
     monkeypatch.setattr(stack, "MIN_BANDED", 2048)
-    monkeypatch.setattr(stack, "ADDED_CHUNK", 8)
+    monkeypatch.setattr(stack, "ADDED_CHUNK", 2)
+    monkeypatch.setattr(stack, "BAND_BUDGET", 64)          # the keys added back, where the sums would be cheaper
     seen = []
     with watching(lambda *event: seen.append(event)):
         simulate(load_profile("h200"), "fa2", Problem(**WATCHED), options=Options(kernel="flash-attn-2", cache=True))
     return seen
 
 
-def test_a_watched_play_reports_each_partitions_turns_in_order(monkeypatch):
+def test_a_watched_play_reports_its_kernel_stages_and_steps_in_order(monkeypatch):
     seen = _watched_run(monkeypatch)
-    stages = list(dict.fromkeys(label for label, _, _ in seen))
+    assert seen[0][0] == "L2 main, the stream of 16 heads"
+    parts = [label.split(", ") for label, _, _ in seen[1:]]
+    assert all(p[0] == "L2 main" for p in parts)
+    stages = list(dict.fromkeys(", ".join(p[1:3]) for p in parts))
     turns = len(stages) // 2
-    assert turns >= 1 and stages == [f"L2 model: partition {p} of 2, turn {t}"
-                                     for t in range(1, turns + 1) for p in (1, 2)]
+    assert turns >= 1 and stages == [f"partition {p} of 2, turn {t}" for t in range(1, turns + 1) for p in (1, 2)]
+    steps = {p[3] for p in parts if len(p) > 3}
+    assert steps == {"bands", "keys added back"}                      # the bands decide every window
     assert all(0 <= done <= total for _, done, total in seen)
-    assert any(0 < done < total for _, done, total in seen)        # it moves within a stage
-    assert seen[-1][1] == seen[-1][2]                                 # and the last step finishes
+    for (label, done, _), (after, then, _) in zip(seen, seen[1:]):
+        assert label != after or then >= done                         # a step never goes back
+    added = [(done, total) for label, done, total in seen if label.endswith("keys added back")]
+    assert any(0 < done < total for done, total in added) and added[-1][0] == added[-1][1]   # in chunks, to the end
+
+
+def test_the_watcher_is_called_only_where_it_was_set_and_only_within_the_block():
+    seen = []
+    with watching(lambda *event: seen.append(event)):
+        watch.kernel("main")
+        watch.advance(1, 2, "sums")
+        context = contextvars.copy_context()             # what asyncio.to_thread hands another thread
+        other = threading.Thread(target=context.run, args=(watch.advance, 2, 2, "sums"))
+        other.start()
+        other.join()
+    watch.advance(2, 2, "sums")
+    assert seen == [("L2 main, sums", 1, 2)] and watch._WATCHER.get() is None
 
 
 def test_the_command_line_draws_the_stages_on_a_terminal_only(monkeypatch, capsys):
@@ -95,6 +117,21 @@ def test_the_command_line_draws_the_stages_on_a_terminal_only(monkeypatch, capsy
     assert capsys.readouterr().err == ""                  # not a terminal: nothing drawn
     monkeypatch.setattr(sys, "stderr", terminal := Terminal())
     assert main(args) == 0
-    drawn = terminal.getvalue()
-    assert drawn.startswith(f"\r{seen[0][0]} [") and drawn.endswith(" s\n")
-    assert f"\r{seen[-1][0]} [{'#' * 30}] 100 %" in drawn
+    frames = terminal.getvalue().split("\r")
+    assert frames[0] == "" and terminal.getvalue().endswith("\n")
+    assert frames[1].startswith(f"{seen[0][0]} [") and frames[-1].startswith(f"{seen[-1][0]} [")
+    assert "] 100 %  " in frames[-1] and frames[-1].rstrip().endswith(" s")
+    assert max(len(f.rstrip("\n")) for f in frames) <= 79            # never wraps an 80-column line
+
+
+def test_the_bar_fits_the_terminal_and_draws_a_new_stage_at_once(monkeypatch):
+    stream = io.StringIO()
+    monkeypatch.setattr(progress.ProgressBar, "_columns", lambda self: 50)
+    with progress.ProgressBar(1, stream=stream, delay_s=0, enabled=True) as bar:
+        bar.show("L2 main, partition 1 of 2, turn 12, keys added back", 3, 7)
+        bar.show("L2 main, one LRU", 0, 1)                   # at once: no wait for the throttle
+    frames = stream.getvalue().split("\r")[1:]
+    assert len(frames) == 3 and all(len(f.rstrip("\n")) <= 49 for f in frames)
+    assert frames[0].startswith("...") and "  42 %  " in frames[0]     # the label gives way, not the count
+    assert frames[1].startswith("L2 main, one LRU [") and "   0 %  " in frames[1]
+    assert frames[1].rstrip() == frames[1][:len(frames[1].rstrip())] and len(frames[1]) == len(frames[0])

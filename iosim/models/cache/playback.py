@@ -33,7 +33,7 @@ import numpy as np
 from .lru import CacheStats, LRUCache
 from .periodic import all_heads, copies, heads_played, period
 from .programs import HEAD, PER_KV_HEAD, HeadPrograms
-from . import lines, partitions
+from . import lines, partitions, watch
 from .stream import add_repeats, play, stream, stream_size
 
 MAX_THREADS_PER_SM = 2048
@@ -174,6 +174,7 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
             raise PlayLimit(played[0])
 
     for kernel, prog in programs.items():
+        watch.kernel(kernel)
         slots = concurrency.get(kernel, 1)
         if method == "stream" and not outer_levels:
             stats[kernel] = _by_copies(prog, heads, slots, kv_of_q, leads_group, group, capacity_bytes, sides, ways)
@@ -182,6 +183,7 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
         if method == "stream":
             def play_marked(h, marks, prog=prog, slots=slots, kernel=kernel):
                 spend(prog, h, slots)
+                watch.stage(f"the stream of {h:,} heads")
                 s = stream(prog, h, slots, kv_of_q, leads_group, marks, sides=sides)
                 return _play_in_parts(s, capacity_bytes, outer_levels, ways, prog if sides is not None else None,
                                       lambda: chunks.add(kernel))
@@ -190,6 +192,7 @@ def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, meth
                 return play_marked(h, ())[0]
         else:
             def play_heads(h: int, prog=prog, slots=slots) -> tuple:
+                watch.stage(f"{h:,} heads, request by request")
                 return _play(lambda cache: _run(cache, _cta_lists(prog, h), slots, kv_of_q, leads_group),
                              capacity_bytes, outer_levels)
             play_marked = None

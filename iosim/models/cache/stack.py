@@ -290,7 +290,7 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band, checkpoints=None)
         r = row[sel] - b * rows
         up[sel] = sums[r, ends[sel]]
         low[sel] = up[sel] - sums[r, q_from[sel] + 1 - start[sel]]
-        advance(b + 1, len(edges) - 1)
+        advance(b + 1, len(edges) - 1, "bands")
     s = sizes[q_from]
     inside = q_at <= start + h
     need = np.where(inside & (up + s <= capacity), up, low) + s
@@ -320,7 +320,7 @@ def _added_back(start, q_from, q_at, nxt, sizes) -> np.ndarray:
         after = nxt[r]
         back = (back <= q_from[part, None]) & (after > q_from[part, None]) & (after < q_at[part, None])
         out[part] = np.where(back, sizes[r], 0).sum(axis=1)
-        advance(min(lo + ADDED_CHUNK, len(start)), len(start))
+        advance(min(lo + ADDED_CHUNK, len(start)), len(start), "keys added back")
     return out
 
 
@@ -348,7 +348,7 @@ def _repeated(points: np.ndarray, prev: np.ndarray, weight: np.ndarray, q_at: np
         first = np.searchsorted(sorted_key, block * span + np.minimum(q_from[q], span - 1), side="right")
         out[q] += acc[end] - acc[first]
         b += 1
-        advance(b, m.bit_length())
+        advance(b, m.bit_length(), "sums")
     return out
 
 
