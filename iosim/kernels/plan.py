@@ -36,10 +36,12 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ..engine.tensors import rounded_head_size
 from ..errors import ProblemError, ScheduleError, require_choice
 from ..workload.layouts import decode_layout, sdpa_padded, unaligned_row_bytes
 from ..workload.problem import Problem
+# the backward's notes are re-exported with the others (plan.LONG_BACKWARD_NOTE, plan.WAVE_ROWS_NOTE)
+from .backward_notes import LONG_BACKWARD_NOTE, WAVE_ROWS_NOTE  # noqa: F401
+from .backward_notes import half_partition as _half_partition, long_backward, wave_slots as _wave_slots
 from .coresidency import uneven_mn_factor
 from .cudnn_preset import plan_cudnn
 from .flash_code import UNMEASURED_NOTE as CODE_NOTE
@@ -189,12 +191,6 @@ LONG_CAUSAL_NOTE = (
     "(docs/validation/2026-12-04-l2-address.md)")
 
 
-def _half_partition(profile) -> float | None:
-    """Half of one partition of ``profile``'s L2 (bytes), or None without an L2 model."""
-    cache = profile.cache
-    return None if cache is None else cache.capacity_bytes / max(1, cache.partitions) / 2
-
-
 def _long_causal(run: Problem, profile) -> str | None:
     """:data:`LONG_CAUSAL_NOTE` for a causal forward of ``run`` on ``profile``'s L2, or None."""
     half = _half_partition(profile)
@@ -249,11 +245,6 @@ def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
                                     l2=cache.capacity_bytes / 1e6)
 
 
-def _wave_slots(tile: KernelTile, profile) -> int:
-    """Thread blocks of ``tile`` resident at once on ``profile``'s GPU: one wave."""
-    return tile.coresident[0] * profile.sm_count
-
-
 def _notes(*notes) -> str | None:
     """The launch's L2 notes as one, or None."""
     return "; ".join(n for n in notes if n) or None
@@ -293,7 +284,7 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                       gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=fa2, code=code,
-                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), _long_backward(problem, profile),
+                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), long_backward(problem, tile, profile),
                                        None if code else CODE_NOTE) if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
                         **(strided_rows(problem, True, "backward") if fa2 else {}))
@@ -357,33 +348,6 @@ GQA_DECODE_NOTE = (
 def _gqa_decode(problem: Problem) -> str | None:
     """:data:`GQA_DECODE_NOTE` for a GQA backward of at most GQA_DECODE_ROWS query rows, or None."""
     return GQA_DECODE_NOTE if problem.group_size > 1 and problem.seq_len_q <= GQA_DECODE_ROWS else None
-
-
-#: a backward whose query head's Q, dO and dQaccum rows pass half an L2 partition: where the L2
-#: model's DRAM reads part from the H200's, both ways (the committed grids' 75 such backwards, sessions 31-49;
-#: figures of session 49)
-LONG_BACKWARD_NOTE = (
-    "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
-    "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 75 such backwards were 0.34-1.28 x the measured (67 within 10 %), where below "
-    "that size 446 of 449 of more than 16 query rows were within 10 % (the others 1.10, 1.13 and 1.14); why was "
-    "not measured (docs/cache.md, \"Sets\"); the far ones are flash-attn's 192 kernel at head dims that are not "
-    "its size over many waves, as on an H100 below (d = 160 and 176 over 96 waves, 0.39 and 0.34; d = 166 over "
-    "130 waves, 1.28: grids s38 and s44 on the H200, session 49). "
-    "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
-    "instantiation; d = 152 to 176 measured) part far from the model over many waves of thread blocks, most "
-    "reading more: the model gave 0.24-1.26 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
-    "waves; 0.95 at 8 waves; 1.01 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
-    "and 240 0.96 and 0.97; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
-    "and blocks started one slot's share of a block apart (benchmarks/l2_stagger_sketch.py) "
-    "(docs/validation/2026-12-05-s38-check.md, \"On an H100\"; docs/validation/2026-12-06-s44-check.md)")
-
-
-def _long_backward(problem: Problem, profile) -> str | None:
-    """:data:`LONG_BACKWARD_NOTE` for a backward of ``problem`` on ``profile``'s L2, or None."""
-    half = _half_partition(profile)
-    rows = problem.seq_len_q * (2 * problem.width * problem.head_dim + 4 * rounded_head_size(problem.head_dim))
-    return LONG_BACKWARD_NOTE.format(rows=rows / 1e6, half=half / 1e6) if half and rows >= half else None
 
 
 def _shared_sectors(problem: Problem) -> str | None:

@@ -3,7 +3,7 @@ docs/validation/2026-12-04-status/rows/, written by ``benchmarks/status_rows.py`
 RAW --cache --json`` for each run) at session 31's model, with session 32's run of grid s31 and
 session 49's H200 runs of the drawn grids s38, s42-s44, s46 and s48 (docs/validation/2026-12-04-status.md).
 Every main kernel whose DRAM reads miss the measured by more than 10 % says so in
-its launch's ``l2_note``, inside a range the note states (but eight, named), and each note's figures
+its launch's ``l2_note``, inside a range the note states (but five, named), and each note's figures
 (DRAM or time) are what these rows give for the launches it marks."""
 
 import json
@@ -22,18 +22,15 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 ROWS = ROOT / "docs" / "validation" / "2026-12-04-status" / "rows"
 MAIN = ("main", "splitkv", "dq_dk_dv")
 #: each note whose figures are the rows it marks (of either layout since the model plays both)
-NOTES = ("LONG_CAUSAL_NOTE", "WAVES_D128_NOTE", "GQA_DECODE_NOTE", "LONG_BACKWARD_NOTE", "PARTIAL_CODE_NOTE",
-         "SHARED_SECTORS_NOTE", "SPREAD_GROUP_NOTE")
-#: the misses no note marks: the d = 72 GQA forward (docs/validation/2026-12-04-lines.md), the d = 64
-#: backward of the prospective grid s31 just below the long backwards' size (1.1004;
-#: docs/validation/2026-12-04-s31-check.md), grid s36's d = 224 MQA backward (1.127; 1.108 before session 45;
-#: docs/validation/2026-12-05-s36-check.md), and five of the drawn grids measured on the H200 in session 49
-#: (docs/known-limits.md): s38's d = 212 causal GQA forward (1.125), s46's d = 84 decode backward (1.453) and
-#: d = 176 forward over 138 keys (0.857) with (B, N, H, d) inputs, s48's d = 104 backward (1.135) and d = 244
-#: forward (1.141)
-UNNOTED = [("main", 72, 32768, 2, 16, 4), ("dq_dk_dv", 64, 28000, 1, 4, None), ("dq_dk_dv", 224, 6409, 1, 5, 1),
-           ("main", 212, 15444, 1, 4, 2), ("dq_dk_dv", 84, 4, 2, 2, None), ("main", 176, 3880, 32, 6, None),
-           ("dq_dk_dv", 104, 10033, 132, 1, None), ("main", 244, 16975, 4, 2, None)]
+NOTES = ("LONG_CAUSAL_NOTE", "WAVES_D128_NOTE", "GQA_DECODE_NOTE", "LONG_BACKWARD_NOTE", "WAVE_ROWS_NOTE",
+         "PARTIAL_CODE_NOTE", "SHARED_SECTORS_NOTE", "SPREAD_GROUP_NOTE")
+#: the misses no note marks: the d = 72 GQA forward (docs/validation/2026-12-04-lines.md), and four of the
+#: drawn grids measured on the H200 in session 49 (docs/known-limits.md): s38's d = 212 causal GQA forward
+#: (1.125), s46's d = 84 decode backward (1.453) and d = 176 forward over 138 keys (0.857) with (B, N, H, d)
+#: inputs, s48's d = 244 forward (1.141). (The backwards below the long backwards' size that miss, s31's d = 64,
+#: s36's d = 224 and s48's d = 104, are WAVE_ROWS_NOTE's since session 49.)
+UNNOTED = [("main", 72, 32768, 2, 16, 4), ("main", 212, 15444, 1, 4, 2), ("dq_dk_dv", 84, 4, 2, 2, None),
+           ("main", 176, 3880, 32, 6, None), ("main", 244, 16975, 4, 2, None)]
 
 
 def _key(template: str) -> str:
@@ -111,7 +108,7 @@ def _exact(predicted: dict) -> dict:
 
 def test_every_miss_says_so_within_a_range_its_note_states_but_the_unnoted(launches):
     """A main kernel's DRAM reads more than 10 % from the measured: its launch's note says "not
-    exact" and states a range that holds it (but the eight of UNNOTED)."""
+    exact" and states a range that holds it (but the five of UNNOTED)."""
     unnoted = []
     for r, cfg, note in launches:
         if abs(_ratio(r) - 1) <= 0.10:
@@ -143,6 +140,19 @@ def test_below_the_long_backwards_size_the_backwards_of_more_than_16_rows_are_as
             and _key(plans.LONG_BACKWARD_NOTE) not in note]
     assert len(rest) == int(count) and sum(abs(q - 1) <= 0.10 for q in rest) == int(within)
     assert [f"{q:.2f}" for q in sorted(q for q in rest if abs(q - 1) > 0.10)] == re.split(r", | and ", others)
+    assert all(_key(plans.WAVE_ROWS_NOTE) in note for r, _, note in launches if r["kernel"] == "dq_dk_dv"
+               and (r.get("seq_len_q") or r["seq_len"]) > 16 and _key(plans.LONG_BACKWARD_NOTE) not in note
+               and abs(_ratio(r) - 1) > 0.10)
+
+
+def test_the_backwards_below_both_sizes_are_as_the_wave_rows_note_says(launches):
+    """WAVE_ROWS_NOTE's other figure: the backwards of more than 16 query rows that neither it nor
+    LONG_BACKWARD_NOTE marks, all within 10 %."""
+    count = int(re.search(r"the (\d+) others of those were all within 10 %", plans.WAVE_ROWS_NOTE).group(1))
+    rest = [_ratio(r) for r, _, note in launches
+            if r["kernel"] == "dq_dk_dv" and (r.get("seq_len_q") or r["seq_len"]) > 16
+            and _key(plans.LONG_BACKWARD_NOTE) not in note and _key(plans.WAVE_ROWS_NOTE) not in note]
+    assert len(rest) == count and all(abs(q - 1) <= 0.10 for q in rest)
 
 
 @pytest.mark.parametrize("name", ("FETCH_NOTE", "ONE_QUERY_BLOCK_NOTE"))
