@@ -42,7 +42,6 @@ LONG_BACKWARD_NOTE = (
     "(docs/validation/2026-12-05-s38-check.md, \"On an H100\"; docs/validation/2026-12-06-s44-check.md)")
 
 
-
 #: a backward whose query heads resident at once (a wave of blocks over their heads, the wave straddling
 #: heads as launch order gives it) walk rows past half an L2 partition, where one head's rows do not
 WAVE_ROWS_NOTE = (

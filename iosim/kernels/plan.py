@@ -284,8 +284,9 @@ def _backward(kernel: str, problem: Problem, profile) -> KernelLaunch:
                       gpu_info(profile).compute_capability) if fa2 else None
     return KernelLaunch("backward", "fa2_kernel_backward", problem, tile, options,
                         batch_fastest=fa2, code=code,
-                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem), long_backward(problem, tile, profile),
-                                       None if code else CODE_NOTE) if fa2 else None,
+                        l2_note=_notes(_shared_sectors(problem), _gqa_decode(problem),
+                                       long_backward(problem, tile, profile), None if code else CODE_NOTE)
+                        if fa2 else None,
                         time_note=_one_query_block(problem, tile) if fa2 else None,
                         **(strided_rows(problem, True, "backward") if fa2 else {}))
 
