@@ -230,11 +230,13 @@ def test_vendor_report_from_committed_measurements():
     from iosim import load_profile
     from iosim.gpu.sdpa import launch_notes, problem_of
     notes = launch_notes(problem_of(cfg), load_profile("h200"))
-    assert list(notes) == ["forward"] and list(notes["forward"]) == ["l2_note"]    # past one wave at d = 128
+    assert list(notes) == ["forward", "backward"] and list(notes["forward"]) == ["l2_note"]   # past one wave, d = 128
+    assert notes["backward"]["l2_note"].startswith("not exact: a backward whose query heads with blocks resident")
     report = {"hw_profile": "h200", "problem": {**cfg, "dtype": "fp16"}, "launches": rows, "notes": notes, "ok": True}
     text = format_vendor_table(report)
     assert "dq_dk_dv" in text and "compute, two warps a sub-partition at 0.87 a step (" in text
     assert "note, forward (L2): not exact: a causal forward at kernel head dim 128 in more than one wave" in text
+    assert "note, backward (L2): not exact: a backward whose query heads with blocks resident at once (up to 6: 132 blocks" in text
     assert "load counts meet their targets" in text
 
 
