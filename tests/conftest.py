@@ -137,6 +137,16 @@ def note_figures(text: str) -> dict:
     return out
 
 
+def frozen_entries(path: pathlib.Path, rows: list) -> list:
+    """(row, its config's entry in the frozen predictions at ``path``, benchmarks/sdpa_predict.py's JSON) of
+    every comparison row, matched by head dim, lengths, batch, heads and causality."""
+    import json
+    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
+    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"], bool(c.get("causal"))))
+    by = {key(f["config"]): f for f in json.loads(path.read_text())["rows"]}
+    return [(r, by[key(r)]) for r in rows]
+
+
 def load_module(name, path):
     """The Python file at ``path``, imported as a module called ``name`` (not in sys.modules)."""
     spec = importlib.util.spec_from_file_location(name, path)

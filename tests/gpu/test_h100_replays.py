@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from conftest import load_module
+from conftest import frozen_entries, load_module
 from iosim import load_profile
 from iosim.kernels import plan as plans
 
@@ -59,10 +59,7 @@ def _time_errors(main: list) -> list:
 
 def _frozen(folder: pathlib.Path, rows: list, name: str = "predictions-h100.json") -> list:
     """(row, its config's entry in the folder's frozen predictions ``name``) of every row."""
-    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
-    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"]))
-    by = {key(f["config"]): f for f in json.loads((folder / name).read_text())["rows"]}
-    return [(r, by[key(r)]) for r in rows]
+    return frozen_entries(folder / name, rows)
 
 
 def test_the_profile_holds_what_the_h100_measured():

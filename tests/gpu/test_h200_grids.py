@@ -11,6 +11,7 @@ import statistics
 
 import pytest
 
+from conftest import frozen_entries
 from iosim.gpu.sdpa import measured_classes, raw_configs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -35,11 +36,8 @@ def _rows(run: str) -> list:
 
 def _frozen(run: str) -> list:
     """(row, its frozen DRAM reads, its frozen time) of every row of ``run``."""
-    q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
-    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"], bool(c.get("causal"))))
-    by = {key(f["config"]): f for f in json.loads((VALIDATION / RUNS[run]).read_text())["rows"]}
-    return [(r, by[key(r)]["dram"][r["kernel"]]["read_bytes"], by[key(r)]["kernel_times"][r["kernel"]]["predicted_s"])
-            for r in _rows(run)]
+    return [(r, f["dram"][r["kernel"]]["read_bytes"], f["kernel_times"][r["kernel"]]["predicted_s"])
+            for r, f in frozen_entries(VALIDATION / RUNS[run], _rows(run))]
 
 
 def _score(scored: list) -> dict:
