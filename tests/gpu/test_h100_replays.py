@@ -312,3 +312,26 @@ def test_grid_s46_layouts_on_the_h100():
     rounded = {k: (round(a, 2), round(b, 2)) for k, (a, b) in got.items()}
     assert rounded[(184, "main")] == (5.33, 2.63) and rounded[(179, "main")] == (1.01, 2.32)
     assert rounded[(84, "dq_dk_dv")] == (1.0, 1.45)
+
+
+@pytest.mark.parametrize("page, count, main, misses, timed", [
+    ("2026-12-06-s48-check", 66, 32, {(128, "main"): 0.777}, 18),
+    ("2026-12-07-s50-check", 74, 32, {(88, "main"): 1.175}, 4)])
+def test_grids_s48_and_s50_on_the_h100_as_predicted(compare, page, count, main, misses, timed):
+    """Grids s48 and s50, drawn at random and predicted for the H100 before either ran there (session 50,
+    docs/validation/2026-12-07-s50-check.md): the committed rows measure what the raw CSVs hold and are the frozen
+    predictions; every launch exact; the main kernels' DRAM within 10 % but one each; those at N_q >= 2,048 within
+    11 % of the time."""
+    folder = ROOT / "docs" / "validation" / page
+    rows = json.loads((folder / "rows-h100.json").read_text())
+    counted = compare.compare(str(folder / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
+    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
+    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
+    for r, f in _frozen(folder, rows):
+        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
+        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    assert len(rows) == count and all(_exact(compare, r) for r in rows)
+    kernels = [r for r in rows if r["kernel"] in MAIN]
+    assert len(kernels) == main and _misses(kernels) == misses
+    errors = _time_errors(kernels)
+    assert len(errors) == timed and max(errors) < 0.11 and statistics.median(errors) < 0.031
