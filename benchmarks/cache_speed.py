@@ -3,8 +3,11 @@ preset's tiles (128 × 64 at d = 128) on the H200 profile, N = 16,384 with 16 he
 ≤ 50 ms, N = 131,072 in ≤ 1 s, and B = 32 × H = 64 heads about as fast as 16; a causal and
 a forward+backward case for reference. Each case is the whole `simulate` call (counting,
 recording, the L2 model, the time model); median of ``--repeats`` runs after a warm-up.
+``--long``: instead, the long causal plays whose two partitions take several turns
+(docs/performance.md, session 50), one run each, no warm-up (16-40 s each on the 2-core
+development machine).
 
-Run:  python benchmarks/cache_speed.py [--repeats 3]
+Run:  python benchmarks/cache_speed.py [--repeats 3] [--long]
 """
 
 from __future__ import annotations
@@ -34,13 +37,34 @@ CASES = [
      Problem(seq_len_q=1, seq_len_kv=12345, head_dim=40, batch=8, heads=32, kv_heads=8), "backward"),
 ]
 
+#: long causal forwards played whole, each partition several turns (name, problem, Options.cache):
+#: the default run just under the default budget, and the ``--cache`` one just past it
+LONG_CASES = [
+    ("fa2 fwd N=63000 d=128 8 heads, causal (default)", Problem(seq_len=63000, head_dim=128, heads=8, causal=True),
+     "auto"),
+    ("fa2 fwd N=65536 d=128 8 heads, causal (--cache)", Problem(seq_len=65536, head_dim=128, heads=8, causal=True),
+     True),
+]
+
+
+def long_plays(profile) -> None:
+    print("| case | time | DRAM read (B) |")
+    print("|---|---|---|")
+    for name, problem, cache in LONG_CASES:
+        start = time.perf_counter()
+        r = simulate(profile, "fa2", problem, passes="forward", options=Options(cache=cache, kernel="flash-attn-2"))
+        print(f"| {name} | {time.perf_counter() - start:.1f} s | {r.cache.total.dram_read_bytes:,} |", flush=True)
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--long", action="store_true", help="time the long causal plays instead")
     args = ap.parse_args()
     profile = load_profile("h200")
     print(machine(load=None))
+    if args.long:
+        return long_plays(profile)
     print("| case | target | median time | DRAM read (B) | L2 hit rate |")
     print("|---|---|---|---|---|")
     for name, target, problem, passes in CASES:

@@ -240,7 +240,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, sides: np.ndar
         p = i % 2
         watch.stage(f"partition {p + 1} of 2, turn {i // 2 + 1}")
         turn[p] = _partition(p, keys, sizes, writes, sides, homes, looked, half, cuts, groups, order, salts, copies,
-                             copy_code)
+                             copy_code, turn[p])
         if turn[p] is None:
             break
         mine = sides == p
@@ -295,7 +295,7 @@ def reference(keys, sizes, writes, sides, capacity: int, cuts=(), groups=None, h
 
 
 def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cuts, groups, order, salts=None,
-               copies=None, copy_code: int = 3):
+               copies=None, copy_code: int = 3, before=None):
     """Partition ``p`` played on its side's requests, the lookups homed on it and the copies
     of the writes its side made of chunks homed on the other (``copies``: per request, the
     partition that holds its copy, −1 none): (its Played, its dirty stays' tokens and
@@ -303,7 +303,8 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     stream: hit in ``p`` (False where ``p`` did not see it or held a copy); the requests it
     saw). ``order``: the whole stream's requests sorted stably by key; ``salts``: the
     stream's :class:`.sets.Sets`, for hashed sets; ``copy_code``: a copy's write code in
-    :func:`.stack.play` (3 clean, 1 dirty)."""
+    :func:`.stack.play` (3 clean, 1 dirty); ``before``: what this returned on the partition's
+    turn before, whose hits :func:`_kept` carries over where they cannot have changed."""
     copy = np.zeros(len(keys), bool) if copies is None else copies == p
     mask = (sides == p) | (looked & (homes == p)) | copy
     seen = np.flatnonzero(mask)
@@ -311,7 +312,8 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     got = stack.play(keys[seen], sizes[seen], np.where(own, writes[seen], np.where(copy[seen], copy_code, 0)), half,
                      np.searchsorted(seen, list(cuts)), None if groups is None else np.asarray(groups)[seen],
                      hits=True, order=(np.cumsum(mask) - 1)[order[mask[order]]],
-                     sets=None if salts is None else salts.subset(seen), stays=True)
+                     sets=None if salts is None else salts.subset(seen), stays=True,
+                     settle=None if before is None else _kept(before, mask, seen, keys, sizes))
     if got is None:
         return None
     whole = np.append(seen, len(keys))         # a local index, or the local end (never), as the stream's
@@ -320,6 +322,28 @@ def _partition(p: int, keys, sizes, writes, sides, homes, looked, half: int, cut
     hit[seen] = got.hits
     hit[copy] = False
     return got, hit, seen
+
+
+def _kept(before, mask: np.ndarray, seen: np.ndarray, keys: np.ndarray, sizes: np.ndarray):
+    """:func:`.stack.play`'s ``settle`` for a partition's stream (``mask``, ``seen``: the requests it
+    sees) against its turn before (``before``: what :func:`_partition` returned then). Where no
+    request of a request's key came or went, its window (from its key's previous request) is
+    the one it had, but for the requests that came into it (D grew by at most their bytes)
+    or went (D shrank by at most theirs), and its capacity is its key's draw, as before: a hit
+    whose bound grown so still fits, or a miss whose bound shrunk so still does not, is settled."""
+    got, _, was = before
+    old, hit, need = np.zeros(len(mask), bool), np.zeros(len(mask), bool), np.zeros(len(mask), np.int64)
+    old[was], hit[was], need[was] = True, got.hits, got.needs
+    came, went = mask & ~old, old & ~mask
+    grown, shrunk = (np.concatenate([[0], np.cumsum(np.where(a, sizes, 0))]) for a in (came, went))
+    moved = np.isin(keys[seen], np.unique(keys[came | went]))
+    h = hit[seen]
+
+    def settle(prev: np.ndarray, room: np.ndarray):
+        after = seen[np.maximum(prev, 0)] + 1          # the stream's index after the previous request
+        bound = np.where(h, need[seen] + grown[seen] - grown[after], need[seen] - shrunk[seen] + shrunk[after])
+        return (prev >= 0) & ~moved & (h == (bound <= room)), h, bound
+    return settle
 
 
 def _firsts(values: np.ndarray, order: np.ndarray | None = None) -> np.ndarray:

@@ -72,11 +72,14 @@ class Played:
     tail_room: np.ndarray | None = None
     #: with ``stays``: every dirty stay (:func:`dirty_stays`)
     stays: dict | None = None
+    #: with ``hits``: per request, D(L, i) + its key's size or a bound on the same side of its
+    #: capacity (at most it where it hit, more where it missed; 0 where its key was new)
+    needs: np.ndarray | None = None
 
 
 def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int, cuts=(),
          groups: np.ndarray | None = None, hits: bool = False, order: np.ndarray | None = None,
-         sets: Sets | None = None, stays: bool = False) -> Played | None:
+         sets: Sets | None = None, stays: bool = False, settle=None) -> Played | None:
     """The stream played from a cold cache (see :class:`Played`); None when a key has two
     sizes or a key is larger than ``capacity``. ``writes``: 0 read, 1 write, 2 reduction
     (its old value fetched on a miss), 3 a clean copy (allocated, never dirty: a write done
@@ -84,7 +87,9 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     ``hits``: keep whether each request hit; ``order``: the requests sorted stably by key,
     where the caller has it; ``sets``: the cache is hashed sets (:mod:`.sets`), each
     request tested against a capacity of its own; ``stays``: keep every dirty stay
-    (:func:`dirty_stays`)."""
+    (:func:`dirty_stays`); ``settle``: a function of each request's previous request of its
+    key (−1: none) and its capacity that gives (whether its hit is known, the hit, a bound as
+    ``needs`` keeps), which only the others are tested for (:mod:`.partitions`' turns)."""
     keys, sizes, writes = (np.asarray(a, np.int64) for a in (keys, sizes, writes))
     n = len(keys)
     if n == 0:
@@ -106,14 +111,21 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
     again = np.flatnonzero(prev >= 0)
     q_from = prev[again]
     room_q = np.broadcast_to(room, (n,))[again]
-    fits = total[again] - total[q_from + 1] + sizes[q_from] <= room_q     # the window's every byte fits
+    need = total[again] - total[q_from + 1] + sizes[q_from]       # every byte of the window: a bound above
+    fits = need <= room_q
     ask = ~fits
-    fits[ask] = _need(again[ask], q_from[ask], room_q[ask], again=again, prev=prev,
-                      nxt=np.where(nxt < 0, n, nxt), sizes=sizes, total=total,
-                      band=_band_length(prev, sizes, int(np.max(room_q[ask], initial=0)))) <= room_q[ask]
-    hit = np.zeros(n, bool)
-    hit[again] = fits
-    return counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits, stays)
+    if settle is not None:
+        known, value, bound = (a[again] for a in settle(prev, np.broadcast_to(room, (n,))))
+        fits[known], need[known] = value[known], bound[known]
+        ask &= ~known
+    need[ask] = _need(again[ask], q_from[ask], room_q[ask], again=again, prev=prev, nxt=np.where(nxt < 0, n, nxt),
+                      sizes=sizes, total=total, band=_band_length(prev, sizes, int(np.max(room_q[ask], initial=0))))
+    fits[ask] = need[ask] <= room_q[ask]
+    hit, needs = np.zeros(n, bool), np.zeros(n, np.int64)
+    hit[again], needs[again] = fits, need
+    got = counted(order, prev, nxt, sizes, writes, hit, cuts, held, groups, hits, stays)
+    got.needs = needs if hits else None
+    return got
 
 
 def links(keys: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -303,9 +315,10 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band, checkpoints=None)
 
 
 #: queries whose keys are added back at once: each takes a row of STRIDE requests, so a
-#: chunk's temporaries stay about 32 MiB (all at once, 190,000 queries took 4.6 GB and,
-#: page-faulting, 12 s where chunks take 1 s: docs/performance.md)
-ADDED_CHUNK = 4096
+#: chunk's temporaries stay about 2 MiB, in the CPU's caches (all at once, 190,000 queries took
+#: 4.6 GB and, page-faulting, 12 s; chunks of 4,096, 32 MiB, 11-14 ns a key, and of 512 in 32-bit
+#: integers 5-6 ns: docs/performance.md)
+ADDED_CHUNK = 512
 
 
 def _added_back(start, q_from, q_at, nxt, sizes) -> np.ndarray:
@@ -313,13 +326,19 @@ def _added_back(start, q_from, q_at, nxt, sizes) -> np.ndarray:
     after q_from and before q_at (the window's keys the band missed), in chunks of
     :data:`ADDED_CHUNK` queries."""
     out, n = np.zeros(len(start), np.int64), len(sizes)
+    small = np.int32 if n + STRIDE < 2 ** 31 else np.int64
+    steps = np.arange(STRIDE, dtype=small)
+    # past the stream's end a key "requested" of size 0 (r ≤ L < n counts: the padding never does)
+    nxt_ = np.concatenate([nxt, np.full(STRIDE, n)]).astype(small)
+    sizes_ = np.concatenate([sizes, np.zeros(STRIDE, np.int64)]).astype(small if STRIDE * int(sizes.max()) < 2 ** 31
+                                                                           else np.int64)
     for lo in range(0, len(start), ADDED_CHUNK):
         part = slice(lo, lo + ADDED_CHUNK)
-        back = start[part, None] + np.arange(STRIDE)     # r ≤ L < n, so r is a request
-        r = np.minimum(back, n - 1)
-        after = nxt[r]
-        back = (back <= q_from[part, None]) & (after > q_from[part, None]) & (after < q_at[part, None])
-        out[part] = np.where(back, sizes[r], 0).sum(axis=1)
+        back = start[part].astype(small)[:, None] + steps
+        upto, until = (a[part].astype(small)[:, None] for a in (q_from, q_at))
+        after = nxt_[back]
+        out[part] = np.where((back <= upto) & (after > upto) & (after < until), sizes_[back], 0).sum(axis=1,
+                                                                                                    dtype=np.int64)
         advance(min(lo + ADDED_CHUNK, len(start)), len(start), "keys added back")
     return out
 
