@@ -36,8 +36,9 @@ elements (1,024 where d is no multiple of 16) starting at a multiple of ⌊chunk
 neighbouring blocks overlap (:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with
 1,024 (d = 192 overlaps).
 
-No kernel time model: the kernels issue wgmma from warpgroups, and no wgmma rate has been
-measured here; their time is the roofline's lower bound, and the launches say so.
+No kernel time model: the kernels issue wgmma from warpgroups; the wgmma rate is measured (the
+profiles' ``wgmma_fp16``, a cuBLAS GEMM), how these kernels overlap their GEMMs with their softmax
+is not. Their time is the roofline's lower bound, and the launches say so.
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ class CudnnTile(KernelTile):
     """A cuDNN launch's tile: no kernel time model (wgmma warpgroups; no measured wgmma rate)."""
 
     time_model_note: str = ("roofline, a lower bound: no kernel time model for cuDNN's wgmma warpgroups "
-                            "(no wgmma rate has been measured)")
+                            "(how they overlap their GEMMs with their softmax was not measured)")
     #: thread blocks a tile (the bprop above d = 128: two, each with half the head dim's outputs)
     blocks_per_tile: int = 1
 
