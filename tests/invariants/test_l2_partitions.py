@@ -272,3 +272,13 @@ def test_a_partitions_next_turn_keeps_only_the_hits_that_cannot_have_changed(gro
             assert ((carried.needs[again] <= capacity) == carried.hits[again]).all()
         fewer += tested[0] < again.sum()
     assert fewer > 150
+
+
+def test_a_partition_whose_turn_before_saw_nothing_tests_every_window():
+    """An empty play keeps its (empty) bounds, so a turn after it carries nothing over."""
+    then = stack.play(np.zeros(0), np.zeros(0), np.zeros(0), 100, hits=True)
+    keys = np.array([5, 6, 5])
+    settle = partitions._kept((then, None, np.zeros(0, np.int64)), np.ones(3, bool), np.arange(3), keys,
+                              np.full(3, 4))
+    known, _, _ = settle(np.array([-1, -1, 0]), np.full(3, 100))
+    assert then.needs.size == 0 and not known.any()

@@ -96,7 +96,7 @@ def play(keys: np.ndarray, sizes: np.ndarray, writes: np.ndarray, capacity: int,
         empty = np.zeros(0, np.int64)
         return Played(CacheStats(), [CacheStats() for _ in cuts], 0, empty, empty,
                       None if groups is None else {k: empty for k in FIELDS}, np.zeros(0, bool) if hits else None,
-                      stays={k: empty for k in STAY_FIELDS} if stays else None)
+                      stays={k: empty for k in STAY_FIELDS} if stays else None, needs=empty if hits else None)
     order = np.argsort(keys, kind="stable") if order is None else order
     same, prev, nxt = links(keys, order)
     if (sizes > capacity).any() or (sizes[order[1:]][same] != sizes[order[:-1]][same]).any():
