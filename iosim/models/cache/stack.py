@@ -305,8 +305,9 @@ def _banded(q_at, q_from, capacity, *, prev, nxt, sizes, band, checkpoints=None)
         advance(b + 1, len(edges) - 1, "bands")
     s = sizes[q_from]
     inside = q_at <= start + h
-    need = np.where(inside & (up + s <= capacity), up, low) + s
-    known = (need > capacity) | (inside & (up + s <= capacity))
+    fitting = inside & (up <= capacity)   # [c, i)'s distinct bytes, the key's own among them (c ≤ L), fit
+    need = np.where(fitting, up, low + s)
+    known = fitting | (need > capacity)
     fix = np.flatnonzero(inside & ~known)
     if _affordable(len(fix) * STRIDE, ADDED_COST, n, len(fix)):      # else the sums take them
         need[fix] += _added_back(start[fix], q_from[fix], q_at[fix], nxt, sizes)
