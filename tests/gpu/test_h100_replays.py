@@ -138,18 +138,25 @@ def _moved_since_frozen(pairs: list) -> dict:
 S43 = ROOT / "docs" / "validation" / "2026-12-06-s43-check"
 
 
+def _committed_as_frozen(compare, folder: pathlib.Path) -> list:
+    """The folder's committed rows (``rows-h100.json``), held to its raw CSVs (``raw-h100``: what they measured and
+    the counted loads, the L2 model off) and to its frozen predictions (the DRAM reads and the time)."""
+    rows = json.loads((folder / "rows-h100.json").read_text())
+    counted = compare.compare(str(folder / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
+    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
+    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
+    for r, f in _frozen(folder, rows):
+        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
+        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    return rows
+
+
 def test_grid_s43_on_the_h100_as_predicted(compare):
     """Grid s43, drawn at random and predicted for the H100 before it ran (docs/validation/2026-12-06-s43-check.md):
     its committed rows measure what the raw CSVs hold and predict what the frozen predictions did; 51 of 51
     launches exact; the 24 main kernels' DRAM within 10 % but three; the 12 at N_q >= 2,048 within 20 % of the
     time, median under 2 %."""
-    rows = json.loads((S43 / "rows-h100.json").read_text())
-    counted = compare.compare(str(S43 / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
-    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
-    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
-    for r, f in _frozen(S43, rows):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
-        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    rows = _committed_as_frozen(compare, S43)
     assert len(rows) == 51 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
     assert len(main) == 24 and _misses(main) == {(184, "main"): 1.142, (231, "main"): 0.877, (240, "main"): 1.437}
@@ -322,14 +329,7 @@ def test_grids_s48_and_s50_on_the_h100_as_predicted(compare, page, count, main, 
     docs/validation/2026-12-07-s50-check.md): the committed rows measure what the raw CSVs hold and are the frozen
     predictions; every launch exact; the main kernels' DRAM within 10 % but one each; those at N_q >= 2,048 within
     11 % of the time."""
-    folder = ROOT / "docs" / "validation" / page
-    rows = json.loads((folder / "rows-h100.json").read_text())
-    counted = compare.compare(str(folder / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
-    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
-    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
-    for r, f in _frozen(folder, rows):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
-        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    rows = _committed_as_frozen(compare, ROOT / "docs" / "validation" / page)
     assert len(rows) == count and all(_exact(compare, r) for r in rows)
     kernels = [r for r in rows if r["kernel"] in MAIN]
     assert len(kernels) == main and _misses(kernels) == misses
