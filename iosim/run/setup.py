@@ -71,8 +71,9 @@ class Launch:
 
 
 #: what playing costs: the requests its streams hold (:class:`iosim.models.cache.Plan`), about
-#: 2 µs each on the development machine, 4-5 µs on a long causal stream whose two partitions take
-#: several turns (docs/performance.md, session 50: the turns are not priced); played in full up to
+#: 2 µs each on the development machine, more on a long causal stream whose two partitions take
+#: several turns (docs/performance.md, session 50: 4.4 µs at 65,536 tokens, 18 µs at 262,144 over 23
+#: turns; the turns are not priced); played in full up to
 #: AUTO_REQUESTS by default, MAX_REQUESTS when asked for (``--cache``), a sample past them
 AUTO_REQUESTS = 4_000_000
 MAX_REQUESTS = 20_000_000
