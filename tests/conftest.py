@@ -147,6 +147,14 @@ def frozen_entries(path: pathlib.Path, rows: list) -> list:
     return [(r, by[key(r)]) for r in rows]
 
 
+def assert_rows_are_frozen(path: pathlib.Path, rows: list) -> None:
+    """Every comparison row predicts what the frozen predictions at ``path`` did: the DRAM reads exactly,
+    the time to 1e-12 of itself (a float sum of the model's terms)."""
+    for r, f in frozen_entries(path, rows):
+        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"], (path, r["head_dim"])
+        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+
+
 def load_module(name, path):
     """The Python file at ``path``, imported as a module called ``name`` (not in sys.modules)."""
     spec = importlib.util.spec_from_file_location(name, path)

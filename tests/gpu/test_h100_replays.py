@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from conftest import frozen_entries, load_module
+from conftest import assert_rows_are_frozen, frozen_entries, load_module
 from iosim import load_profile
 from iosim.kernels import plan as plans
 
@@ -138,17 +138,16 @@ def _moved_since_frozen(pairs: list) -> dict:
 S43 = ROOT / "docs" / "validation" / "2026-12-06-s43-check"
 
 
-def _committed_as_frozen(compare, folder: pathlib.Path) -> list:
-    """The folder's committed rows (``rows-h100.json``), held to its raw CSVs (``raw-h100``: what they measured and
-    the counted loads, the L2 model off) and to its frozen predictions (the DRAM reads and the time)."""
-    rows = json.loads((folder / "rows-h100.json").read_text())
-    counted = compare.compare(str(folder / "raw-h100"), cache=False, hw="h100-sxm")     # counts only: no L2 model
-    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
-    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
-    for r, f in _frozen(folder, rows):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
-        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
-    return rows
+def _committed_as_frozen(compare, folder: pathlib.Path, rows: str = "rows-h100.json", raw: str = "raw-h100",
+                         frozen: str = "predictions-h100.json") -> list:
+    """The folder's committed ``rows``, held to its ``raw`` CSVs (what they measured and the counted loads, the
+    L2 model off) and to its ``frozen`` predictions (the DRAM reads and the time)."""
+    committed = json.loads((folder / rows).read_text())
+    counted = compare.compare(str(folder / raw), cache=False, hw="h100-sxm")     # counts only: no L2 model
+    assert [r["measured"] for r in committed] == [r["measured"] for r in counted]
+    assert [r["predicted"]["loads"] for r in committed] == [r["predicted"]["loads"] for r in counted]
+    assert_rows_are_frozen(folder / frozen, committed)
+    return committed
 
 
 def test_grid_s43_on_the_h100_as_predicted(compare):
@@ -176,9 +175,7 @@ def test_grid_s44_on_the_h100_as_predicted(compare):
     rows = _rows(compare, "raw-h100", S44)
     committed = json.loads((S44 / "rows-h100.json").read_text())
     assert [r["measured"] for r in committed] == [r["measured"] for r in rows]
-    for r, f in _frozen(S44, committed):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
-        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
+    assert_rows_are_frozen(S44 / "predictions-h100.json", committed)
     assert _frozen_misses(S44, committed) == {(152, "dq_dk_dv"): 0.817, (166, "dq_dk_dv"): 1.19}
     assert len(rows) == 69 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
@@ -267,14 +264,9 @@ def test_grid_s46_on_the_h100_as_predicted(compare, layout, grid):
     (docs/validation/2026-12-06-s46-check.md): the committed rows measure what the raw CSVs hold and predict
     what the frozen predictions did; 70 of 70 launches exact; the 32 main kernels' DRAM within 10 % but
     S46_MISSES; 15 of the 16 at N_q >= 2,048 within 20 % of the time."""
-    rows = _s46(layout)
-    counted = compare.compare(str(S46 / "raw-h100" / layout), cache=False, hw="h100-sxm")   # counts only
-    assert [r["measured"] for r in rows] == [r["measured"] for r in counted]
-    assert [r["predicted"]["loads"] for r in rows] == [r["predicted"]["loads"] for r in counted]
+    rows = _committed_as_frozen(compare, S46, f"rows-{layout}-h100.json", f"raw-h100/{layout}",
+                                f"predictions-{grid}-h100.json")
     assert all(r.get("layout", "bhnd") == layout for r in rows)
-    for r, f in _frozen(S46, rows, f"predictions-{grid}-h100.json"):
-        assert f["dram"][r["kernel"]]["read_bytes"] == r["predicted"]["dram_read"]
-        assert f["kernel_times"][r["kernel"]]["predicted_s"] == pytest.approx(r["predicted"]["time_s"], rel=1e-12)
     assert len(rows) == 70 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
     assert len(main) == 32 and _misses(main) == S46_MISSES[layout]

@@ -11,7 +11,7 @@ import statistics
 
 import pytest
 
-from conftest import frozen_entries
+from conftest import assert_rows_are_frozen, frozen_entries
 from iosim.gpu.sdpa import measured_classes, raw_configs
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -98,5 +98,5 @@ def test_the_frozen_predictions_on_each_run(run):
 
 def test_grid_s48_ran_as_predicted():
     """The model did not change between s48's predictions and its run: every row is the frozen prediction."""
-    for r, dram, time_s in _frozen("2026-12-06-s48-check/raw-h200"):
-        assert r["predicted"]["dram_read"] == dram and r["predicted"]["time_s"] == pytest.approx(time_s, rel=1e-12)
+    run = "2026-12-06-s48-check/raw-h200"
+    assert_rows_are_frozen(VALIDATION / RUNS[run], _rows(run))
