@@ -334,6 +334,13 @@ GRIDS = {
     "s19-bnhd": dict(head_dims=(64, 96, 128, 192, 256), layout="bnhd", configs=None),
     # session 46's drawn grid with the inputs (B, N, H, d): the layout model's prospective check
     "s46-bnhd": dict(head_dims=PROSPECTIVE_GRIDS["s46"]["head_dims"], layout="bnhd", configs=None),
+    # session 51, predicted before it ran: rows of heads that share lines, read by cp.async's .L2::128B loads
+    # (a miss fetches the whole line) where the heads' reads of a line are far apart; run in both layouts
+    "s51": dict(head_dims=(88, 104, 176, 72, 232), configs={
+        88: ((4096, 4096, 16, 6, 6, False, "fp16"),), 104: ((4096, 4096, 8, 8, 8, True, "bf16"),),
+        176: ((2048, 2048, 16, 4, 4, False, "fp16"),), 72: ((8192, 8192, 2, 12, 4, False, "fp16"),),
+        232: ((3000, 3000, 4, 3, 3, True, "fp16"),)}),
+    "s51-bnhd": dict(head_dims=(88, 104, 176, 72, 232), layout="bnhd", configs=None),
     **CUDNN_GRIDS,
 }
 

@@ -25,6 +25,11 @@ EXPANDED = ("dK_expanded", "dV_expanded")
 HEAD_MAJOR_READS = ("O", "dO")
 #: the buffers of N_q rows a head (the others have N_kv), and those keyed by K/V head under GQA
 QUERY_ROWS, KV_KEYED = ("Q", "O", "dO", "dQ"), ("K", "V", "dK", "dV")
+#: the kernels that load such rows with plain loads (dot_do_o: ``GmemTiledCopydO``, an LDG), whose miss
+#: reads the 64-byte DRAM units the rows touch; the others load them with ``cp.async.cg.shared.global.L2::128B``
+#: (``Gmem_copy_struct``, ``SM80_CP_ASYNC_CACHEGLOBAL``; SASS ``LDGSTS.E.BYPASS.LTC128B``), whose miss reads
+#: the whole 128-byte line
+PLAIN_LOADS = ("dot_do_o",)
 
 
 def strided_rows(run: Problem, own_rows: bool, passes: str) -> dict:

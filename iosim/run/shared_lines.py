@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from ..kernels.strided_rows import KV_KEYED, QUERY_ROWS
+from ..kernels.strided_rows import KV_KEYED, PLAIN_LOADS, QUERY_ROWS
 from ..models.cache.lines import Interleaved, applies
 from ..workload.layouts import row_bytes
 from .result import Result
@@ -21,7 +21,7 @@ def interleaved(launch: Launch) -> Interleaved | None:
     names = k.interleaved + k.interleaved_reads
     return Interleaved(k.interleaved, row_bytes(p), p.heads, p.seq_len_kv, p.batch, k.batch_fastest,
                        read_tensors=k.interleaved_reads, q_buffers=tuple(t for t in names if t in QUERY_ROWS),
-                       q_rows=p.seq_len_q, kv_heads=p.kv_heads,
+                       q_rows=p.seq_len_q, kv_heads=p.kv_heads, unit_kernels=PLAIN_LOADS,
                        kv_buffers=tuple(t for t in names if t in KV_KEYED) if p.group_size > 1 else ())
 
 

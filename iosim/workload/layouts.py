@@ -24,10 +24,12 @@ HEAD_DIM_TENSORS = ("Q", "K", "V", "O", "dO", "dQ", "dK", "dV")
 def sdpa_padded(problem: Problem) -> Problem:
     """The problem flash-attn 2 runs under PyTorch's SDPA: the head dim rounded up to a
     multiple of 8 (``pad_last_dim<8>`` of Q, K and V in attention.cpp; the output is sliced
-    back, and the softmax scale stays 1/√d of the user's d). Unchanged where d is one."""
+    back, and the softmax scale stays 1/√d of the user's d). Unchanged where d is one. The padded
+    copies are new tensors (``at::pad``), contiguous in their (B, H, N, d) shape whatever the
+    inputs' strides: their layout is "bhnd"."""
     d = problem.head_dim
     padded = -(-d // SDPA_HEAD_DIM_ALIGN) * SDPA_HEAD_DIM_ALIGN
-    return problem if padded == d else dataclasses.replace(problem, head_dim=padded)
+    return problem if padded == d else dataclasses.replace(problem, head_dim=padded, layout="bhnd")
 
 
 def kernel_inputs(inputs: dict[str, np.ndarray], user: Problem, runs: Problem) -> dict[str, np.ndarray]:

@@ -136,15 +136,18 @@ def _units(spec, h, line, n0, rows):
     """{unit: rows} a read of head h's rows n0 … n0 + rows − 1 in ``line`` (of a query row's frame)
     fetches: the last head's last line of a row that ends inside a line is the next row's first
     line, its unit at the end that line's first unit for the rows whose end falls inside a unit
-    ((n + 1) · G no multiple of 64) and a unit of its own for the others; any other unit its own."""
+    ((n + 1) · G no multiple of 64) and a unit of its own for the others; any other unit its own. A kernel
+    whose loads fetch whole lines (``spec.fetch_lines``) fetches both units of a line, and with the row's last
+    line the next row's units in it."""
     g = spec.heads * spec.row_bytes
     plain = {("unit", s // 2) for s in _sectors(spec, h, line)}
     if not (h == spec.heads - 1 and g % 128 and line == (g - 1) // 128 and line > 0):
-        return {u: rows for u in plain}
+        return {u: rows for u in ({("unit", 0), ("unit", 1)} if spec.fetch_lines else plain)}
+    nxt = {("unit", 0): rows, **({("unit", 1): rows} if -g % 128 > 64 else {})} if spec.fetch_lines else {}
     if g % 64 == 0:
-        return {("tail",): rows}
+        return {("tail",): rows, **nxt}
     shared = sum(((n + 1) * g) % 64 != 0 for n in range(n0, n0 + rows))
-    out = {("unit", 0): shared, ("own",): rows - shared}
+    out = {("unit", 0): shared, ("own",): rows - shared, **nxt}
     return {**out, ("tail",): rows} if len(plain) > 1 else out
 
 
@@ -180,11 +183,14 @@ def _read_reference(spec, parts, sizes, heads, lines_of, capacity):
 @pytest.mark.parametrize("d, heads, batch, rows", [(72, 4, 1, 130), (40, 8, 2, 64), (40, 5, 1, 70), (200, 2, 3, 100),
                                                    (8, 6, 1, 64), (104, 3, 2, 64)])
 @pytest.mark.parametrize("capacity_lines", [30, 150, 400])
-def test_lines_read_by_many_heads_cost_the_units_each_stay_fetches(d, heads, batch, rows, capacity_lines):
+@pytest.mark.parametrize("kernel", ["dot_do_o", "dq_dk_dv"])
+def test_lines_read_by_many_heads_cost_the_units_each_stay_fetches(d, heads, batch, rows, capacity_lines, kernel):
     """Reads of rows of many heads (flash-attn 2's backward reads O and dO so, iosim.models.cache.line_reads):
-    the stack's DRAM and L2 reads, once corrected, are what a line-by-line LRU gives."""
+    the stack's DRAM and L2 reads, once corrected, are what a line-by-line LRU gives, with the plain loads of
+    dot_do_o (units) and the cp.async loads of dq_dk_dv (whole lines)."""
     rng = np.random.default_rng(d * 7 + capacity_lines)
-    spec = Interleaved((), 2 * d, heads, rows, batch, batch_fastest=True, read_tensors=("dO",))
+    spec = Interleaved((), 2 * d, heads, rows, batch, batch_fastest=True, read_tensors=("dO",),
+                       unit_kernels=("dot_do_o",)).for_kernel(kernel)
     parts, sizes, writes = _requests(spec, rng, reads=3)
     writes = np.zeros_like(writes)                             # every request a read: the buffer's too
     count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, writes, {spec.read_tensors[0]: TENSOR}, spec)
@@ -214,6 +220,19 @@ def test_a_read_of_a_row_of_72_elements_fetches_the_units_it_touches():
     assert sp.units.tolist() == [3, 1, 3, 1, 3, 1, 3, 4]
     assert (sp.read_asked // 64).tolist() == [128, 16, 112, 32, 96, 48, 80, 64]
     assert not sp.sector_bytes.any()
+
+
+def test_a_cp_async_read_of_a_row_of_72_elements_fetches_the_lines_it_touches():
+    """flash-attn 2's main kernels load with ``cp.async.cg.shared.global.L2::128B``: a miss fetches the whole line.
+    The last head's last line (bytes 512-575 of a query row of 576, keyed as the row's first) fetches its own unit
+    and, with it, the next row's first unit in that line (bit 0); every other line both its units."""
+    spec = Interleaved((), 144, 4, 64, 1, batch_fastest=False, read_tensors=("O",),
+                       unit_kernels=("dot_do_o",)).for_kernel("dq_dk_dv")
+    parts = np.array([(h, HI, 64) for h in range(4)], np.int64)
+    *_, sp = lines.split(parts, np.full(4, 64 * 144), np.zeros(4, np.int64), {"O": TENSOR}, spec)
+    assert sp.fetch_lines and sp.units.tolist() == [3, 3, 3, 3, 3, 3, 3, 4 | 1]
+    assert not Interleaved((), 144, 4, 64, 1, batch_fastest=False, unit_kernels=("dot_do_o",)).for_kernel(
+        "dot_do_o").fetch_lines
 
 
 def test_query_rows_whose_end_shares_a_unit():

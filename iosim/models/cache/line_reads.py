@@ -45,17 +45,22 @@ def wraps(line: np.ndarray, h: np.ndarray, g, heads) -> np.ndarray:
     return (h == heads - 1) & (g % LINE != 0) & (line == (g - 1) // LINE) & (line > 0)
 
 
-def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g) -> np.ndarray:
+def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g,
+          fetch_lines: bool = False) -> np.ndarray:
     """Per request of the bytes [start, end) of ``line``: its 64-byte units as bits of its key's
     line (bit 0 the first, bit 1 the second); where it ``wrapped`` (:func:`wraps`), the unit at the row's end
     as bit 0 (the next query row's first unit, which it shares where the boundary falls inside a
     unit: :func:`shared_rows`) and bit 3 (a unit of its own, where it does not), any other as
-    bit 2."""
+    bit 2. ``fetch_lines``: a miss fetches the whole line, so a plain request has both units and a
+    wrapped one also the next query row's units in its line (bit 0 for every row, bit 1 where
+    they pass a unit)."""
     half = line * LINE + UNIT
     plain = (start < half) * 1 + (end > half) * 2
     last, first = (end - 1) // UNIT, start // UNIT
     shared = np.asarray(g) % UNIT != 0
     at_end = (1 + 8) * shared + np.where(last - first + ~shared > 0, 4, 0)
+    if fetch_lines:
+        plain, at_end = np.full_like(plain, 3), at_end | 1 | np.where(-np.asarray(g) % LINE > UNIT, 2, 0)
     return np.where(wrapped, at_end, plain)
 
 
@@ -72,7 +77,7 @@ def _weights(sp, rows: np.ndarray) -> dict:
     w = {bit: np.where(sp.units & bit > 0, rows, 0) for bit in (1, 2, 4, 8)}
     if sp.shared is not None:
         wrapped = sp.units & 8 > 0
-        w[1] = np.where(wrapped, sp.shared, w[1])
+        w[1] = w[1] if sp.fetch_lines else np.where(wrapped, sp.shared, w[1])
         w[8] = np.where(wrapped, rows - sp.shared, 0)
     return w
 

@@ -71,6 +71,15 @@ class Interleaved:
     #: ``kv_heads`` heads a batch
     kv_buffers: tuple = ()
     kv_heads: int = 0
+    #: the kernels whose loads of ``read_tensors`` are plain loads (a miss reads the 64-byte units
+    #: its head's rows touch); the others' are cp.async with the .L2::128B prefetch hint
+    unit_kernels: tuple = ()
+    #: the kernel played: whether its loads fetch whole lines (set per kernel: :meth:`for_kernel`)
+    fetch_lines: bool = False
+
+    def for_kernel(self, kernel: str) -> "Interleaved":
+        """This spec as ``kernel`` plays it: its loads fetch whole lines unless it is of ``unit_kernels``."""
+        return dataclasses.replace(self, fetch_lines=kernel not in self.unit_kernels)
 
     def batch_head(self, ell: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(b, h) of each launch-ordered query head ``ell``."""
@@ -109,6 +118,8 @@ class Split:
     #: per such request that wraps (:func:`.line_reads.wraps`): its rows whose last unit the next
     #: query row's first shares (:func:`.line_reads.shared_rows`)
     shared: np.ndarray | None = None
+    #: a read that misses fetches its whole line (cp.async's .L2::128B hint), not its units
+    fetch_lines: bool = False
 
 
 def applies(spec: Interleaved | None) -> bool:
@@ -175,10 +186,10 @@ def split(key_parts, size, write, tensors: dict, spec: Interleaved):
     halves = _halves(parts, line, h, b, n0, rows, w, r, heads, n_rows[src])
     g = heads * r
     wrapped = rd & line_reads.wraps(line, h, g, heads)
-    units = np.where(rd, line_reads.units(line, start, end, wrapped, g), 0)
+    units = np.where(rd, line_reads.units(line, start, end, wrapped, g, spec.fetch_lines), 0)
     parts[wrapped, 1] -= line[wrapped]
     shared = np.where(wrapped, line_reads.shared_rows(n0, rows, g), 0)
-    return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units,
+    return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units, fetch_lines=spec.fetch_lines,
                                               read_asked=np.where(rd, (end - start) * rows, 0), shared=shared)
 
 

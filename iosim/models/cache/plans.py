@@ -118,7 +118,7 @@ def _marked(programs: dict, interleaved) -> dict:
     """The programs, each with the run's interleaved buffers (:class:`.lines.Interleaved`)."""
     if interleaved is None:
         return programs
-    return {k: dataclasses.replace(p, interleaved=interleaved) for k, p in programs.items()}
+    return {k: dataclasses.replace(p, interleaved=interleaved.for_kernel(k)) for k, p in programs.items()}
 
 
 def _unequal(u) -> bool:
