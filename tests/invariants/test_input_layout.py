@@ -84,8 +84,8 @@ def test_a_padded_head_dim_runs_contiguous_copies_whatever_the_layout():
     assert sdpa_padded(Problem(head_dim=88, seq_len=256, heads=4, layout="bnhd")).layout == "bnhd"
 
     def dram(d, layout):
-        p = Problem(head_dim=d, seq_len=2048, heads=4, batch=2, layout=layout)
-        r = simulate("h200", "fa2", p, passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
-        return {k: c.dram_read_bytes for k, c in r.cache.kernels.items()}
+        p = Problem(head_dim=d, seq_len=4096, heads=6, batch=16, layout=layout)
+        r = simulate("h200", "fa2", p, passes="forward", options=Options(kernel="flash-attn-2", cache=True))
+        return r.cache.kernels["main"].dram_read_bytes
     assert dram(84, "bnhd") == dram(84, "bhnd")
-    assert dram(80, "bnhd")["main"] > dram(80, "bhnd")["main"]          # unpadded: its rows share lines
+    assert dram(88, "bnhd") > 1.5 * dram(88, "bhnd")           # unpadded: its rows share lines, fetched whole
