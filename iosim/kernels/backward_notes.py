@@ -28,16 +28,16 @@ def wave_slots(tile: KernelTile, profile) -> int:
 LONG_BACKWARD_NOTE = (
     "not exact: a backward whose query head's Q, dO and fp32 dQaccum rows ({rows:.1f} MB, dQaccum at flash-attn's "
     "rounded head size), which its key blocks walk together, pass half an L2 partition ({half:.1f} MB); on the "
-    "H200 the model's DRAM reads of 75 such backwards were 0.34-1.28 x the measured (67 within 10 %), where below "
-    "that size 446 of 449 of more than 16 query rows were within 10 % (the others 1.10, 1.13 and 1.14); why was "
+    "H200 the model's DRAM reads of 75 such backwards were 0.35-1.33 x the measured (67 within 10 %), where below "
+    "that size 446 of 449 of more than 16 query rows were within 10 % (the others 1.10, 1.14 and 1.14); why was "
     "not measured (docs/cache.md, \"Sets\"); the far ones are flash-attn's 192 kernel at head dims that are not "
-    "its size over many waves, as on an H100 below (d = 160 and 176 over 96 waves, 0.39 and 0.34; d = 166 over "
-    "130 waves, 1.28: grids s38 and s44 on the H200, session 49). "
+    "its size over many waves, as on an H100 below (d = 160 and 176 over 96 waves, 0.40 and 0.35; d = 166 over "
+    "130 waves, 1.33: grids s38 and s44 on the H200, session 49). "
     "On an H100, such backwards of flash-attn's 192 kernel at head dims that are not its size (its uneven "
     "instantiation; d = 152 to 176 measured) part far from the model over many waves of thread blocks, most "
-    "reading more: the model gave 0.24-1.26 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
-    "waves; 0.95 at 8 waves; 1.01 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
-    "and 240 0.96 and 0.97; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
+    "reading more: the model gave 0.24-1.30 of it on 8 launches of 24 to 130 waves (one over: d = 166 over 130 "
+    "waves; 0.99 at 8 waves; 1.05 at 10,000 query rows over 96), and at d = 192 over 96 waves 1.00, at d = 120 "
+    "and 240 1.01 and 1.02; on the two of grid s44 the measured reads lay between the model's lockstep blocks "
     "and blocks started one slot's share of a block apart (benchmarks/l2_stagger_sketch.py) "
     "(docs/validation/2026-12-05-s38-check.md, \"On an H100\"; docs/validation/2026-12-06-s44-check.md)")
 
@@ -48,7 +48,7 @@ WAVE_ROWS_NOTE = (
     "not exact: a backward whose query heads with blocks resident at once (up to {heads:,}: {slots:,} blocks at "
     "once, {per_head:,} a head) walk Q, dO and fp32 dQaccum rows ({rows:.1f} MB in all) past half an L2 partition "
     "({half:.1f} MB), though one head's rows do not; on the H200 the model's DRAM reads of 145 such backwards were "
-    "0.91-1.14 x the measured (142 within 10 %), the only misses below the long backwards' size of more than 16 "
+    "0.99-1.14 x the measured (142 within 10 %), the only misses below the long backwards' size of more than 16 "
     "query rows: the 304 others of those were all within 10 % (docs/known-limits.md)")
 
 

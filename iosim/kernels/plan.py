@@ -182,8 +182,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 #: figures of session 41)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 25 such forwards were 0.80-2.55 x the measured (6 within 10 %; 3 of them "
-    "with (B, N, H, d) inputs: 2.55, 0.92 and 0.80), on an "
+    "on the H200 the model's DRAM reads of 25 such forwards were 0.84-2.13 x the measured (7 within 10 %; 3 of them "
+    "with (B, N, H, d) inputs: 1.30, 1.05 and 0.93), on an "
     "H100 of 14 0.63-3.53 x (2 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
     "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
     "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
@@ -203,7 +203,7 @@ def _long_causal(run: Problem, profile) -> str | None:
 #: forwards; one wave: 1.00-1.03)
 WAVES_D128_NOTE = (
     "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
-    "{slots:,} at once); on the H200 the model's DRAM reads of 27 such forwards were 0.84-1.09 x the measured "
+    "{slots:,} at once); on the H200 the model's DRAM reads of 27 such forwards were 0.84-1.04 x the measured "
     "(22 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
     "model's sets (docs/validation/2026-12-04-s29-heads.md)")
 
@@ -332,8 +332,8 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 40 such backwards were 0.69-1.08 x the "
-    "measured (32 within 10 %; docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 40 such backwards were 0.74-1.09 x the "
+    "measured (34 within 10 %; docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
@@ -341,7 +341,7 @@ SHARED_SECTORS_NOTE = (
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
     "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 33 such backwards "
-    "were 0.69-1.00 x the measured (20 within 10 %): the next query head of a group re-reads its K/V head about "
+    "were 0.72-1.00 x the measured (22 within 10 %): the next query head of a group re-reads its K/V head about "
     "a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Session 51's device call: what a load that misses reads from DRAM by its kind (benchmarks/l2_prefetch_ncu.py),
 # whole sectors written alone in their unit (benchmarks/l2_half_units_ncu.py), grid s51 in both layouts (predicted
-# before it ran: predictions-*.json), and on an H200 also grids s50 and s46 (docs/validation/2026-12-07-s50-check).
+# before it ran: predictions-*.json), and on an H200 also grid s50 (docs/validation/2026-12-07-s50-check).
 export PYTHONPATH=$PWD
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
 echo "$GPU" | tee $OUT/gpu.txt
@@ -17,7 +17,7 @@ for g in s51-bnhd s51; do
 done
 DIRS="prefetch half-units s51 s51-bnhd"
 if echo "$GPU" | grep -q H200; then
-  for g in s50 s46; do
+  for g in s50; do
     mkdir -p $OUT/$g
     timeout 150 python3 benchmarks/sdpa_ncu.py --grid $g --out $OUT/$g --budget-s 140 > $OUT/$g/run.log 2>&1
     DIRS="$DIRS $g"
