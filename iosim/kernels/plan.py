@@ -178,8 +178,8 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
 
 
 #: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
-#: reads part from the H200's, both ways (the committed grids' 20 such forwards, sessions 30-32;
-#: figures of session 41)
+#: reads part from the H200's, both ways (the committed grids' 25 such forwards, sessions 30-49;
+#: figures of session 51)
 LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
     "on the H200 the model's DRAM reads of 25 such forwards were 0.84-2.13 x the measured (7 within 10 %; 3 of them "

@@ -27,7 +27,8 @@ NOTES = ("LONG_CAUSAL_NOTE", "WAVES_D128_NOTE", "GQA_DECODE_NOTE", "LONG_BACKWAR
 #: the misses no note marks: the d = 72 GQA forward (docs/validation/2026-12-04-lines.md), and two of the
 #: drawn grids measured on the H200 in session 49 (docs/known-limits.md): s38's d = 212 causal GQA forward
 #: (1.125) and s48's d = 244 forward (1.141). (s46's d = 84 decode backward and d = 176 forward over 138 keys with
-#: (B, N, H, d) inputs missed until session 51's line fetches and padded copies: docs/validation/2026-12-07-line-fetch.md.
+#: (B, N, H, d) inputs missed until session 51's line fetches and padded copies:
+#: docs/validation/2026-12-07-line-fetch.md.
 #: The backwards below the long backwards' size that miss, s31's d = 64, s36's d = 224 and s48's d = 104, are
 #: WAVE_ROWS_NOTE's since session 49.)
 UNNOTED = [("main", 72, 32768, 2, 16, 4), ("main", 212, 15444, 1, 4, 2), ("main", 244, 16975, 4, 2, None)]
