@@ -13,9 +13,10 @@ request the same line. A line's requests are counted here:
   the whole line; a cp.async load with the .L2::128B hint (flash-attn's forward and main
   backward) reads the whole line (``fetch_lines``: docs/validation/2026-12-07-line-fetch.md).
   While the line stays, a later head's read adds the units no earlier read of the stay touched.
-  So a unit shared by heads h and h + 1 (a boundary that is no multiple of 64 bytes) is read once where the line stayed between the two heads' reads, and twice where
-  it was evicted: what dot_do_o reads over O and dO at such head dims, up to 96 bytes a query
-  row over the rows' bytes (docs/validation/2026-12-06-torn-units.md).
+  So a unit shared by heads h and h + 1 (a boundary that is no multiple of 64 bytes) is read once
+  where the line stayed between the two heads' reads, and twice where it was evicted: what
+  dot_do_o reads over O and dO at such head dims, up to 96 bytes a query row over the rows'
+  bytes (docs/validation/2026-12-06-torn-units.md).
 * **L2 reads.** A request asks for its head's rows' bytes in the line (the count's bytes, as
   everywhere in the model), not the line.
 
