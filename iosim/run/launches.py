@@ -185,7 +185,8 @@ def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, 
     if runs == user:
         return result
     options = {**result.options, "kernel_problem": {"heads": runs.heads, "seq_len_q": runs.seq_len_q,
-                                                    "head_dim": runs.head_dim, "causal": runs.causal}}
+                                                    "head_dim": runs.head_dim, "causal": runs.causal,
+                                                    "layout": runs.layout}}
     return dataclasses.replace(result, problem=user, outputs=user_outputs(result.outputs, user, runs), options=options)
 
 

@@ -89,3 +89,15 @@ def test_a_padded_head_dim_runs_contiguous_copies_whatever_the_layout():
         return r.cache.kernels["main"].dram_read_bytes
     assert dram(84, "bnhd") == dram(84, "bhnd")
     assert dram(88, "bnhd") > 1.5 * dram(88, "bhnd")           # unpadded: its rows share lines, fetched whole
+
+
+def test_the_cli_says_a_padded_head_dim_leaves_the_layout_behind(capsys):
+    args = ("simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "84", "-H", "4",
+            "--kernel", "flash-attn-2")
+    code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd")
+    assert code == 0 and "so the inputs' layout bnhd does not reach the kernels" in out
+    code, out, _ = run_untraced(capsys, *args)
+    assert code == 0 and "pads the head dim" in out and "does not reach" not in out
+    code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "json")
+    got = json.loads(out)
+    assert code == 0 and got["problem"]["layout"] == "bnhd" and got["options"]["kernel_problem"]["layout"] == "bhnd"
