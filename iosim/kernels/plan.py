@@ -184,7 +184,7 @@ LONG_CAUSAL_NOTE = (
     "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
     "on the H200 the model's DRAM reads of 25 such forwards were 0.84-2.13 x the measured (7 within 10 %; 3 of them "
     "with (B, N, H, d) inputs: 1.30, 1.05 and 0.93), on an "
-    "H100 of 14 0.63-3.53 x (2 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
+    "H100 of 14 0.73-2.58 x (1 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
     "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
     "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
     "and both part from the GPU there "

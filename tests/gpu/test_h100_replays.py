@@ -209,14 +209,18 @@ def test_it_is_the_uneven_192_kernel(compare):
 def test_the_long_causal_notes_h100_figures_are_the_rows(compare):
     """LONG_CAUSAL_NOTE's H100 figures: the forwards it marks on the h100-sxm profile in grids s38 and s42
     (replayed here), s40 (its committed rows: 2 min to replay, docs/validation/2026-12-06-s40-windows.md)
-    and s43 and s46 in both layouts (their committed rows, held to the raw CSVs and the frozen predictions)."""
+    and s43 and s46 with (B, H, N, d) inputs (their committed rows, held to the raw CSVs and the frozen predictions),
+    and s46 with (B, N, H, d) inputs through the model of session 51 (whole-line fetches and padded copies:
+    docs/validation/2026-12-07-line-fetch/s46-bnhd-rows-h100.json, ``sdpa_compare.py RAW --cache --hw h100-sxm``)."""
     from iosim.gpu.sdpa import problem_of
     from iosim.workload.layouts import decode_layout, sdpa_padded
     h100 = load_profile("h100-sxm")
     s40 = json.loads((ROOT / "docs" / "validation" / "2026-12-06-s40-windows" / "rows-h100.json").read_text())
     s42 = _rows(compare, "raw-h100", ROOT / "docs" / "validation" / "2026-12-06-s42-check")
     s43 = json.loads((S43 / "rows-h100.json").read_text())
-    s46 = _s46("bnhd") + _s46("bhnd")             # held to the raw CSVs and frozen predictions above
+    now = json.loads((ROOT / "docs" / "validation" / "2026-12-07-line-fetch" / "s46-bnhd-rows-h100.json").read_text())
+    assert [r["measured"] for r in now] == [r["measured"] for r in _s46("bnhd")]
+    s46 = now + _s46("bhnd")             # (B, H, N, d): held to the raw CSVs and frozen predictions above
     marked = [_dram(r) for r in _rows(compare, "raw-h100") + s40 + s42 + s43 + s46
               if r["kernel"] == "main" and plans._long_causal(decode_layout(sdpa_padded(problem_of(r))), h100)]
     within = sum(abs(q - 1) <= 0.10 for q in marked)
