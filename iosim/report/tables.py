@@ -100,9 +100,7 @@ def _head(r: Result) -> str:
     runs = r.options.get("kernel_problem", {})
     if runs.get("head_dim", p.head_dim) != p.head_dim:
         tiles.append(f"note: the kernels run d={runs['head_dim']}: PyTorch's SDPA pads the head dim to a multiple of 8 "
-                     f"(softmax scale 1/sqrt({p.head_dim}); docs/spec/kernels.md §1.1)"
-                     + (" into new tensors laid out (B, H, N, d), so the inputs' layout bnhd does not reach the "
-                        "kernels" if runs.get("layout", p.layout) != p.layout else ""))
+                     f"(softmax scale 1/sqrt({p.head_dim}); docs/spec/kernels.md §1.1)")
     tiles += [f"note: {n}" for n in r.notes]
     return title + "\n" + "\n".join(tiles)
 

@@ -95,7 +95,9 @@ def test_the_cli_says_a_padded_head_dim_leaves_the_layout_behind(capsys):
     args = ("simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "84", "-H", "4",
             "--kernel", "flash-attn-2")
     code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd")
-    assert code == 0 and "so the inputs' layout bnhd does not reach the kernels" in out
+    assert code == 0 and "the inputs' layout bnhd does not reach the kernels" in out
+    code, out, err = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "csv")
+    assert code == 0 and "the inputs' layout bnhd does not reach the kernels" in err
     code, out, _ = run_untraced(capsys, *args)
     assert code == 0 and "pads the head dim" in out and "does not reach" not in out
     code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "json")
