@@ -15,6 +15,12 @@ HEAD_DIMS = (32, 64, 128, 256)
 from sdpa_grids_cudnn import CUDNN_CONFIGS, CUDNN_GRIDS  # noqa: E402  (cuDNN's grids, --backend cudnn)
 from sdpa_grids_drawn import PROSPECTIVE_GRIDS  # noqa: E402  (s31 and the drawn grids s36-s38)
 
+#: grid s51's configs (below), whose head dims its (B, N, H, d) twin runs too
+S51 = dict(head_dims=(88, 104, 176, 72, 232), configs={
+    88: ((4096, 4096, 16, 6, 6, False, "fp16"),), 104: ((4096, 4096, 8, 8, 8, True, "bf16"),),
+    176: ((2048, 2048, 16, 4, 4, False, "fp16"),), 72: ((8192, 8192, 2, 12, 4, False, "fp16"),),
+    232: ((3000, 3000, 4, 3, 3, True, "fp16"),)})
+
 GRIDS = {
     # issue 5's check of the counts: small enough that every metric pass is quick
     "counts": dict(seq_lens=(1024, 4096, 16384), batch_heads=((1, 4), (4, 32)), max_work=2 ** 31),
@@ -336,11 +342,8 @@ GRIDS = {
     "s46-bnhd": dict(head_dims=PROSPECTIVE_GRIDS["s46"]["head_dims"], layout="bnhd", configs=None),
     # session 51, predicted before it ran: rows of heads that share lines, read by cp.async's .L2::128B loads
     # (a miss fetches the whole line) where the heads' reads of a line are far apart; run in both layouts
-    "s51": dict(head_dims=(88, 104, 176, 72, 232), configs={
-        88: ((4096, 4096, 16, 6, 6, False, "fp16"),), 104: ((4096, 4096, 8, 8, 8, True, "bf16"),),
-        176: ((2048, 2048, 16, 4, 4, False, "fp16"),), 72: ((8192, 8192, 2, 12, 4, False, "fp16"),),
-        232: ((3000, 3000, 4, 3, 3, True, "fp16"),)}),
-    "s51-bnhd": dict(head_dims=(88, 104, 176, 72, 232), layout="bnhd", configs=None),
+    "s51": S51,
+    "s51-bnhd": dict(head_dims=S51["head_dims"], layout="bnhd", configs=None),
     **CUDNN_GRIDS,
 }
 

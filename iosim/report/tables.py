@@ -97,9 +97,9 @@ def _head(r: Result) -> str:
     else:
         tiles = [f"blocks: B_r={r.blocks.block_q} B_c={r.blocks.block_kv} ({r.block_rule}; "
                  f"T_r={r.blocks.num_q_blocks(p)}, T_c={r.blocks.num_kv_blocks(p)}; M={r.sram_elements:,} elements)"]
-    runs = r.options.get("kernel_problem", {})
-    if runs.get("head_dim", p.head_dim) != p.head_dim:
-        tiles.append(f"note: the kernels run d={runs['head_dim']}: PyTorch's SDPA pads the head dim to a multiple of 8 "
+    padded = r.options.get("kernel_problem", {}).get("head_dim", p.head_dim)
+    if padded != p.head_dim:
+        tiles.append(f"note: the kernels run d={padded}: PyTorch's SDPA pads the head dim to a multiple of 8 "
                      f"(softmax scale 1/sqrt({p.head_dim}); docs/spec/kernels.md §1.1)")
     tiles += [f"note: {n}" for n in r.notes]
     return title + "\n" + "\n".join(tiles)
