@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import sys
 
 from ..errors import ProblemError
 from ..kernels.plan import KERNELS
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(explore_json(results), indent=2))
     elif args.format == "csv":
         print(explore_csv(results), end="")
+        for note in dict.fromkeys(n for r in results for n in r.notes):
+            print(f"iosim: note: {note}", file=sys.stderr)
     else:
         print(render_explore(results, top=args.top))
     write_plot(args, plot_explore, results)

@@ -86,6 +86,7 @@ def _header(res: ExploreResult) -> list[str]:
         f"{grid}: {len(res.candidates):,} tiles run: {feasible - spill:,} fit, {spill:,} would spill registers"
         f"{'' if res.allow_spill else ' (not chosen)'}, {len(res.candidates) - feasible:,} do not fit in shared "
         f"memory; past the edge of {edge}, larger tiles are not run",
+        *(f"note: {n}" for n in res.notes),
     ]
 
 

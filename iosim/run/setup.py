@@ -26,7 +26,7 @@ from ..kernels.plan import KernelLaunch, plan
 from ..kernels.tile_tables import KernelTile
 from ..kernels.split_heuristic import default_num_splits
 from ..schedules import SCHEDULES, get_schedule
-from ..workload.layouts import sdpa_padded
+from ..workload.layouts import padded_layout_notes
 from ..workload.masks import parse_block_mask
 from ..workload.problem import BlockSizes, Problem, paper_block_sizes, sram_elements
 from .options import Options
@@ -126,15 +126,7 @@ class Setup:
     def notes(self) -> tuple[str, ...]:
         """What the result should say of the run that is no error: a padded head dim's inputs' layout left
         behind, Q, K, V and O past the profile's HBM capacity (the shape is counted, but could not run on that GPU)."""
-        return self._padded_layout() + self._past_capacity()
-
-    def _padded_layout(self) -> tuple[str, ...]:
-        """The inputs' (B, N, H, d) layout left behind where PyTorch pads flash-attn 2's head dim."""
-        p = self.problem
-        if self.options.kernel != "flash-attn-2" or p.layout != "bnhd" or sdpa_padded(p) == p:
-            return ()
-        return (f"PyTorch pads the head dim {p.head_dim} into new tensors laid out (B, H, N, d): the inputs' "
-                f"layout bnhd does not reach the kernels, which the L2 model plays as (B, H, N, d)",)
+        return padded_layout_notes(self.problem, self.options.kernel) + self._past_capacity()
 
     def _past_capacity(self) -> tuple[str, ...]:
         """Q, K, V and O past the profile's HBM capacity, said."""

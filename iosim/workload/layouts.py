@@ -32,6 +32,15 @@ def sdpa_padded(problem: Problem) -> Problem:
     return problem if padded == d else dataclasses.replace(problem, head_dim=padded, layout="bhnd")
 
 
+def padded_layout_notes(problem: Problem, kernel: str | None) -> tuple[str, ...]:
+    """A run's note where PyTorch pads flash-attn 2's head dim and the inputs' (B, N, H, d) layout is left behind
+    (:func:`sdpa_padded`); () elsewhere."""
+    if kernel != "flash-attn-2" or problem.layout != "bnhd" or sdpa_padded(problem) == problem:
+        return ()
+    return (f"PyTorch pads the head dim {problem.head_dim} into new tensors laid out (B, H, N, d): the inputs' "
+            f"layout bnhd does not reach the kernels, which the L2 model plays as (B, H, N, d)",)
+
+
 def kernel_inputs(inputs: dict[str, np.ndarray], user: Problem, runs: Problem) -> dict[str, np.ndarray]:
     """A numeric run's inputs on the user's problem, as the kernels of ``runs`` read them: the
     decode layout's query heads as rows, zero columns up to a padded head dim."""

@@ -103,3 +103,17 @@ def test_the_cli_says_a_padded_head_dim_leaves_the_layout_behind(capsys):
     code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "json")
     got = json.loads(out)
     assert code == 0 and got["problem"]["layout"] == "bnhd" and got["options"]["kernel_problem"]["layout"] == "bhnd"
+
+
+def test_explore_says_a_padded_head_dim_leaves_the_layout_behind(capsys):
+    """explore runs every tile as simulate does, so it says the same of a padded head dim's layout."""
+    args = ("explore", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-H", "4", "--kernel", "flash-attn-2",
+            "--block-q", "64", "--block-kv", "64", "-d", "84")
+    code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd")
+    assert code == 0 and "note: PyTorch pads the head dim 84" in out and "bnhd does not reach the kernels" in out
+    code, out, err = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "csv")
+    assert code == 0 and "bnhd does not reach the kernels" in err
+    code, out, _ = run_untraced(capsys, *args, "--layout", "bnhd", "--format", "json")
+    assert code == 0 and any("does not reach the kernels" in n for n in json.loads(out)["notes"])
+    code, out, _ = run_untraced(capsys, *args[:-1], "88", "--layout", "bnhd", "--format", "json")
+    assert code == 0 and json.loads(out)["notes"] == []

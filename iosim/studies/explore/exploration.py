@@ -16,6 +16,7 @@ from ...kernels.tile_tables import NoKernelTile, kernel_tile
 from ...run import resolve_profile
 from ...run.launches import l2_by_default
 from ...schedules import SCHEDULES
+from ...workload.layouts import padded_layout_notes
 from ...workload.problem import Problem, paper_block_sizes, sram_elements
 from ..progress import default_jobs, progress_map
 from ..schedule_files import ScheduleFile, schedule_name, user_schedule
@@ -61,6 +62,7 @@ class ExploreResult:
     kernel_preset: str | None = None
     passes: str = "forward"
     registers_by: str = ""          # what caps a tile's registers where not the profile (.registers)
+    notes: tuple = ()               # what the result should say of every tile's run (Setup.notes' layout note)
 
     @property
     def practical(self) -> Candidate:
@@ -90,7 +92,7 @@ class ExploreResult:
                         "seq_len_q": p.seq_len_q, "seq_len_kv": p.seq_len_kv,
                         "head_dim": p.head_dim, "dtype": p.dtype, "causal": p.causal, "layout": p.layout},
             "time_model": self.time_model, "cache": self.cache, "kernel_preset": self.kernel_preset,
-            "registers_by": self.registers_by,
+            "registers_by": self.registers_by, "notes": list(self.notes),
             "M_elements": self.M, "allow_spill": self.allow_spill, "grid": self.grid, "grid_limits": self.grid_limits,
             "best": self.candidate_dict(self.best), "best_proven": r.best_proven,
             "ties": {"tolerance": r.tolerance, "members": [[c.block_q, c.block_kv] for c in r.members],
@@ -184,7 +186,8 @@ def explore(
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking, describe_model(known[keys[0]][10], kernel,
-                         use_cache), use_cache, replays_as != "auto", kernel, passes, warps[1])
+                         use_cache), use_cache, replays_as != "auto", kernel, passes, warps[1],
+                         padded_layout_notes(problem, kernel))
 
 
 def _algorithm(algorithm) -> tuple:
