@@ -67,13 +67,16 @@ def run_target() -> None:
 
 
 def summary(raw_dir: str) -> str:
-    lines = ["| load | bytes read at each line's start | every n-th line | lines read | DRAM read (MB) | "
-             "bytes a line read |", "|---|---:|---:|---:|---:|---:|"]
+    """Per case: the DRAM bytes over the lines the kernel asked for, and over the read requests (sectors) the L2
+    saw, which is the measure of what one request that misses fetches (the L2 saw fewer cp.async requests than
+    lines asked for: docs/validation/2026-12-07-line-fetch.md)."""
+    lines = ["| load | bytes read at each line's start | every n-th line | lines asked for | L2 read requests | "
+             "DRAM read (MB) | bytes a line asked for | bytes an L2 request |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for case, got in measured(raw_dir, "l2_prefetch.csv"):
         n = case["lines"] // case["stride"]
-        read = got["dram__bytes_read.sum"]
-        lines.append(f"| {MODES[case['mode']]} | {16 * case['chunks']} | {case['stride']} | {n:,} | {read:.2f} "
-                     f"| {read * MB / n:.1f} |")
+        read, asked = got["dram__bytes_read.sum"], got["lts__t_sectors_srcunit_tex_op_read.sum"] * MB / 32
+        lines.append(f"| {MODES[case['mode']]} | {16 * case['chunks']} | {case['stride']} | {n:,} | {asked:,.0f} "
+                     f"| {read:.2f} | {read * MB / n:.1f} | {read * MB / asked:.1f} |")
     return "\n".join(lines)
 
 

@@ -331,3 +331,49 @@ def test_grids_s48_and_s50_on_the_h100_as_predicted(compare, page, count, main, 
     assert len(kernels) == main and _misses(kernels) == misses
     errors = _time_errors(kernels)
     assert len(errors) == timed and max(errors) < 0.11 and statistics.median(errors) < 0.031
+
+
+LINE_FETCH = ROOT / "docs" / "validation" / "2026-12-07-line-fetch"
+
+
+@pytest.mark.parametrize("grid, misses", [("s51", {(104, "main"): 0.848}), ("s51-bnhd", {(104, "main"): 0.764})])
+def test_grid_s51_on_the_h100_as_predicted(compare, grid, misses):
+    """Grid s51, predicted for the H100 in both input layouts with whole-line fetches before it ran (session 51;
+    run in session 52, docs/validation/2026-12-07-line-fetch.md): the committed rows measure what the raw CSVs hold
+    and are the frozen predictions; every launch exact; the main kernels' DRAM within 10 % but the d = 104 causal
+    forward (WAVES_D128_NOTE's kind)."""
+    rows = _committed_as_frozen(compare, LINE_FETCH, f"rows-{grid}-h100.json", f"raw-h100/{grid}",
+                                f"predictions-{grid}-h100.json")
+    assert len(rows) == 20 and all(_exact(compare, r) for r in rows)
+    kernels = [r for r in rows if r["kernel"] in MAIN]
+    assert len(kernels) == 10 and _misses(kernels) == misses
+
+
+def test_whole_lines_and_not_units_on_grid_s51(compare, monkeypatch):
+    """With (B, N, H, d) inputs, where heads' rows share lines, the units rule (a miss fetches only the 64-byte
+    units its rows touch) reads 6 to 36 % less than the H100 did for the forwards and main backwards of d = 88,
+    104, 176 and 72; the whole-line rule is within 7.1 % on all of them but d = 104's causal forward."""
+    import iosim.run.shared_lines as shared_lines
+    committed = json.loads((LINE_FETCH / "rows-s51-bnhd-h100.json").read_text())
+    lines = {(r["head_dim"], r["kernel"]): _dram(r) for r in committed}
+    monkeypatch.setattr(shared_lines, "PLAIN_LOADS", ("dot_do_o", "main", "dq_dk_dv"))
+    units = {(r["head_dim"], r["kernel"]): _dram(r)
+             for r in compare.compare(str(LINE_FETCH / "raw-h100" / "s51-bnhd"), cache=True, hw="h100-sxm")}
+    for key in [(d, k) for d in (88, 104, 176, 72) for k in ("main", "dq_dk_dv")]:
+        assert units[key] < 0.94 and units[key] < lines[key], key
+        assert abs(lines[key] - 1) < 0.071 or key == (104, "main"), key
+
+
+def test_a_request_with_the_128_byte_hint_fetches_its_line():
+    """benchmarks/l2_prefetch_ncu.py on the H100 (session 52): per read request the L2 saw of one sector at a
+    line's start, a cold miss fetched 64 bytes by ``ld.global.cg`` and by ``cp.async.cg`` with no hint or the
+    64-byte hint, and 128 bytes with the 128-byte hint that flash-attn 2's loads carry (within 0.5 %)."""
+    prefetch = load_module("l2_prefetch_ncu", ROOT / "benchmarks" / "l2_prefetch_ncu.py")
+    fetched = {}
+    for case, got in prefetch.measured(str(LINE_FETCH / "raw-h100" / "prefetch"), "l2_prefetch.csv"):
+        per_request = got["dram__bytes_read.sum"] / got["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
+        if case["chunks"] == 2:
+            fetched.setdefault(prefetch.MODES[case["mode"]], []).append(per_request)
+    expect = {"ld.global.cg": 64, "cp.async.cg": 64, "cp.async.cg .L2::64B": 64, "cp.async.cg .L2::128B": 128}
+    for mode, want in expect.items():
+        assert len(fetched[mode]) == 3 and all(abs(b / want - 1) < 0.005 for b in fetched[mode]), (mode, fetched[mode])
