@@ -185,7 +185,7 @@ def split(key_parts, size, write, tensors: dict, spec: Interleaved):
     excess = np.where(w, new_size - (end - start) * rows, 0)
     halves = _halves(parts, line, h, b, n0, rows, w, r, heads, n_rows[src])
     g = heads * r
-    wrapped = rd & line_reads.wraps(line, h, g, heads)
+    wrapped = rd & line_reads.wraps(line, g)
     units = np.where(rd, line_reads.units(line, start, end, wrapped, g, spec.fetch_lines), 0)
     parts[wrapped, 1] -= line[wrapped]
     shared = np.where(wrapped, line_reads.shared_rows(n0, rows, g), 0)
