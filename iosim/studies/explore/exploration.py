@@ -62,7 +62,11 @@ class ExploreResult:
     kernel_preset: str | None = None
     passes: str = "forward"
     registers_by: str = ""          # what caps a tile's registers where not the profile (.registers)
-    notes: tuple = ()               # what the result should say of every tile's run (Setup.notes' layout note)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What every tile's run says, as simulate's notes do (a padded head dim's layout left behind)."""
+        return padded_layout_notes(self.problem, self.kernel_preset)
 
     @property
     def practical(self) -> Candidate:
@@ -186,8 +190,7 @@ def explore(
                          problem.dtype), sorted(cands.values(), key=lambda c: (c.block_q, c.block_kv)),
                          ranking.best, cands[paper_key], cands[kernel_key] if kernel_key else None, kernel_info,
                          kernel_reason, allow_spill, limits, grid, ranking, describe_model(known[keys[0]][10], kernel,
-                         use_cache), use_cache, replays_as != "auto", kernel, passes, warps[1],
-                         padded_layout_notes(problem, kernel))
+                         use_cache), use_cache, replays_as != "auto", kernel, passes, warps[1])
 
 
 def _algorithm(algorithm) -> tuple:
