@@ -20,6 +20,12 @@ S51 = dict(head_dims=(88, 104, 176, 72, 232), configs={
     88: ((4096, 4096, 16, 6, 6, False, "fp16"),), 104: ((4096, 4096, 8, 8, 8, True, "bf16"),),
     176: ((2048, 2048, 16, 4, 4, False, "fp16"),), 72: ((8192, 8192, 2, 12, 4, False, "fp16"),),
     232: ((3000, 3000, 4, 3, 3, True, "fp16"),)})
+#: grid s52's configs: rows of fewer than two lines over 2, 3 or 6 heads, where session 52 keyed every head's read
+#: of a query row's last line as its first (d = 40 over 3 and 6 heads) or where the frame's placement of a head's
+#: rows parts most from real addresses (d = 48 over 3 heads, d = 56 over 2)
+S52 = dict(head_dims=(40, 48, 56), configs={
+    40: ((4096, 4096, 4, 3, 3, False, "fp16"), (2048, 2048, 8, 6, 6, True, "bf16")),
+    48: ((16384, 16384, 4, 3, 3, False, "fp16"),), 56: ((32768, 32768, 2, 2, 2, False, "bf16"),)})
 
 GRIDS = {
     # issue 5's check of the counts: small enough that every metric pass is quick
@@ -344,6 +350,8 @@ GRIDS = {
     # (a miss fetches the whole line) where the heads' reads of a line are far apart; run in both layouts
     "s51": S51,
     "s51-bnhd": dict(head_dims=S51["head_dims"], layout="bnhd", configs=None),
+    "s52": S52,
+    "s52-bnhd": dict(head_dims=S52["head_dims"], layout="bnhd", configs=None),
     **CUDNN_GRIDS,
 }
 
