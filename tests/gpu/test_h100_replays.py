@@ -377,3 +377,21 @@ def test_a_request_with_the_128_byte_hint_fetches_its_line():
     expect = {"ld.global.cg": 64, "cp.async.cg": 64, "cp.async.cg .L2::64B": 64, "cp.async.cg .L2::128B": 128}
     for mode, want in expect.items():
         assert len(fetched[mode]) == 3 and all(abs(b / want - 1) < 0.005 for b in fetched[mode]), (mode, fetched[mode])
+
+
+S52 = ROOT / "docs" / "validation" / "2026-12-07-s52-device"
+
+
+@pytest.mark.parametrize("grid, misses", [
+    ("s52", {(48, "dq_dk_dv"): 1.136, (56, "dq_dk_dv"): 0.88}),
+    ("s52-bnhd", {(40, "main"): 0.887, (40, "dq_dk_dv"): 0.869, (48, "main"): 1.151, (48, "dq_dk_dv"): 1.19,
+                  (56, "main"): 0.53, (56, "dq_dk_dv"): 0.732})])
+def test_grid_s52_on_the_h100_as_predicted(compare, grid, misses):
+    """Grid s52, predicted before it ran (session 52, docs/validation/2026-12-07-s52-device.md): the committed rows
+    measure what the raw CSVs hold and are the frozen predictions; every launch exact; the main kernels' DRAM
+    misses as the page's table has them (d = 40's two (B, N, H, d) launches over 3 heads are the d = 40 ones)."""
+    rows = _committed_as_frozen(compare, S52, f"rows-{grid}-h100.json", f"raw-h100/{grid}",
+                                f"predictions-{grid}-h100.json")
+    assert len(rows) == 16 and all(_exact(compare, r) for r in rows)
+    kernels = [r for r in rows if r["kernel"] in MAIN]
+    assert len(kernels) == 8 and _misses(kernels) == misses
