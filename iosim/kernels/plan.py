@@ -332,8 +332,8 @@ SHARED_SECTORS_NOTE = (
     "(B, N_kv, H, d) buffers) share 128-byte lines and 32-byte sectors with other query heads' rows; "
     "the L2 model plays those buffers as lines, with a 64-byte read-modify-write for each sector written "
     "in halves whose line left the L2 between them, where it plays every head (not in a sample of chunks "
-    "or in windows of rounds); on the H200 the model's DRAM reads of 40 such backwards were 0.74-1.09 x the "
-    "measured (34 within 10 %; docs/validation/2026-12-04-lines.md)")
+    "or in windows of rounds); on the H200 the model's DRAM reads of 40 such backwards were 0.74-1.10 x the "
+    "measured (33 within 10 %; docs/validation/2026-12-04-lines.md)")
 
 
 #: a GQA backward of a few query rows: where the L2 model reads too little (the committed grids'
@@ -341,7 +341,7 @@ SHARED_SECTORS_NOTE = (
 GQA_DECODE_ROWS = 16
 GQA_DECODE_NOTE = (
     "not exact: a GQA backward of N_q <= 16 query rows; on the H200 the model's DRAM reads of 33 such backwards "
-    "were 0.72-1.00 x the measured (22 within 10 %): the next query head of a group re-reads its K/V head about "
+    "were 0.72-1.00 x the measured (21 within 10 %): the next query head of a group re-reads its K/V head about "
     "a partition's traffic later, and "
     "the GPU keeps less of it than the model (docs/cache.md, \"Sets\")")
 

@@ -89,7 +89,7 @@ def test_grid_s38_on_the_h100(compare):
     rows = _rows(compare, "raw-h100")
     assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.253,
+    assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.254,
                                                  (212, "main"): 1.198}
     errors = _time_errors(main)
     assert len(errors) == 12 and errors[-1] < 0.103 and statistics.median(errors) < 0.042
@@ -171,7 +171,7 @@ def test_grid_s44_on_the_h100_as_predicted(compare):
     the committed rows (the model when it ran) measure what the raw CSVs hold and predict what the frozen
     predictions did; 69 of 69 launches exact; the 32 main kernels' DRAM within 10 % but the two long backwards of
     the uneven 192 kernel its note marks, as frozen and through the model now (session 45's O and dO lines:
-    0.844 and 1.256; session 51's line fetches: 0.88 and 1.297); the 10 at N_q >= 2,048 within 6 % of the time."""
+    0.844 and 1.256; session 51's line fetches: 0.88 and 1.297; session 52's offsets: 0.878 and 1.299); the 10 at N_q >= 2,048 within 6 % of the time."""
     rows = _rows(compare, "raw-h100", S44)
     committed = json.loads((S44 / "rows-h100.json").read_text())
     assert [r["measured"] for r in committed] == [r["measured"] for r in rows]
@@ -179,7 +179,7 @@ def test_grid_s44_on_the_h100_as_predicted(compare):
     assert _frozen_misses(S44, committed) == {(152, "dq_dk_dv"): 0.817, (166, "dq_dk_dv"): 1.19}
     assert len(rows) == 69 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
-    assert len(main) == 32 and _misses(main) == {(152, "dq_dk_dv"): 0.88, (166, "dq_dk_dv"): 1.297}
+    assert len(main) == 32 and _misses(main) == {(152, "dq_dk_dv"): 0.878, (166, "dq_dk_dv"): 1.299}
     errors = _time_errors(main)
     assert len(errors) == 10 and max(errors) < 0.06 and statistics.median(errors) < 0.03
 
@@ -191,8 +191,8 @@ def test_the_192_kernels_backward_reads_more_over_more_waves(compare):
     assert len(rows) == 28 and all(_exact(compare, r) for r in rows)
     rows = [r for r in rows if r["kernel"] == "dq_dk_dv"]
     got = [(r["head_dim"], r["seq_len_q"], r["seq_len_kv"], r["batch"], round(_dram(r), 2)) for r in rows]
-    assert got == [(176, 42353, 3383, 1, 1.0), (176, 42353, 3383, 4, 0.99), (176, 42353, 3383, 12, 0.79),
-                   (176, 42353, 3383, 48, 0.24), (176, 10000, 3383, 48, 1.05), (176, 42353, 1024, 48, 0.75),
+    assert got == [(176, 42353, 3383, 1, 1.0), (176, 42353, 3383, 4, 0.99), (176, 42353, 3383, 12, 0.8),
+                   (176, 42353, 3383, 48, 0.25), (176, 10000, 3383, 48, 1.05), (176, 42353, 1024, 48, 0.73),
                    (128, 42353, 3383, 48, 1.0)]
 
 
@@ -203,7 +203,7 @@ def test_it_is_the_uneven_192_kernel(compare):
     assert len(rows) == 32 and all(_exact(compare, r) for r in rows)
     got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
     assert got == [(176, 24, 0.53), (256, 48, 1.0), (96, 48, 1.0), (64, 48, 0.97),
-                   (192, 48, 1.0), (160, 48, 0.32), (240, 48, 1.02), (120, 48, 1.01)]
+                   (192, 48, 1.0), (160, 48, 0.32), (240, 48, 1.0), (120, 48, 1.0)]
 
 
 def test_the_long_causal_notes_h100_figures_are_the_rows(compare):

@@ -12,7 +12,7 @@ request the same line. A line's requests are counted here:
   touch (a load that misses reads whole units: docs/validation/2026-12-04-reductions.md), not
   the whole line; a cp.async load with the .L2::128B hint (flash-attn's forward and main
   backward) reads the whole line (``fetch_lines``: docs/validation/2026-12-07-line-fetch.md).
-  While the line stays, a later head's read adds the units no earlier read of the stay touched.
+  While the line stays, a later head's read adds the units no earlier read of the stay fetched.
   So a unit shared by heads h and h + 1 (a boundary that is no multiple of 64 bytes) is read once
   where the line stayed between the two heads' reads, and twice where it was evicted: what
   dot_do_o reads over O and dO at such head dims, up to 96 bytes a query row over the rows'
@@ -23,18 +23,18 @@ request the same line. A line's requests are counted here:
 The line itself takes its 128 bytes of the cache while it stays: a head's rows hold every line
 they touch.
 
-A key's H rows (a query row's G = H · R bytes) are played from the start of a line; where G is no
-multiple of 128 they are not, and the real rows' lines shift from one query row to the next.
-Played from a line, the row's last line would never meet the next query row's first, and a
-small launch whose L2 holds both would read their shared unit twice. So that line is keyed as the
-first line (:func:`wraps`) by every head whose rows reach it (the last head's, and with rows of
-less than a line an earlier one's: at d = 40 over 3 heads the second head's too), its unit at the
-boundary as the first line's first unit for the query rows whose boundary falls inside a unit, one
-of its own for the others (:func:`shared_rows`), any other unit as a third (:func:`units`). Within a
-query row, a head's rows are placed as in a row that starts on a line. Rows of fewer than 64 bytes
-(d < 32) are not played as lines. Against real addresses, where a row starts anywhere in a line, the
-frame is within 13.4 % where every line stays and 21.5 % where none does (d = 40 to 256, 2 to 16 heads:
-tests/invariants/test_l2_lines.py).
+A key's H rows (a query row's G = H · R bytes) lie at real addresses: query row n of batch b starts
+(b · N + n) · G bytes into the buffer, so at one of P = 128 / gcd(G, 128) offsets o within its first
+line, the rows taking them by turn (their *class*; P ≤ 8 at the kernels' head dims, multiples of 8). A
+head's read of a chunk of rows is played as one request for each (line, class) its rows touch
+(:func:`read_lines`): the lines j of the chunk's rows of that class, but a row's last line, which the
+next query row starts in (where (o + G) is no multiple of 128), is that row's first line, keyed 0 of
+the next row's class. Each such key is the lines of so many rows (its class's rows in the chunk), which
+every head that reads them shares, and which the L2 holds whole. Where every line stays this reads the
+tensor's lines; where none stays, each head's own lines, row by row; at real addresses both are exact
+(tests/invariants/test_l2_lines.py). (Session 51 played every row as if it started on a line: up to
+40 % off where every line stayed, 21 % where none did; docs/validation/2026-12-07-s52-device.md.) Rows of
+fewer than 64 bytes (d < 32) are not played as lines.
 """
 
 from __future__ import annotations
@@ -45,51 +45,74 @@ UNIT = 64
 LINE = 128
 
 
-def wraps(line: np.ndarray, g) -> np.ndarray:
-    """Per request: whether it reads the last line of a query row of ``g`` bytes that ends inside a line
-    (whichever head's rows reach that line), keyed as the row's first line (``g``: one, or one a request)."""
-    return (g % LINE != 0) & (line == (g - 1) // LINE) & (line > 0)
+def classes(g: int) -> tuple[int, int, int]:
+    """(q, P, step) of query rows of ``g`` bytes: they start at offsets o = c · q in a line, c one of P
+    classes; the next row's class is c + step (mod P)."""
+    q = int(np.gcd(g, LINE))
+    return q, LINE // q, (g // q) % (LINE // q)
 
 
-def units(line: np.ndarray, start: np.ndarray, end: np.ndarray, wrapped: np.ndarray, g,
-          fetch_lines: bool = False) -> np.ndarray:
-    """Per request of the bytes [start, end) of ``line``: its 64-byte units as bits of its key's
-    line (bit 0 the first, bit 1 the second); where it ``wrapped`` (:func:`wraps`), the unit at the row's end,
-    where its rows reach it, as bit 0 (the next query row's first unit, which it shares where the boundary
-    falls inside a unit: :func:`shared_rows`) and bit 3 (a unit of its own, where it does not), any other
-    unit of the last line as bit 2. ``fetch_lines``: a miss fetches the whole line, so a plain request has
-    both units and a wrapped one all of the last line's units and the next query row's units in it (bit 0
-    for every row, bit 1 where they pass a unit)."""
-    half = line * LINE + UNIT
-    plain = (start < half) * 1 + (end > half) * 2
-    g = np.asarray(g)
-    shared, last_unit = g % UNIT != 0, (g - 1) // UNIT
-    if fetch_lines:                      # the whole last line: as a request from its start to the row's end
-        plain, start, end = np.full_like(plain, 3), np.where(wrapped, line * LINE, start), np.where(wrapped, g, end)
-    ends = (end - 1) // UNIT == last_unit
-    before = (start // UNIT < last_unit) | (ends & ~shared)
-    at_end = np.where(ends & shared, 1 + 8, 0) + np.where(before, 4, 0)
-    if fetch_lines:
-        at_end = at_end | 1 | np.where(-g % LINE > UNIT, 2, 0)
-    return np.where(wrapped, at_end, plain)
+def _geometry(h: int, g: int, r: int, fetch_lines: bool) -> dict:
+    """{(key, class): [bits, touched, bytes], the last two per class of the rows read}: the lines head ``h``'s
+    row of ``r`` bytes touches in a query row of ``g`` bytes placed at each class's offset, each as its key (the
+    line; the row's last line keyed 0) and the class of the row whose line it is (for the last line, the next
+    row's); bits: 1 for a whole line, else one per 64-byte unit."""
+    q, p, _ = classes(g)
+    out: dict = {}
+    for c in range(p):
+        o = c * q
+        lo, hi = o + h * r, o + (h + 1) * r
+        for j in range(lo // LINE, (hi - 1) // LINE + 1):
+            a, e = max(lo, j * LINE), min(hi, (j + 1) * LINE)
+            wrapped = j == (o + g - 1) // LINE and (o + g) % LINE != 0
+            key = (0, (o + g) % LINE // q) if wrapped else (j, c)
+            units = range((a - j * LINE) // UNIT, (e - 1 - j * LINE) // UNIT + 1)
+            entry = out.setdefault(key, [0, np.zeros(p, bool), np.zeros(p, np.int64)])
+            entry[0] |= 1 if fetch_lines else sum(1 << u for u in units)
+            entry[1][c] = True
+            entry[2][c] += e - a
+    return out
 
 
-def shared_rows(n0: np.ndarray, rows: np.ndarray, g) -> np.ndarray:
-    """Of query rows n0 … n0 + rows − 1, how many end inside a 64-byte unit (row n ends at
-    (n + 1) · g bytes): all but those where (n + 1) is a multiple of 64 / gcd(g, 64)."""
-    period = UNIT // np.gcd(g, UNIT)
-    return rows - ((n0 + rows) // period - n0 // period)
+def class_rows(first: np.ndarray, rows: np.ndarray, g: int) -> np.ndarray:
+    """(requests × P): of each chunk's ``rows`` query rows from the buffer's row ``first`` on, how many are of
+    each class."""
+    q, p, step = classes(g)
+    phase = (first * g) % LINE // q
+    out = np.zeros((len(rows), p), np.int64)
+    for i in range(p):
+        out[np.arange(len(rows)), (phase + i * step) % p] = np.maximum(0, (rows - i + p - 1) // p)
+    return out
 
 
-def _weights(sp, rows: np.ndarray) -> dict:
-    """Per bit, per request: the rows whose unit it is (bits 0 and 3 of a wrapped request split
-    its rows by :func:`shared_rows`; every other bit all of them)."""
-    w = {bit: np.where(sp.units & bit > 0, rows, 0) for bit in (1, 2, 4, 8)}
-    if sp.shared is not None:
-        wrapped = sp.units & 8 > 0
-        w[1] = w[1] if sp.fetch_lines else np.where(wrapped, sp.shared, w[1])
-        w[8] = np.where(wrapped, rows - sp.shared, 0)
-    return w
+def read_lines(h: np.ndarray, heads: np.ndarray, r: int, first: np.ndarray, rows: np.ndarray,
+               fetch_lines: bool) -> dict:
+    """The line requests of chunk reads of whole rows (head ``h`` of ``heads``, rows ``first`` … ``first`` +
+    ``rows`` − 1 of the buffer, of ``r`` bytes a head): "count" per read, then per new request in order of the
+    reads and their keys: "key" (line · 128 + class: the lines of one class of the chunk's rows), "bits"
+    (:func:`_geometry`), "weights" (the class's rows in the chunk), "size" (the key's lines: what it holds of
+    the L2) and "asked" (its rows' bytes in those lines); a key none of the chunk's rows touch makes none."""
+    out = {"count": np.zeros(len(h), np.int64)}
+    parts = []
+    for hh, hs in sorted(set(zip(h.tolist(), heads.tolist()))):
+        at = np.flatnonzero((h == hh) & (heads == hs))
+        counts = class_rows(first[at], rows[at], hs * r)
+        _, p, step = classes(hs * r)
+        for (line, cls), (bits, touched, nbytes) in sorted(_geometry(hh, hs * r, r, fetch_lines).items()):
+            # the first lines of a class's rows are the last lines of the rows before them (a chunk's edge)
+            weight = np.maximum(counts[:, cls], counts[:, (cls - step) % p] if line == 0 else 0)
+            keep = (counts * touched).sum(axis=1) > 0
+            parts.append((at[keep], np.full(keep.sum(), line * LINE + cls), np.full(keep.sum(), bits), weight[keep],
+                          LINE * weight[keep], (counts * nbytes).sum(axis=1)[keep]))
+            out["count"][at[keep]] += 1
+    cols = [np.concatenate(c) for c in zip(*parts)] or [np.zeros(0, np.int64)] * 6
+    order = np.lexsort((cols[1], cols[0]))
+    return {**out, **{k: v[order] for k, v in zip(("read", "key", "bits", "weights", "size", "asked"), cols)}}
+
+
+def _weights(sp) -> dict:
+    """Per bit, per request: the rows its bit weighs (its class's rows in the request's chunk), 0 where unset."""
+    return {bit: np.where((sp.units >> bit) & 1 > 0, sp.weights, 0) for bit in (0, 1)}
 
 
 def _charged(stay: np.ndarray, weight: np.ndarray) -> np.ndarray:
@@ -116,8 +139,7 @@ def correct(got, last: np.ndarray, sizes: np.ndarray, sp, ends: list, issuer=Non
     ``ends``. ``last``: per request, the last request of its key's stay (a run from a miss up to
     the next)."""
     read = sp.units > 0
-    rows = sizes // LINE
-    dram = UNIT * sum(_charged(last, w) for w in _weights(sp, rows).values())
+    dram = (LINE if sp.fetch_lines else UNIT) * sum(_charged(last, w) for w in _weights(sp).values())
     hit = got.hits
     rep = np.zeros(len(sizes), np.int64) if repeats is None else np.asarray(repeats, np.int64)
     asked = sp.read_asked

@@ -110,14 +110,13 @@ class Split:
     first: np.ndarray
     second: np.ndarray
     rows: np.ndarray
-    #: per request of the new stream that reads a line: the 64-byte DRAM units of the line its
-    #: head's rows touch, as bits (:func:`.line_reads.units`; 0 for any other request), and its
-    #: rows' bytes in the line, what the L2 is asked for (:mod:`.line_reads`)
+    #: per request of the new stream that reads lines (one class of a chunk's rows:
+    #: :func:`.line_reads.read_lines`): what a miss fetches, as bits (the line, or its 64-byte units; 0 for
+    #: any other request), the rows whose lines they are, and its rows' bytes in the lines, what the L2 is
+    #: asked for
     units: np.ndarray | None = None
     read_asked: np.ndarray | None = None
-    #: per such request that wraps (:func:`.line_reads.wraps`): its rows whose last unit the next
-    #: query row's first shares (:func:`.line_reads.shared_rows`)
-    shared: np.ndarray | None = None
+    weights: np.ndarray | None = None
     #: a read that misses fetches its whole line (cp.async's .L2::128B hint), not its units
     fetch_lines: bool = False
 
@@ -164,33 +163,34 @@ def split(key_parts, size, write, tensors: dict, spec: Interleaved):
     written = np.isin(tensor, _numbers(tensors, spec.tensors)) & (write == 1)
     read = np.isin(tensor, _numbers(tensors, spec.read_tensors)) & (write == 0) \
         & (size == r * (lo % (spec.chunk_rows + 1))) & (r >= UNIT)         # a row of a unit at least
-    mask = written | read
     b, h, heads, n_rows = spec.places(key_parts[:, 0], tensor, tensors)
     k0, k1 = h * r // LINE, ((h + 1) * r - 1) // LINE
-    count = np.where(mask, k1 - k0 + 1, 1)
+    n0, rows = lo // (spec.chunk_rows + 1), lo % (spec.chunk_rows + 1)
+    i = np.flatnonzero(read)
+    rl = line_reads.read_lines(h[i], heads[i], r, b[i] * n_rows[i] + n0[i], rows[i], spec.fetch_lines)
+    count = np.where(written, k1 - k0 + 1, 1)
+    count[i] = rl["count"]
     src = np.repeat(np.arange(len(size)), count)
     within = np.arange(len(src)) - np.repeat(np.cumsum(count) - count, count)
-    m = mask[src]
-    line = np.where(m, k0[src] + within, -1)
-    rows = lo[src] % (spec.chunk_rows + 1)
+    w, rd = written[src], read[src]
+    line = np.where(w, k0[src] + within, -1)
+    line[rd] = rl["key"]
     parts = key_parts[src].copy()
+    m = w | rd
     parts[m, 0] = b[src][m]
     parts[m, 1] = hi[src][m] + line[m]          # the column field: these rows are written whole
-    new_size = np.where(m, LINE * rows, size[src])
-    h, b, heads, n0 = h[src], b[src], heads[src], lo[src] // (spec.chunk_rows + 1)
+    new_size = np.where(w, LINE * rows[src], size[src])
+    new_size[rd] = rl["size"]
+    h, b, heads, n0, rows = h[src], b[src], heads[src], n0[src], rows[src]
     start, end = np.maximum(h * r, line * LINE), np.minimum((h + 1) * r, (line + 1) * LINE)
     sectors = (end - 1) // SECTOR - start // SECTOR + 1
-    w, rd = m & written[src], m & read[src]
     sector_bytes = np.where(w, SECTOR * sectors * rows, 0)
     excess = np.where(w, new_size - (end - start) * rows, 0)
     halves = _halves(parts, line, h, b, n0, rows, w, r, heads, n_rows[src])
-    g = heads * r
-    wrapped = rd & line_reads.wraps(line, g)
-    units = np.where(rd, line_reads.units(line, start, end, wrapped, g, spec.fetch_lines), 0)
-    parts[wrapped, 1] -= line[wrapped]
-    shared = np.where(wrapped, line_reads.shared_rows(n0, rows, g), 0)
-    return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units, fetch_lines=spec.fetch_lines,
-                                              read_asked=np.where(rd, (end - start) * rows, 0), shared=shared)
+    units, weights, asked = (np.zeros(len(src), np.int64) for _ in range(3))
+    units[rd], weights[rd], asked[rd] = rl["bits"], rl["weights"], rl["asked"]
+    return count, parts, new_size, src, Split(sector_bytes, excess, *halves, units=units, read_asked=asked,
+                                              weights=weights, fetch_lines=spec.fetch_lines)
 
 
 def _halves(parts, line, h, b, n0, rows, m, r: int, heads, n_rows):
