@@ -305,8 +305,8 @@ def test_the_classes_against_real_addresses():
     """The model plays a query row's heads at the offsets in a line that real rows take by turn (their classes,
     iosim.models.cache.line_reads). Over d = 40 … 256 (rows no multiple of 128 bytes) and 2 … 16 heads, with
     either kind of load, on chunks of 64 rows: where every line stays, and where none stays between requests,
-    the DRAM reads are those of an LRU at real byte addresses, exactly. (Session 52 first played every row as
-    if it started on a line: off by up to 40 % where every line stayed and 21 % where none did.)"""
+    the DRAM reads are those of an LRU at real byte addresses, exactly. (Until session 52 every row was played
+    as if it started on a line: off by up to 40 % where every line stayed and 21 % where none did.)"""
     got, want = [], []
     for d in [d for d in range(40, 257, 8) if (2 * d) % 128]:
         for heads in range(2, 17):
@@ -326,3 +326,23 @@ def test_the_classes_against_real_addresses():
                     got.append(played.stats.dram_read_bytes)
                     want.append(_at_addresses(spec, parts, stays))
     assert len(got) == 1440 and got == want
+
+
+@pytest.mark.parametrize("d, heads, lines_over, units_over", [(40, 3, 1.467, 1.2), (56, 2, 1.429, 1.143),
+                                                              (72, 4, 1.111, 1.0)])
+def test_a_decodes_rows_over_batches_are_keyed_apart(d, heads, lines_over, units_over):
+    """The limit line_reads states: a decode's one query row a batch starts inside the line the batch before ends
+    in, and that line is keyed in both batches' chunks, so where every line stays (dO of 8 batches) the model reads
+    more than real addresses do, by the few lines the batches share."""
+    over = []
+    for kernel in ("dq_dk_dv", "dot_do_o"):
+        spec = Interleaved((), 2 * d, heads, 1, 8, batch_fastest=True, read_tensors=("dO",),
+                           unit_kernels=("dot_do_o",)).for_kernel(kernel)
+        parts = np.array([(ell, HI, 1) for ell in range(8 * heads)], np.int64)
+        sizes, reads = np.full(len(parts), spec.row_bytes, np.int64), np.zeros(len(parts), np.int64)
+        count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, reads, {"dO": TENSOR}, spec)
+        ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
+        played = stack.play(ids, new_sizes, reads[src], 1 << 40, hits=True, stays=True)
+        lines.correct(played, ids, new_sizes, sp, [len(ids)])
+        over.append(round(played.stats.dram_read_bytes / _at_addresses(spec, parts, True), 3))
+    assert over == [lines_over, units_over]

@@ -12,7 +12,7 @@ request the same line. A line's requests are counted here:
   touch (a load that misses reads whole units: docs/validation/2026-12-04-reductions.md), not
   the whole line; a cp.async load with the .L2::128B hint (flash-attn's forward and main
   backward) reads the whole line (``fetch_lines``: docs/validation/2026-12-07-line-fetch.md).
-  While the line stays, a later head's read adds the units no earlier read of the stay fetched.
+  While a key stays, a later head's read adds the units no earlier read of the stay fetched.
   So a unit shared by heads h and h + 1 (a boundary that is no multiple of 64 bytes) is read once
   where the line stayed between the two heads' reads, and twice where it was evicted: what
   dot_do_o reads over O and dO at such head dims, up to 96 bytes a query row over the rows'
@@ -20,8 +20,8 @@ request the same line. A line's requests are counted here:
 * **L2 reads.** A request asks for its head's rows' bytes in the line (the count's bytes, as
   everywhere in the model), not the line.
 
-The line itself takes its 128 bytes of the cache while it stays: a head's rows hold every line
-they touch.
+A key takes 128 bytes of the cache for each of its lines while it stays, whichever head's rows
+touch them.
 
 A key's H rows (a query row's G = H · R bytes) lie at real addresses: query row n of batch b starts
 (b · N + n) · G bytes into the buffer, so at one of P = 128 / gcd(G, 128) offsets o within its first
@@ -32,9 +32,13 @@ next query row starts in (where (o + G) is no multiple of 128), is that row's fi
 the next row's class. Each such key is the lines of so many rows (its class's rows in the chunk), which
 every head that reads them shares, and which the L2 holds whole. Where every line stays this reads the
 tensor's lines; where none stays, each head's own lines, row by row; at real addresses both are exact
-(tests/invariants/test_l2_lines.py). (Session 51 played every row as if it started on a line: up to
-40 % off where every line stayed, 21 % where none did; docs/validation/2026-12-07-s52-device.md.) Rows of
-fewer than 64 bytes (d < 32) are not played as lines.
+where a chunk's first and last rows meet the chunks beside them on a line's edge (64-row chunks of a
+batch that starts on one: tests/invariants/test_l2_lines.py). Where they do not (a decode's one row a
+batch, a ragged N), the line two chunks' rows share is keyed in both, and a line's class weighs the
+larger of its two sides' rows: a few lines a chunk, e.g. 1.47 × a decode's dO of one row over 8 batches
+where every line stays, bytes next to its K and V. (Until session 52 every row was played as if it
+started on a line: up to 40 % off where every line stayed, 21 % where none did;
+docs/validation/2026-12-07-s52-device.md.) Rows of fewer than 64 bytes (d < 32) are not played as lines.
 """
 
 from __future__ import annotations
@@ -53,10 +57,10 @@ def classes(g: int) -> tuple[int, int, int]:
 
 
 def _geometry(h: int, g: int, r: int, fetch_lines: bool) -> dict:
-    """{(key, class): [bits, touched, bytes], the last two per class of the rows read}: the lines head ``h``'s
-    row of ``r`` bytes touches in a query row of ``g`` bytes placed at each class's offset, each as its key (the
-    line; the row's last line keyed 0) and the class of the row whose line it is (for the last line, the next
-    row's); bits: 1 for a whole line, else one per 64-byte unit."""
+    """{(line, class): [bits, touched, bytes], the last two per class of the rows read}: the lines head ``h``'s
+    row of ``r`` bytes touches in a query row of ``g`` bytes placed at each class's offset, each as its line (the
+    row's last line, where the next row starts in it, as line 0) and the class of the row whose line it is (for
+    that last line, the next row's); bits: 1 for a whole line, else one per 64-byte unit."""
     q, p, _ = classes(g)
     out: dict = {}
     for c in range(p):
@@ -89,9 +93,11 @@ def read_lines(h: np.ndarray, heads: np.ndarray, r: int, first: np.ndarray, rows
                fetch_lines: bool) -> dict:
     """The line requests of chunk reads of whole rows (head ``h`` of ``heads``, rows ``first`` … ``first`` +
     ``rows`` − 1 of the buffer, of ``r`` bytes a head): "count" per read, then per new request in order of the
-    reads and their keys: "key" (line · 128 + class: the lines of one class of the chunk's rows), "bits"
-    (:func:`_geometry`), "weights" (the class's rows in the chunk), "size" (the key's lines: what it holds of
-    the L2) and "asked" (its rows' bytes in those lines); a key none of the chunk's rows touch makes none."""
+    reads and their keys: "read" (the read it comes of, an index into ``h``), "key" (line · 128 + class: the
+    lines of one class of the chunk's rows), "bits" (:func:`_geometry`), "weights" (the class's rows in the
+    chunk; for line 0 also the rows whose next row is of the class, the larger), "size" (the key's lines: what
+    it holds of the L2) and "asked" (its rows' bytes in those lines); a key none of the chunk's rows touch
+    makes none."""
     out = {"count": np.zeros(len(h), np.int64)}
     parts = []
     for hh, hs in sorted(set(zip(h.tolist(), heads.tolist()))):
@@ -111,7 +117,7 @@ def read_lines(h: np.ndarray, heads: np.ndarray, r: int, first: np.ndarray, rows
 
 
 def _weights(sp) -> dict:
-    """Per bit, per request: the rows its bit weighs (its class's rows in the request's chunk), 0 where unset."""
+    """Per bit, per request: the rows its bit weighs (the request's weight: :func:`read_lines`), 0 where unset."""
     return {bit: np.where((sp.units >> bit) & 1 > 0, sp.weights, 0) for bit in (0, 1)}
 
 

@@ -112,8 +112,8 @@ class Split:
     rows: np.ndarray
     #: per request of the new stream that reads lines (one class of a chunk's rows:
     #: :func:`.line_reads.read_lines`): what a miss fetches, as bits (the line, or its 64-byte units; 0 for
-    #: any other request), the rows whose lines they are, and its rows' bytes in the lines, what the L2 is
-    #: asked for
+    #: any other request), its rows' bytes in the lines, what the L2 is asked for, and the rows whose lines
+    #: the bits are
     units: np.ndarray | None = None
     read_asked: np.ndarray | None = None
     weights: np.ndarray | None = None
@@ -173,12 +173,12 @@ def split(key_parts, size, write, tensors: dict, spec: Interleaved):
     src = np.repeat(np.arange(len(size)), count)
     within = np.arange(len(src)) - np.repeat(np.cumsum(count) - count, count)
     w, rd = written[src], read[src]
-    line = np.where(w, k0[src] + within, -1)
+    line = np.where(w, k0[src] + within, -1)          # a written line; for a read, its key (line · 128 + class)
     line[rd] = rl["key"]
     parts = key_parts[src].copy()
     m = w | rd
     parts[m, 0] = b[src][m]
-    parts[m, 1] = hi[src][m] + line[m]          # the column field: these rows are written whole
+    parts[m, 1] = hi[src][m] + line[m]          # the column field: these requests are of whole rows
     new_size = np.where(w, LINE * rows[src], size[src])
     new_size[rd] = rl["size"]
     h, b, heads, n0, rows = h[src], b[src], heads[src], n0[src], rows[src]
