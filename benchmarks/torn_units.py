@@ -25,14 +25,15 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim.gpu.sdpa import problem_of  # noqa: E402
-from iosim.models.cache.line_reads import UNIT, shared_rows  # noqa: E402
+from iosim.models.cache.line_reads import UNIT  # noqa: E402
 from iosim.workload.layouts import row_bytes, sdpa_padded  # noqa: E402
 
 
 def torn_share(r: int) -> float:
     """The share of row boundaries k·R (k ≥ 1) that fall inside a 64-byte unit (over 64 rows, a
     whole number of the boundaries' period 64 / gcd(R, 64))."""
-    return int(shared_rows(np.array([0]), np.array([UNIT]), r)[0]) / UNIT
+    period = UNIT // int(np.gcd(r, UNIT))          # a boundary on a unit's edge every period-th row
+    return (UNIT - UNIT // period) / UNIT
 
 
 def rows_of(path: str) -> list[tuple[str, dict]]:
