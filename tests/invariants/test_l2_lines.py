@@ -301,6 +301,19 @@ def _at_addresses(spec, parts, stays: bool) -> int:
     return total
 
 
+def _dram_read(spec, parts, stays: bool) -> int:
+    """The model's DRAM reads of whole-row reads ``parts`` of ``spec``'s buffer (rows ``lo % 65`` a chunk): split,
+    played and corrected, every line kept (``stays``) or none kept between requests."""
+    sizes = spec.row_bytes * (parts[:, 2] % (spec.chunk_rows + 1))
+    reads = np.zeros(len(parts), np.int64)
+    count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, reads, {"dO": TENSOR}, spec)
+    ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
+    capacity = 1 << 40 if stays else int(new_sizes.max())
+    played = stack.play(ids, new_sizes, reads[src], capacity, hits=True, stays=True)
+    lines.correct(played, ids, new_sizes, sp, [len(ids)])
+    return played.stats.dram_read_bytes
+
+
 def test_the_classes_against_real_addresses():
     """The model plays a query row's heads at the offsets in a line that real rows take by turn (their classes,
     iosim.models.cache.line_reads). Over d = 40 … 256 (rows no multiple of 128 bytes) and 2 … 16 heads, with
@@ -315,15 +328,8 @@ def test_the_classes_against_real_addresses():
                                    unit_kernels=("dot_do_o",)).for_kernel(kernel)
                 parts = np.array([(ell, HI, n0 * (spec.chunk_rows + 1) + spec.chunk_rows) for ell in range(2 * heads)
                                   for n0 in range(0, 128, spec.chunk_rows)], np.int64)
-                sizes = np.full(len(parts), spec.chunk_rows * spec.row_bytes, np.int64)
-                reads = np.zeros(len(parts), np.int64)
-                count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, reads, {"dO": TENSOR}, spec)
-                ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
                 for stays in (True, False):
-                    capacity = 1 << 40 if stays else int(new_sizes.max())
-                    played = stack.play(ids, new_sizes, reads[src], capacity, hits=True, stays=True)
-                    lines.correct(played, ids, new_sizes, sp, [len(ids)])
-                    got.append(played.stats.dram_read_bytes)
+                    got.append(_dram_read(spec, parts, stays))
                     want.append(_at_addresses(spec, parts, stays))
     assert len(got) == 1440 and got == want
 
@@ -339,10 +345,5 @@ def test_a_decodes_rows_over_batches_are_keyed_apart(d, heads, lines_over, units
         spec = Interleaved((), 2 * d, heads, 1, 8, batch_fastest=True, read_tensors=("dO",),
                            unit_kernels=("dot_do_o",)).for_kernel(kernel)
         parts = np.array([(ell, HI, 1) for ell in range(8 * heads)], np.int64)
-        sizes, reads = np.full(len(parts), spec.row_bytes, np.int64), np.zeros(len(parts), np.int64)
-        count, new_parts, new_sizes, src, sp = lines.split(parts, sizes, reads, {"dO": TENSOR}, spec)
-        ids = np.unique(new_parts, axis=0, return_inverse=True)[1].reshape(-1)
-        played = stack.play(ids, new_sizes, reads[src], 1 << 40, hits=True, stays=True)
-        lines.correct(played, ids, new_sizes, sp, [len(ids)])
-        over.append(round(played.stats.dram_read_bytes / _at_addresses(spec, parts, True), 3))
+        over.append(round(_dram_read(spec, parts, True) / _at_addresses(spec, parts, True), 3))
     assert over == [lines_over, units_over]

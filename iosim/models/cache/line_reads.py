@@ -56,12 +56,12 @@ def classes(g: int) -> tuple[int, int, int]:
     return q, LINE // q, (g // q) % (LINE // q)
 
 
-def _geometry(h: int, g: int, r: int, fetch_lines: bool) -> dict:
+def _geometry(h: int, g: int, r: int, fetch_lines: bool, q: int, p: int) -> dict:
     """{(line, class): [bits, touched, bytes], the last two per class of the rows read}: the lines head ``h``'s
     row of ``r`` bytes touches in a query row of ``g`` bytes placed at each class's offset, each as its line (the
     row's last line, where the next row starts in it, as line 0) and the class of the row whose line it is (for
-    that last line, the next row's); bits: 1 for a whole line, else one per 64-byte unit."""
-    q, p, _ = classes(g)
+    that last line, the next row's); bits: 1 for a whole line, else one per 64-byte unit (``q``, ``p``:
+    :func:`classes`)."""
     out: dict = {}
     for c in range(p):
         o = c * q
@@ -80,7 +80,7 @@ def _geometry(h: int, g: int, r: int, fetch_lines: bool) -> dict:
 
 def class_rows(first: np.ndarray, rows: np.ndarray, g: int) -> np.ndarray:
     """(requests × P): of each chunk's ``rows`` query rows from the buffer's row ``first`` on, how many are of
-    each class."""
+    each class (:func:`classes`)."""
     q, p, step = classes(g)
     phase = (first * g) % LINE // q
     out = np.zeros((len(rows), p), np.int64)
@@ -93,27 +93,26 @@ def read_lines(h: np.ndarray, heads: np.ndarray, r: int, first: np.ndarray, rows
                fetch_lines: bool) -> dict:
     """The line requests of chunk reads of whole rows (head ``h`` of ``heads``, rows ``first`` … ``first`` +
     ``rows`` − 1 of the buffer, of ``r`` bytes a head): "count" per read, then per new request in order of the
-    reads and their keys: "read" (the read it comes of, an index into ``h``), "key" (line · 128 + class: the
-    lines of one class of the chunk's rows), "bits" (:func:`_geometry`), "weights" (the class's rows in the
-    chunk; for line 0 also the rows whose next row is of the class, the larger), "size" (the key's lines: what
-    it holds of the L2) and "asked" (its rows' bytes in those lines); a key none of the chunk's rows touch
-    makes none."""
+    reads and their keys: "key" (line · 128 + class: the lines of one class of the chunk's rows), "bits"
+    (:func:`_geometry`), "weights" (the class's rows in the chunk; for line 0 also the rows whose next row is of
+    the class, the larger), "size" (the key's lines: what it holds of the L2) and "asked" (its rows' bytes in
+    those lines); a key none of the chunk's rows touch makes none."""
     out = {"count": np.zeros(len(h), np.int64)}
     parts = []
     for hh, hs in sorted(set(zip(h.tolist(), heads.tolist()))):
         at = np.flatnonzero((h == hh) & (heads == hs))
         counts = class_rows(first[at], rows[at], hs * r)
-        _, p, step = classes(hs * r)
-        for (line, cls), (bits, touched, nbytes) in sorted(_geometry(hh, hs * r, r, fetch_lines).items()):
+        q, p, step = classes(hs * r)
+        for (line, cls), (bits, touched, nbytes) in sorted(_geometry(hh, hs * r, r, fetch_lines, q, p).items()):
             # the first lines of a class's rows are the last lines of the rows before them (a chunk's edge)
             weight = np.maximum(counts[:, cls], counts[:, (cls - step) % p] if line == 0 else 0)
             keep = (counts * touched).sum(axis=1) > 0
             parts.append((at[keep], np.full(keep.sum(), line * LINE + cls), np.full(keep.sum(), bits), weight[keep],
                           LINE * weight[keep], (counts * nbytes).sum(axis=1)[keep]))
             out["count"][at[keep]] += 1
-    cols = [np.concatenate(c) for c in zip(*parts)] or [np.zeros(0, np.int64)] * 6
-    order = np.lexsort((cols[1], cols[0]))
-    return {**out, **{k: v[order] for k, v in zip(("read", "key", "bits", "weights", "size", "asked"), cols)}}
+    read, *cols = [np.concatenate(c) for c in zip(*parts)] or [np.zeros(0, np.int64)] * 6
+    order = np.lexsort((cols[0], read))                        # by read, then key: the order split places them
+    return {**out, **{k: v[order] for k, v in zip(("key", "bits", "weights", "size", "asked"), cols)}}
 
 
 def _weights(sp) -> dict:
