@@ -35,6 +35,9 @@ CASES = [
      "backward"),
     ("fa2 bwd decode N_kv=12345 d=40 B=8 × H=32 on 8", "—",
      Problem(seq_len_q=1, seq_len_kv=12345, head_dim=40, batch=8, heads=32, kv_heads=8), "backward"),
+    # (B, N, H, d) rows read at 8 offsets in a line, the most classes (docs/validation/2026-12-07-s52-device.md)
+    ("fa2 fwd+bwd N=16384 d=40 B=4 × H=3, (B, N, H, d)", "—",
+     Problem(seq_len=16384, head_dim=40, batch=4, heads=3, layout="bnhd"), "forward+backward"),
 ]
 
 #: long causal forwards played whole, each partition several turns (name, problem, Options.cache):
