@@ -41,7 +41,10 @@ from ..workload.layouts import decode_layout, sdpa_padded, unaligned_row_bytes
 from ..workload.problem import Problem
 # the backward's notes are re-exported with the others (plan.LONG_BACKWARD_NOTE, plan.WAVE_ROWS_NOTE)
 from .backward_notes import LONG_BACKWARD_NOTE, WAVE_ROWS_NOTE  # noqa: F401
-from .backward_notes import half_partition as _half_partition, long_backward, wave_slots as _wave_slots
+from .backward_notes import long_backward
+from .forward_notes import LONG_CAUSAL_NOTE, SPREAD_GROUP_NOTE, WAVES_D128_NOTE, WIDE_CAUSAL_NOTE  # noqa: F401
+from .forward_notes import long_causal as _long_causal, spread_group as _spread_group, waves_d128 as _waves_d128
+from .forward_notes import wide_causal as _wide_causal
 from .coresidency import uneven_mn_factor
 from .cudnn_preset import plan_cudnn
 from .flash_code import UNMEASURED_NOTE as CODE_NOTE
@@ -169,80 +172,13 @@ def _forward(kernel: str, problem: Problem, profile, num_splits: int | None) -> 
     # flash_fwd_kernel walks n_block from n_block_max − 1 down (docs/spec/algorithms.md §7.2)
     return KernelLaunch("forward", "fa2", run, tile, {"kv_descending": True}, batch_fastest=True,
                         **strided_rows(run, run is problem, "forward"),
-                        l2_note=_notes(note, _long_causal(run, profile) or _waves_d128(run, tile, profile),
+                        l2_note=_notes(note, _long_causal(run, profile) or _wide_causal(run, tile, profile)
+                                       or _waves_d128(run, tile, profile),
                                        _spread_group(run, tile, profile),
                                        partial_code("main", run, tile, 1, code), None if code else CODE_NOTE),
                         frames=frames,
                         time_note=_instruction_fetch(run, tile), code=code,
                         causal_code=causal_code("main", run, tile, 1, cc))
-
-
-#: a causal forward whose K/V head's K and V pass half an L2 partition: where the L2 model's DRAM
-#: reads part from the H200's, both ways (the committed grids' 25 such forwards, sessions 30-49;
-#: figures of session 51)
-LONG_CAUSAL_NOTE = (
-    "not exact: a causal forward whose K/V head's K and V ({kv:.1f} MB) pass half an L2 partition ({half:.1f} MB); "
-    "on the H200 the model's DRAM reads of 25 such forwards were 0.84-2.13 x the measured (7 within 10 %; 3 of them "
-    "with (B, N, H, d) inputs: 1.30, 1.05 and 0.93), on an "
-    "H100 of 14 0.73-2.58 x (1 within 10 %; grids s38, s40, s42, s43, s46, 3 of them with (B, N, H, d) inputs, "
-    "which tip such a forward over the L2's edge or do not: 5.3 and 1.0 x the other layout's reads measured): "
-    "it places a head's contiguous K and V on the sets at random, and plays flash-attn's blocks in lockstep, "
-    "and both part from the GPU there "
-    "(docs/validation/2026-12-04-l2-address.md)")
-
-
-def _long_causal(run: Problem, profile) -> str | None:
-    """:data:`LONG_CAUSAL_NOTE` for a causal forward of ``run`` on ``profile``'s L2, or None."""
-    half = _half_partition(profile)
-    kv = 2 * run.seq_len_kv * run.head_dim * run.width
-    return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if run.causal and half and kv >= half else None
-
-
-#: a causal forward at kernel head dim 128 in more than one wave of thread blocks (below
-#: :data:`LONG_CAUSAL_NOTE`'s size): where the L2 model's reads part from the GPU's, mostly too few (27 such
-#: forwards; one wave: 1.00-1.03)
-WAVES_D128_NOTE = (
-    "not exact: a causal forward at kernel head dim 128 in more than one wave of thread blocks ({blocks:,} blocks, "
-    "{slots:,} at once); on the H200 the model's DRAM reads of 27 such forwards were 0.84-1.04 x the measured "
-    "(22 within 10 %): the GPU's near partition loses more of a K/V tile's lines between its readers than the "
-    "model's sets (docs/validation/2026-12-04-s29-heads.md)")
-
-
-def _waves_d128(run: Problem, tile: KernelTile, profile) -> str | None:
-    """:data:`WAVES_D128_NOTE` for a causal forward of ``run`` at kernel head dim 128 past one wave, or None."""
-    if not run.causal or tile.kernel_head_dim != 128 or tile.coresident is None:
-        return None
-    blocks = -(-run.seq_len_q // tile.block_q) * run.heads_total
-    slots = _wave_slots(tile, profile)
-    return WAVES_D128_NOTE.format(blocks=blocks, slots=slots) if blocks > slots else None
-
-
-#: a GQA forward whose group's consecutive query heads run B · ⌈N_q / B_r⌉ thread blocks apart, fewer than a wave,
-#: while the K/V heads one head index reads over the batches pass the L2: the model's lockstep wave shares them
-SPREAD_GROUP_NOTE = (
-    "not exact: a GQA forward whose consecutive query heads of a group run in thread blocks {apart:,} apart in "
-    "launch order, fewer than one wave holds ({slots:,} at once), while the K and V that the blocks of one head "
-    "read over its {batch:,} batches ({kv:.0f} MB) pass the L2 ({l2:.0f} MB); on the H200 the model's DRAM reads "
-    "of 1 such forward were 0.53-0.53 x the measured (0 within 10 %): the model plays the wave in lockstep, so a "
-    "group's later query heads find the K and V its first one read, where on the GPU the group's blocks, some "
-    "sharing an SM and some alone, drift apart and the L2 kept about an eighth of the re-reads "
-    "(docs/validation/2026-12-05-s36-check.md)")
-
-
-def _spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
-    """:data:`SPREAD_GROUP_NOTE` for a GQA forward of ``run`` (flash-attn's grid: m + M (b + B h))
-    whose group's consecutive heads are fewer blocks apart than a wave holds and whose B K/V heads pass
-    the L2, or None."""
-    cache = profile.cache
-    if run.group_size <= 1 or tile.coresident is None or cache is None:
-        return None
-    apart = -(-run.seq_len_q // tile.block_q) * run.batch
-    slots = _wave_slots(tile, profile)
-    kv = run.batch * 2 * run.seq_len_kv * run.head_dim * run.width
-    if apart >= slots or kv <= cache.capacity_bytes:
-        return None
-    return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, batch=run.batch, kv=kv / 1e6,
-                                    l2=cache.capacity_bytes / 1e6)
 
 
 def _notes(*notes) -> str | None:

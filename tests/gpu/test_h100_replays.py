@@ -11,55 +11,19 @@ import statistics
 
 import pytest
 
-from conftest import assert_rows_are_frozen, frozen_entries, load_module
+from conftest import assert_rows_are_frozen, load_module
+from h100_rows import MAIN, ROOT, S38
+from h100_rows import committed_as_frozen as _committed_as_frozen, dram as _dram, exact as _exact
+from h100_rows import frozen as _frozen, misses as _misses, replayed as _rows, time_errors as _time_errors
 from iosim import load_profile
 from iosim.kernels import plan as plans
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 CHAR = ROOT / "docs" / "validation" / "2026-12-05-h100-characterize"
-S38 = ROOT / "docs" / "validation" / "2026-12-05-s38-check"
-MAIN = ("main", "splitkv", "dq_dk_dv")
 
 
 @pytest.fixture(scope="module")
 def compare():
     return load_module("sdpa_compare", ROOT / "benchmarks" / "sdpa_compare.py")
-
-
-_ROWS: dict = {}
-
-
-def _rows(compare, folder: str, run: pathlib.Path = S38) -> list:
-    """A run's rows (``run / folder``) on the h100-sxm profile, compared once a session."""
-    path = str(run / folder)
-    if path not in _ROWS:
-        _ROWS[path] = compare.compare(path, cache=True, hw="h100-sxm")
-    return _ROWS[path]
-
-
-def _exact(compare, row) -> bool:
-    ok = compare.agreement(row)
-    return (ok["loads_sass"] or ok["loads_l1tex"]) and ok["stores"] and ok["atomics"]
-
-
-def _dram(row) -> float:
-    return row["predicted"]["dram_read"] / row["measured"]["dram_read"]
-
-
-def _misses(main: list) -> dict:
-    """(head dim, kernel) -> the model's DRAM reads over the measured, of the main kernels off by more than 10 %."""
-    return {(r["head_dim"], r["kernel"]): round(_dram(r), 3) for r in main if abs(_dram(r) - 1) > 0.10}
-
-
-def _time_errors(main: list) -> list:
-    """|model / measured − 1| of the time of the main kernels at N_q >= 2,048, sorted."""
-    return sorted(abs(r["predicted"]["time_s"] / r["measured"]["time_s"] - 1) for r in main
-                  if (r.get("seq_len_q") or r["seq_len"]) >= 2048)
-
-
-def _frozen(folder: pathlib.Path, rows: list, name: str = "predictions-h100.json") -> list:
-    """(row, its config's entry in the folder's frozen predictions ``name``) of every row."""
-    return frozen_entries(folder / name, rows)
 
 
 def test_the_profile_holds_what_the_h100_measured():
@@ -138,18 +102,6 @@ def _moved_since_frozen(pairs: list) -> dict:
 S43 = ROOT / "docs" / "validation" / "2026-12-06-s43-check"
 
 
-def _committed_as_frozen(compare, folder: pathlib.Path, rows: str = "rows-h100.json", raw: str = "raw-h100",
-                         frozen: str = "predictions-h100.json") -> list:
-    """The folder's committed ``rows``, held to its ``raw`` CSVs (what they measured and the counted loads, the
-    L2 model off) and to its ``frozen`` predictions (the DRAM reads and the time)."""
-    committed = json.loads((folder / rows).read_text())
-    counted = compare.compare(str(folder / raw), cache=False, hw="h100-sxm")     # counts only: no L2 model
-    assert [r["measured"] for r in committed] == [r["measured"] for r in counted]
-    assert [r["predicted"]["loads"] for r in committed] == [r["predicted"]["loads"] for r in counted]
-    assert_rows_are_frozen(folder / frozen, committed)
-    return committed
-
-
 def test_grid_s43_on_the_h100_as_predicted(compare):
     """Grid s43, drawn at random and predicted for the H100 before it ran (docs/validation/2026-12-06-s43-check.md):
     its committed rows measure what the raw CSVs hold and predict what the frozen predictions did; 51 of 51
@@ -204,28 +156,6 @@ def test_it_is_the_uneven_192_kernel(compare):
     got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
     assert got == [(176, 24, 0.53), (256, 48, 1.0), (96, 48, 1.0), (64, 48, 0.97),
                    (192, 48, 1.0), (160, 48, 0.32), (240, 48, 1.0), (120, 48, 1.0)]
-
-
-def test_the_long_causal_notes_h100_figures_are_the_rows(compare):
-    """LONG_CAUSAL_NOTE's H100 figures: the forwards it marks on the h100-sxm profile in grids s38 and s42
-    (replayed here), s40 (its committed rows: 2 min to replay, docs/validation/2026-12-06-s40-windows.md)
-    and s43 and s46 with (B, H, N, d) inputs (their committed rows, held to the raw CSVs and the frozen predictions),
-    and s46 with (B, N, H, d) inputs through the model of session 51 (whole-line fetches and padded copies:
-    docs/validation/2026-12-07-line-fetch/s46-bnhd-rows-h100.json, ``sdpa_compare.py RAW --cache --hw h100-sxm``)."""
-    from iosim.gpu.sdpa import problem_of
-    from iosim.workload.layouts import decode_layout, sdpa_padded
-    h100 = load_profile("h100-sxm")
-    s40 = json.loads((ROOT / "docs" / "validation" / "2026-12-06-s40-windows" / "rows-h100.json").read_text())
-    s42 = _rows(compare, "raw-h100", ROOT / "docs" / "validation" / "2026-12-06-s42-check")
-    s43 = json.loads((S43 / "rows-h100.json").read_text())
-    now = json.loads((ROOT / "docs" / "validation" / "2026-12-07-line-fetch" / "s46-bnhd-rows-h100.json").read_text())
-    assert [r["measured"] for r in now] == [r["measured"] for r in _s46("bnhd")]
-    s46 = now + _s46("bhnd")             # (B, H, N, d): held to the raw CSVs and frozen predictions above
-    marked = [_dram(r) for r in _rows(compare, "raw-h100") + s40 + s42 + s43 + s46
-              if r["kernel"] == "main" and plans._long_causal(decode_layout(sdpa_padded(problem_of(r))), h100)]
-    within = sum(abs(q - 1) <= 0.10 for q in marked)
-    stated = f"on an H100 of {len(marked)} {min(marked):.2f}-{max(marked):.2f} x ({within} within 10 %"
-    assert stated in plans.LONG_CAUSAL_NOTE, stated
 
 
 def test_the_notes_h100_figures_are_the_rows(compare):
