@@ -1,0 +1,122 @@
+"""Does the L2 prefer to evict clean lines, or dirty ones, over the least recently used? (device machine only,
+the table runs anywhere)
+
+iosim plays each L2 partition as LRU sets in which a written line takes the room a read one does
+(docs/validation/2026-12-03-l2-policy.md). That run could not tell an LRU from a cache that evicts clean lines
+first (keeping dirty ones, whose eviction costs a write to DRAM) or dirty ones first: in each of its sequences
+the least recently used line was also the one either preference would pick. The GQA decodes' backwards re-read
+their K and V (clean) while dK and dV stream out (dirty), and the model keeps more of the K and V than the GPU
+does (docs/cache.md, "Sets"): a cache that evicts clean lines first would do that.
+
+Here the blocks on side 0 (the SMs near one L2 partition) run phases over three contiguous buffers, a grid-wide
+barrier between phases (the kernel of ``l2_policy_ncu.py``): A and B are a third of side 0's room each, and C
+(written or read) comes before A, or between A and B, then A is read again:
+
+* ``C written first`` / ``C read first``: C, A, B, A;
+* ``C written between`` / ``C read between``: A, C, B, A.
+
+C is a sixth of the room (everything fits), or a third plus 2/15 (the room overflows by 2/15 of it, 4 MB on
+the H200) or two thirds (it overflows by a third, A's size). Past the room an LRU loses the oldest lines: C's
+when C came first (A kept), A's when C came between. A cache that evicts clean lines first loses A's in both
+when C is written; one that evicts dirty lines first loses C's in both. Only the lines of A homed on side 0
+reach DRAM when missed (the others are held at their home on side 1): the DRAM bytes read beyond the first
+reads of A, B and a read C are half of A's lost bytes. ncu flushes the L2 before each launch.
+
+Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR
+Summary:  python benchmarks/l2_dirty_ncu.py --summary DIR    (every counter, per case)
+Table:    python benchmarks/l2_dirty_ncu.py --table DIR      (DRAM read beyond the first reads / DRAM written, MB)
+Writes DIR/l2_dirty.csv (raw ncu CSV, one launch per case, in cases.json's order), DIR/cases.json and
+DIR/sides.json.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from l2_policy_ncu import A, B, C, METRICS, READ, SOURCE, WRITE  # noqa: E402
+from l2_shared_ncu import profile_sided, sided_kernel  # noqa: E402
+
+MB = 10 ** 6
+#: name -> phases (buffer, op), all by side 0
+SEQUENCES = {
+    "C written first": ((C, WRITE), (A, READ), (B, READ), (A, READ)),
+    "C read first": ((C, READ), (A, READ), (B, READ), (A, READ)),
+    "C written between": ((A, READ), (C, WRITE), (B, READ), (A, READ)),
+    "C read between": ((A, READ), (C, READ), (B, READ), (A, READ)),
+}
+#: C's size in rooms: fits, overflows by 2/15, overflows by a third (A and B are a third each)
+C_ROOMS = (1 / 6, 1 / 3 + 2 / 15, 2 / 3)
+
+
+def room(l2_bytes: int) -> int:
+    """Side 0's room, bytes: 95 % of half the L2, where a contiguous buffer read twice starts to miss
+    (a little under 30 MB on the H200, 24-26 MB on the H100), in whole MiB."""
+    return int(0.95 * l2_bytes / 2) // 2 ** 20 * 2 ** 20
+
+
+def cases(l2_bytes: int) -> list[dict]:
+    """The launches, in order: each sequence at each size of C."""
+    r = room(l2_bytes)
+    ab = r // 3 // 4096 * 4096
+    return [{"sequence": name, "ab_bytes": ab, "c_bytes": int(r * f) // 4096 * 4096, "room_bytes": r,
+             "phases": SEQUENCES[name]} for f in C_ROOMS for name in SEQUENCES]
+
+
+def _l2_bytes() -> int:
+    import cupy as cp
+    return cp.cuda.Device().attributes["L2CacheSize"]
+
+
+def run_target() -> None:
+    import cupy as cp
+    import numpy as np
+
+    kernel, sms, side_dev, sink = sided_kernel(SOURCE, "policy")
+    for case in cases(_l2_bytes()):
+        ab, c = case["ab_bytes"], case["c_bytes"]
+        a, b, cc = (cp.zeros(n // 4, dtype=cp.int32) for n in (ab, ab, c))
+        phases = cp.asarray(np.array(case["phases"], np.int32).ravel())
+        counters = cp.zeros(3, dtype=cp.uint32)
+        kernel((sms * 2,), (256,), (a, b, cc, cp.uint64(ab // 16), cp.uint64(c // 16), phases,
+                                    cp.int32(len(case["phases"])), side_dev, counters, sink))
+        cp.cuda.Device().synchronize()
+        del a, b, cc
+
+
+def table(raw_dir: str) -> list[dict]:
+    """Per case (MB): C's size, the DRAM bytes read beyond the first reads of A, B and a read C, and the DRAM
+    bytes written."""
+    from l2_shared_ncu import summary
+
+    out = []
+    for case, got in summary(raw_dir, "l2_dirty.csv"):
+        c_read = [C, READ] in [list(p) for p in case["phases"]]
+        first = (2 * case["ab_bytes"] + (case["c_bytes"] if c_read else 0)) / MB
+        out.append({"sequence": case["sequence"], "c_mb": case["c_bytes"] / MB,
+                    "dram_beyond": got["dram__bytes_read.sum"] - first, "dram_written": got["dram__bytes_write.sum"]})
+    return out
+
+
+def markdown(raw_dir: str) -> str:
+    found = table(raw_dir)
+    lines = ["| C (MB) | " + " | ".join(SEQUENCES) + " |", "|---:|" + "---:|" * len(SEQUENCES)]
+    for c in sorted({r["c_mb"] for r in found}):
+        cells = {r["sequence"]: r for r in found if r["c_mb"] == c}
+        lines.append(f"| {c:.1f} | " + " | ".join(f"{cells[n]['dram_beyond']:.1f} / {cells[n]['dram_written']:.1f}"
+                                                  for n in SEQUENCES) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    if "--table" in sys.argv:
+        print(markdown(sys.argv[sys.argv.index("--table") + 1]))
+        return
+    profile_sided(__file__, __doc__, run_target, "policy", METRICS, "l2_dirty.csv",
+                  cases(_l2_bytes()) if "--summary" not in sys.argv else [])
+
+
+if __name__ == "__main__":
+    main()
