@@ -1,6 +1,6 @@
 """Measure PyTorch's fused SDPA kernels (FlashAttention-2, or cuDNN's) with Nsight Compute (device machine only).
 
-Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn]
+Driver:  python3 benchmarks/sdpa_ncu.py --out DIR [--budget-s 420] [--grid counts|wide|...] [--backend flash|cudnn] [--head-dim D: that head dim alone]
          [--metric-set lsu|launch|pipes|l2|local|dram|red|local-l2|clock]
   For each head dim, runs this file in ``--target`` mode under
   ``ncu --clock-control none`` and writes DIR/sdpa_d{D}.csv (raw ncu CSV) and
@@ -288,7 +288,7 @@ def write_env(out: str, ncu: str) -> None:
 def plan(args, ncu: str) -> dict:
     """What the driver runs: the metrics, the kernel filter, ncu's extra options, the files'
     prefix and the grid per head dim (written to {prefix}_configs.json)."""
-    head_dims = GRIDS[args.grid].get("head_dims", HEAD_DIMS)
+    head_dims = [args.head_dim] if args.head_dim else GRIDS[args.grid].get("head_dims", HEAD_DIMS)   # one, if named
     grids = {d: grid(d, args.grid, args.backend) for d in head_dims}
     if args.backend == "flash":
         wanted = METRIC_SETS[getattr(args, "metric_set", None) or (args.grid if args.grid in METRIC_SETS else "lsu")]
