@@ -288,7 +288,7 @@ def write_env(out: str, ncu: str) -> None:
 def plan(args, ncu: str) -> dict:
     """What the driver runs: the metrics, the kernel filter, ncu's extra options, the files'
     prefix and the grid per head dim (written to {prefix}_configs.json)."""
-    head_dims = [args.head_dim] if args.head_dim else GRIDS[args.grid].get("head_dims", HEAD_DIMS)   # one, if named
+    head_dims = [args.head_dim] if getattr(args, "head_dim", None) else GRIDS[args.grid].get("head_dims", HEAD_DIMS)   # one, if named
     grids = {d: grid(d, args.grid, args.backend) for d in head_dims}
     if args.backend == "flash":
         wanted = METRIC_SETS[getattr(args, "metric_set", None) or (args.grid if args.grid in METRIC_SETS else "lsu")]
