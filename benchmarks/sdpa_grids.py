@@ -352,6 +352,11 @@ GRIDS = {
     "s51-bnhd": dict(head_dims=S51["head_dims"], layout="bnhd", configs=None),
     "s52": S52,
     "s52-bnhd": dict(head_dims=S52["head_dims"], layout="bnhd", configs=None),
+    # session 53: the GQA decodes' backwards (one query row, 32 heads on 8, 8,192 keys) over 1 to 16 batches, where
+    # a group's next query head re-reads its K/V head B key walks later (gqa-long's B = 8 read 0.72 in the model),
+    # and its MHA twin at B = 8
+    "s53-decode": dict(head_dims=(64,), configs={64: tuple((1, 8192, b, 32, 8, False, "fp16") for b in (1, 2, 4, 8, 16))
+                                                 + ((1, 8192, 8, 32, 32, False, "fp16"),)}),
     **CUDNN_GRIDS,
 }
 

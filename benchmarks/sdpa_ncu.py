@@ -314,8 +314,13 @@ def drive(args) -> None:
         write_env(args.out, ncu)
     p = plan(args, ncu)
     meta, prefix = p["meta"], p["prefix"]
-    json.dump(meta, open(os.path.join(args.out, f"{prefix}_configs.json"), "w"), indent=1)
-    sizes = {d: len(configs) for d, configs in meta["grid"].items()}
+    path = os.path.join(args.out, f"{prefix}_configs.json")
+    if getattr(args, "head_dim", None) and os.path.exists(path):   # another head dim's run in this folder: keep its
+        before = json.load(open(path))
+        if before.get("grid_name") == meta.get("grid_name"):
+            meta = {**meta, "grid": {**before["grid"], **{str(d): c for d, c in meta["grid"].items()}}}
+    json.dump(meta, open(path, "w"), indent=1)
+    sizes = {d: len(configs) for d, configs in p["meta"]["grid"].items()}
     for d in list(sizes):
         n, left = sizes.pop(d), args.budget_s - (time.time() - start)
         if left < 30:
