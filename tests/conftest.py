@@ -139,10 +139,11 @@ def note_figures(text: str) -> dict:
 
 def frozen_entries(path: pathlib.Path, rows: list) -> list:
     """(row, its config's entry in the frozen predictions at ``path``, benchmarks/sdpa_predict.py's JSON) of
-    every comparison row, matched by head dim, lengths, batch, heads and causality."""
+    every comparison row, matched by head dim, lengths, batch, heads, K/V heads and causality."""
     import json
     q, k = (lambda c: c.get("seq_len_q") or c["seq_len"]), (lambda c: c.get("seq_len_kv") or c["seq_len"])
-    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"], bool(c.get("causal"))))
+    key = (lambda c: (c["head_dim"], q(c), k(c), c["batch"], c["heads"], c.get("kv_heads") or c["heads"],
+                      bool(c.get("causal"))))
     by = {key(f["config"]): f for f in json.loads(path.read_text())["rows"]}
     return [(r, by[key(r)]) for r in rows]
 
