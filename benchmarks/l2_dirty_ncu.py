@@ -101,13 +101,9 @@ def table(raw_dir: str) -> list[dict]:
 
 
 def markdown(raw_dir: str) -> str:
-    found = table(raw_dir)
-    lines = ["| C (MB) | " + " | ".join(SEQUENCES) + " |", "|---:|" + "---:|" * len(SEQUENCES)]
-    for c in sorted({r["c_mb"] for r in found}):
-        cells = {r["sequence"]: r for r in found if r["c_mb"] == c}
-        lines.append(f"| {c:.1f} | " + " | ".join(f"{cells[n]['dram_beyond']:.1f} / {cells[n]['dram_written']:.1f}"
-                                                  for n in SEQUENCES) + " |")
-    return "\n".join(lines)
+    from l2_shared_ncu import sequence_table
+    return sequence_table([{**r, "c_mb": round(r["c_mb"], 1)} for r in table(raw_dir)], list(SEQUENCES),
+                          "dram_beyond", "dram_written")
 
 
 def main() -> None:

@@ -75,14 +75,8 @@ def table(raw_dir: str) -> list[dict]:
 
 
 def markdown(raw_dir: str) -> str:
-    found = table(raw_dir)
-    names = list(SEQUENCES)
-    lines = ["| C (MB) | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
-    for c in C_MB:
-        cells = {r["sequence"]: r for r in found if r["c_mb"] == c}
-        lines.append(f"| {c} | " + " | ".join(f"{cells[n]['near_hits']:.1f} / {cells[n]['dram_beyond']:.1f}"
-                                              for n in names) + " |")
-    return "\n".join(lines)
+    from l2_shared_ncu import sequence_table
+    return sequence_table(table(raw_dir), list(SEQUENCES), "near_hits", "dram_beyond")
 
 
 def main() -> None:

@@ -127,6 +127,16 @@ def summary(raw_dir: str, csv_name: str) -> list[tuple[dict, dict]]:
     return [(case, {m: scaled(m, v) for m, v in launch["metrics"].items()}) for case, launch in zip(cases, launches)]
 
 
+def sequence_table(found: list[dict], names, first: str, second: str) -> str:
+    """A markdown table of ``found`` (rows with ``sequence`` and ``c_mb``): a line per size of C, a column per
+    sequence in ``names``, each cell its ``first`` / ``second`` figure."""
+    lines = ["| C (MB) | " + " | ".join(names) + " |", "|---:|" + "---:|" * len(names)]
+    for c in sorted({r["c_mb"] for r in found}):
+        cells = {r["sequence"]: r for r in found if r["c_mb"] == c}
+        lines.append(f"| {c:g} | " + " | ".join(f"{cells[n][first]:.1f} / {cells[n][second]:.1f}" for n in names) + " |")
+    return "\n".join(lines)
+
+
 def print_summary(raw_dir: str, csv_name: str) -> None:
     """One line per case: the case, then each metric in MB (time in µs)."""
     for case, got in summary(raw_dir, csv_name):
