@@ -194,4 +194,13 @@ PROSPECTIVE_GRIDS = {
         168: ((13531, 30671, 1, 14, 7, False, "bf16"),),
         175: ((12774, 12774, 6, 4, 4, True, "fp16"),),
         220: ((11, 50968, 2, 1, 1, False, "bf16"),)}),
+    # session 53: the GQA decodes' backwards (one query row, 32 heads on 8, 8,192 keys) over 1 to 16 batches, where
+    # a group's next query head re-reads its K/V head B key walks later (gqa-long's B = 8 read 0.72 in the model),
+    # and its MHA twin at B = 8
+    "s53-decode": dict(head_dims=(64,), configs={64: tuple((1, 8192, b, 32, 8, False, "fp16") for b in (1, 2, 4, 8, 16))
+                                                 + ((1, 8192, 8, 32, 32, False, "fp16"),)}),
+    # and at d = 128 (16 query heads on 4), 1-8 batches over 8,192 keys and 3-5 over 6,144: does the GPU lose the re-reads at
+    # windows a tenth smaller than the model's at another head dim too?
+    "s53-decode128": dict(head_dims=(128,), configs={128: tuple((1, 8192, b, 16, 4, False, "fp16") for b in (1, 2, 4, 8))
+                                                     + tuple((1, 6144, b, 16, 4, False, "fp16") for b in (3, 4, 5))}),
 }
