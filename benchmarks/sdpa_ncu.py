@@ -288,7 +288,11 @@ def write_env(out: str, ncu: str) -> None:
 def plan(args, ncu: str) -> dict:
     """What the driver runs: the metrics, the kernel filter, ncu's extra options, the files'
     prefix and the grid per head dim (written to {prefix}_configs.json)."""
-    head_dims = [args.head_dim] if getattr(args, "head_dim", None) else GRIDS[args.grid].get("head_dims", HEAD_DIMS)   # one, if named
+    head_dims = GRIDS[args.grid].get("head_dims", HEAD_DIMS)
+    if getattr(args, "head_dim", None):      # that head dim alone
+        if args.head_dim not in head_dims:
+            sys.exit(f"--head-dim {args.head_dim}: grid {args.grid} has head dims {', '.join(map(str, head_dims))}")
+        head_dims = [args.head_dim]
     grids = {d: grid(d, args.grid, args.backend) for d in head_dims}
     if args.backend == "flash":
         wanted = METRIC_SETS[getattr(args, "metric_set", None) or (args.grid if args.grid in METRIC_SETS else "lsu")]
@@ -317,8 +321,9 @@ def drive(args) -> None:
     path = os.path.join(args.out, f"{prefix}_configs.json")
     if getattr(args, "head_dim", None) and os.path.exists(path):   # another head dim's run in this folder: keep its
         before = json.load(open(path))
-        if before.get("grid_name") == meta.get("grid_name"):
-            meta = {**meta, "grid": {**before["grid"], **{str(d): c for d, c in meta["grid"].items()}}}
+        if (before.get("grid_name"), before.get("metrics")) != (meta.get("grid_name"), meta["metrics"]):
+            sys.exit(f"{path}: another grid's or metric set's run; give --head-dim its own --out")
+        meta = {**meta, "grid": {**before["grid"], **{str(d): c for d, c in meta["grid"].items()}}}
     json.dump(meta, open(path, "w"), indent=1)
     sizes = {d: len(configs) for d, configs in p["meta"]["grid"].items()}
     for d in list(sizes):

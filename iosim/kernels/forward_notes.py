@@ -2,7 +2,7 @@
 whose K/V head passes part of an L2 partition (:data:`LONG_CAUSAL_NOTE`, :data:`WIDE_CAUSAL_NOTE`), causal
 forwards at kernel head dim 128 past one wave (:data:`WAVES_D128_NOTE`), and GQA forwards whose group's heads run
 apart (:data:`SPREAD_GROUP_NOTE`). The figures are the committed runs' (docs/known-limits.md;
-tests/gpu/test_status_rows.py and tests/gpu/test_h100_replays.py hold them to the rows)."""
+tests/gpu/test_status_rows.py and tests/gpu/test_h100_s53.py hold them to the rows)."""
 
 from __future__ import annotations
 

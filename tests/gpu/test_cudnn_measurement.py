@@ -183,3 +183,12 @@ def test_the_l2_metric_set_asks_where_the_l2_reads_went(ncu_driver, monkeypatch)
     assert "lts__t_sectors_srcunit_tex_op_red_lookup_hit.sum" in got
     default = ncu_driver.plan(ncu_driver.argparse.Namespace(grid="s19", backend="flash"), "ncu")["meta"]["metrics"]
     assert default == ncu_driver.WANTED_METRICS
+
+
+def test_one_head_dim_of_a_grid(ncu_driver, monkeypatch):
+    """``--head-dim D`` plans that head dim of the grid alone, and refuses one the grid does not have."""
+    monkeypatch.setattr(ncu_driver, "available_metrics", lambda ncu, wanted, query=None: list(wanted))
+    args = ncu_driver.argparse.Namespace(grid="s53", backend="flash", head_dim=175)
+    assert list(ncu_driver.plan(args, "ncu")["meta"]["grid"]) == [175]
+    with pytest.raises(SystemExit, match="grid s53 has head dims 40, 48"):
+        ncu_driver.plan(ncu_driver.argparse.Namespace(grid="s53", backend="flash", head_dim=64), "ncu")
