@@ -22,7 +22,8 @@ when C is written; one that evicts dirty lines first loses C's in both. Only the
 reach DRAM when missed (the others are held at their home on side 1): the DRAM bytes read beyond the first
 reads of A, B and a read C are half of A's lost bytes. ncu flushes the L2 before each launch.
 
-Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR
+Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided]
+          (``--strided``: C's lines one every 4 KiB, written or read, beside the contiguous written C: STRIDED)
 Summary:  python benchmarks/l2_dirty_ncu.py --summary DIR    (every counter, per case)
 Table:    python benchmarks/l2_dirty_ncu.py --table DIR      (DRAM read beyond the first reads / DRAM written, MB)
 Writes DIR/l2_dirty.csv (raw ncu CSV, one launch per case, in cases.json's order), DIR/cases.json and
@@ -37,6 +38,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_policy_ncu import A, B, C, METRICS, READ, SOURCE, WRITE  # noqa: E402
+
+STRIDED_READ, STRIDED_WRITE = 2, 3   # one line every 4 KiB (the kernel's ops 2 and 3)
+STRIDE = 4096
 from l2_shared_ncu import profile_sided, sided_kernel  # noqa: E402
 
 MB = 10 ** 6
@@ -46,6 +50,14 @@ SEQUENCES = {
     "C read first": ((C, READ), (A, READ), (B, READ), (A, READ)),
     "C written between": ((A, READ), (C, WRITE), (B, READ), (A, READ)),
     "C read between": ((A, READ), (C, READ), (B, READ), (A, READ)),
+}
+#: ``--strided``: C's lines one every 4 KiB (a GQA decode backward's dK and dV rows of one head at d = 64 over 32
+#: heads), written or read, against the contiguous sequences above: do lines written at such a stride take more
+#: room than lines read at it?
+STRIDED = {
+    "C written between, strided": ((A, READ), (C, STRIDED_WRITE), (B, READ), (A, READ)),
+    "C read between, strided": ((A, READ), (C, STRIDED_READ), (B, READ), (A, READ)),
+    "C written between": SEQUENCES["C written between"],
 }
 #: C's size in rooms: fits, overflows by 2/15, overflows by a third (A and B are a third each)
 C_ROOMS = (1 / 6, 1 / 3 + 2 / 15, 2 / 3)
@@ -57,12 +69,13 @@ def room(l2_bytes: int) -> int:
     return int(0.95 * l2_bytes / 2) // 2 ** 20 * 2 ** 20
 
 
-def cases(l2_bytes: int) -> list[dict]:
-    """The launches, in order: each sequence at each size of C."""
+def cases(l2_bytes: int, sequences: dict = SEQUENCES) -> list[dict]:
+    """The launches, in order: each sequence at each size of C (its lines' bytes; a strided C spans 32 times
+    as much memory)."""
     r = room(l2_bytes)
     ab = r // 3 // 4096 * 4096
     return [{"sequence": name, "ab_bytes": ab, "c_bytes": int(r * f) // 4096 * 4096, "room_bytes": r,
-             "phases": SEQUENCES[name]} for f in C_ROOMS for name in SEQUENCES]
+             "phases": phases} for f in C_ROOMS for name, phases in sequences.items()]
 
 
 def _l2_bytes() -> int:
@@ -75,9 +88,10 @@ def run_target() -> None:
     import numpy as np
 
     kernel, sms, side_dev, sink = sided_kernel(SOURCE, "policy")
-    for case in cases(_l2_bytes()):
+    for case in cases(_l2_bytes(), _sequences()):
         ab, c = case["ab_bytes"], case["c_bytes"]
-        a, b, cc = (cp.zeros(n // 4, dtype=cp.int32) for n in (ab, ab, c))
+        span = c * STRIDE // 128 if any(op >= STRIDED_READ for _, op in case["phases"]) else c
+        a, b, cc = (cp.zeros(n // 4, dtype=cp.int32) for n in (ab, ab, span))
         phases = cp.asarray(np.array(case["phases"], np.int32).ravel())
         counters = cp.zeros(3, dtype=cp.uint32)
         kernel((sms * 2,), (256,), (a, b, cc, cp.uint64(ab // 16), cp.uint64(c // 16), phases,
@@ -93,7 +107,7 @@ def table(raw_dir: str) -> list[dict]:
 
     out = []
     for case, got in summary(raw_dir, "l2_dirty.csv"):
-        c_read = [C, READ] in [list(p) for p in case["phases"]]
+        c_read = any(list(p) in ([C, READ], [C, STRIDED_READ]) for p in case["phases"])
         first = (2 * case["ab_bytes"] + (case["c_bytes"] if c_read else 0)) / MB
         out.append({"sequence": case["sequence"], "c_mb": case["c_bytes"] / MB,
                     "dram_beyond": got["dram__bytes_read.sum"] - first, "dram_written": got["dram__bytes_write.sum"]})
@@ -102,16 +116,28 @@ def table(raw_dir: str) -> list[dict]:
 
 def markdown(raw_dir: str) -> str:
     from l2_shared_ncu import sequence_table
-    return sequence_table([{**r, "c_mb": round(r["c_mb"], 1)} for r in table(raw_dir)], list(SEQUENCES),
-                          "dram_beyond", "dram_written")
+    found = table(raw_dir)
+    return sequence_table([{**r, "c_mb": round(r["c_mb"], 1)} for r in found],
+                          list(dict.fromkeys(r["sequence"] for r in found)), "dram_beyond", "dram_written")
+
+
+def _sequences() -> dict:
+    """The sequences this run plays: STRIDED with ``--strided`` (in the environment of ncu's target too)."""
+    strided = "--strided" in sys.argv or os.environ.get("IOSIM_L2_DIRTY_STRIDED") == "1"
+    if strided:
+        os.environ["IOSIM_L2_DIRTY_STRIDED"] = "1"
+    return STRIDED if strided else SEQUENCES
 
 
 def main() -> None:
     if "--table" in sys.argv:
         print(markdown(sys.argv[sys.argv.index("--table") + 1]))
         return
+    sequences = _sequences()
+    if "--strided" in sys.argv:
+        sys.argv.remove("--strided")
     profile_sided(__file__, __doc__, run_target, "policy", METRICS, "l2_dirty.csv",
-                  cases(_l2_bytes()) if "--summary" not in sys.argv else [])
+                  cases(_l2_bytes(), sequences) if "--summary" not in sys.argv else [])
 
 
 if __name__ == "__main__":

@@ -74,8 +74,10 @@ extern "C" __global__ void policy(int4* __restrict__ a, int4* __restrict__ b, in
         unsigned long long n = which == 2 ? n_c : n_ab, stride = (unsigned long long)count0 * blockDim.x;
         if (side == 0) {
             for (unsigned long long i = (unsigned long long)rank * blockDim.x + threadIdx.x; i < n; i += stride) {
-                if (op == 0) { int4 v = __ldcg(buf + i); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
-                else buf[i] = make_int4((int)i, p, 2, 3);
+                // ops 2 and 3 (l2_dirty_ncu.py): the i-th 16 bytes of one 128-byte line every 4 KiB
+                unsigned long long j = op < 2 ? i : (i >> 3) * 256 + (i & 7);
+                if (op % 2 == 0) { int4 v = __ldcg(buf + j); acc ^= v.x ^ v.y ^ v.z ^ v.w; }
+                else buf[j] = make_int4((int)i, p, 2, 3);
             }
         }
         grid_barrier(counters, nb * ++barrier);
