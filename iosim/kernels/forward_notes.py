@@ -25,10 +25,14 @@ LONG_CAUSAL_NOTE = (
     "(docs/validation/2026-12-04-l2-address.md)")
 
 
+def _kv_head(run: Problem) -> int:
+    """Bytes of one K/V head's K and V (of one batch)."""
+    return 2 * run.seq_len_kv * run.head_dim * run.width
+
+
 def long_causal(run: Problem, profile) -> str | None:
     """:data:`LONG_CAUSAL_NOTE` for a causal forward of ``run`` on ``profile``'s L2, or None."""
-    half = half_partition(profile)
-    kv = 2 * run.seq_len_kv * run.head_dim * run.width
+    half, kv = half_partition(profile), _kv_head(run)
     return LONG_CAUSAL_NOTE.format(kv=kv / 1e6, half=half / 1e6) if run.causal and half and kv >= half else None
 
 
@@ -72,7 +76,7 @@ def spread_group(run: Problem, tile: KernelTile, profile) -> str | None:
         return None
     apart = -(-run.seq_len_q // tile.block_q) * run.batch
     slots = wave_slots(tile, profile)
-    kv = run.batch * 2 * run.seq_len_kv * run.head_dim * run.width
+    kv = run.batch * _kv_head(run)
     if apart >= slots or kv <= cache.capacity_bytes:
         return None
     return SPREAD_GROUP_NOTE.format(apart=apart, slots=slots, batch=run.batch, kv=kv / 1e6,
@@ -91,9 +95,8 @@ WIDE_CAUSAL_NOTE = (
 
 def wide_causal(run: Problem, tile: KernelTile, profile) -> str | None:
     """:data:`WIDE_CAUSAL_NOTE` for a causal forward of ``run`` at kernel head dim 160 or more whose K/V head passes
-    a quarter of ``profile``'s L2 partition, or None."""
-    half = half_partition(profile)
-    kv = 2 * run.seq_len_kv * run.head_dim * run.width
-    if not run.causal or not half or tile.kernel_head_dim < 160 or kv < half / 2:
+    a quarter of ``profile``'s L2 partition but not half (:data:`LONG_CAUSAL_NOTE`'s), or None."""
+    half, kv = half_partition(profile), _kv_head(run)
+    if not run.causal or not half or tile.kernel_head_dim < 160 or not half / 2 <= kv < half:
         return None
     return WIDE_CAUSAL_NOTE.format(kd=tile.kernel_head_dim, kv=kv / 1e6, quarter=half / 2e6)
