@@ -2,7 +2,7 @@
 the fabric, hits there, DRAM (docs/validation/2026-12-03-l2-breakdown.md).
 
 Measure (device):  PYTHONPATH=$PWD python3 benchmarks/sdpa_ncu.py --out DIR --grid s19 --metric-set l2
-Compare (any machine):  python benchmarks/l2_breakdown.py DIR
+Compare (any machine):  python benchmarks/l2_breakdown.py DIR [--hw h100-sxm]
 
 Per main kernel (forward, split-KV forward, backward), MB, model / measured:
 
@@ -69,9 +69,9 @@ def modelled(cfg: dict, profile) -> dict:
     return {k: {**plays.get(k, {}), "DRAM": s.dram_read_bytes / 1e6} for k, s in r.cache.kernels.items()}
 
 
-def rows(raw_dir: str) -> list[dict]:
+def rows(raw_dir: str, hw: str = "h200") -> list[dict]:
     meta = json.load(open(os.path.join(raw_dir, "sdpa_configs.json")))
-    profile, out, played = load_profile("h200"), [], partitions._played
+    profile, out, played = load_profile(hw), [], partitions._played
     partitions._played = _spy(played)
     try:
         for d, configs in meta["grid"].items():
@@ -103,7 +103,9 @@ def table(found: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("raw_dir", help="a benchmarks/sdpa_ncu.py --metric-set l2 run")
-    print(table(rows(ap.parse_args().raw_dir)))
+    ap.add_argument("--hw", default="h200", help="the profile the GPU of the run is (default h200; h100-sxm)")
+    args = ap.parse_args()
+    print(table(rows(args.raw_dir, args.hw)))
 
 
 if __name__ == "__main__":

@@ -22,8 +22,9 @@ when C is written; one that evicts dirty lines first loses C's in both. Only the
 reach DRAM when missed (the others are held at their home on side 1): the DRAM bytes read beyond the first
 reads of A, B and a read C are half of A's lost bytes. ncu flushes the L2 before each launch.
 
-Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided]
-          (``--strided``: C's lines one every 4 KiB, written or read, beside the contiguous written C: STRIDED)
+Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided | --twice]
+          (``--strided``: C's lines one every 4 KiB, written or read, beside the contiguous written C: STRIDED;
+          ``--twice``: does a line hit once outlive newer lines never hit? TWICE)
 Summary:  python benchmarks/l2_dirty_ncu.py --summary DIR    (every counter, per case)
 Table:    python benchmarks/l2_dirty_ncu.py --table DIR      (DRAM read beyond the first reads / DRAM written, MB)
 Writes DIR/l2_dirty.csv (raw ncu CSV, one launch per case, in cases.json's order), DIR/cases.json and
@@ -59,6 +60,15 @@ STRIDED = {
     "C read between, strided": ((A, READ), (C, STRIDED_READ), (B, READ), (A, READ)),
     "C written between": SEQUENCES["C written between"],
 }
+#: ``--twice``: A read twice over (its second read all hits) before B and C: an LRU still loses A first past the
+#: room (its last use is the oldest); a cache that protects lines hit once (as re-reference-interval policies do)
+#: keeps A and loses B. "A once" is the control, lost by either.
+TWICE = {
+    "A twice, A last": ((A, READ), (A, READ), (B, READ), (C, READ), (A, READ)),
+    "A twice, B last": ((A, READ), (A, READ), (B, READ), (C, READ), (B, READ)),
+    "A once, A last": ((A, READ), (B, READ), (C, READ), (A, READ)),
+}
+VARIANTS = {"--strided": STRIDED, "--twice": TWICE}
 #: C's size in rooms: fits, overflows by 2/15, overflows by a third (A and B are a third each)
 C_ROOMS = (1 / 6, 1 / 3 + 2 / 15, 2 / 3)
 
@@ -122,11 +132,12 @@ def markdown(raw_dir: str) -> str:
 
 
 def _sequences() -> dict:
-    """The sequences this run plays: STRIDED with ``--strided`` (in the environment of ncu's target too)."""
-    strided = "--strided" in sys.argv or os.environ.get("IOSIM_L2_DIRTY_STRIDED") == "1"
-    if strided:
-        os.environ["IOSIM_L2_DIRTY_STRIDED"] = "1"
-    return STRIDED if strided else SEQUENCES
+    """The sequences this run plays: STRIDED with ``--strided``, TWICE with ``--twice`` (in the environment of
+    ncu's target too)."""
+    flag = next((f for f in VARIANTS if f in sys.argv), None) or os.environ.get("IOSIM_L2_DIRTY_VARIANT")
+    if flag:
+        os.environ["IOSIM_L2_DIRTY_VARIANT"] = flag
+    return VARIANTS.get(flag, SEQUENCES)
 
 
 def main() -> None:
@@ -134,8 +145,7 @@ def main() -> None:
         print(markdown(sys.argv[sys.argv.index("--table") + 1]))
         return
     sequences = _sequences()
-    if "--strided" in sys.argv:
-        sys.argv.remove("--strided")
+    sys.argv = [a for a in sys.argv if a not in VARIANTS]
     profile_sided(__file__, __doc__, run_target, "policy", METRICS, "l2_dirty.csv",
                   cases(_l2_bytes(), sequences) if "--summary" not in sys.argv else [])
 
