@@ -20,7 +20,8 @@ the H200) or two thirds (it overflows by a third, A's size). Past the room an LR
 when C came first (A kept), A's when C came between. A cache that evicts clean lines first loses A's in both
 when C is written; one that evicts dirty lines first loses C's in both. Only the lines of A homed on side 0
 reach DRAM when missed (the others are held at their home on side 1): the DRAM bytes read beyond the first
-reads of A, B and a read C are half of A's lost bytes. ncu flushes the L2 before each launch.
+reads of A, B and a read C are half of A's lost bytes (with ``--twice``, of the lost bytes of the buffer read
+last, A or B). ncu flushes the L2 before each launch.
 
 Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided | --twice]
           (``--strided``: C's lines one every 4 KiB, written or read, beside the contiguous written C: STRIDED;
@@ -134,7 +135,11 @@ def markdown(raw_dir: str) -> str:
 def _sequences() -> dict:
     """The sequences this run plays: STRIDED with ``--strided``, TWICE with ``--twice`` (in the environment of
     ncu's target too)."""
-    flag = next((f for f in VARIANTS if f in sys.argv), None) or os.environ.get("IOSIM_L2_DIRTY_VARIANT")
+    given = [f for f in VARIANTS if f in sys.argv]
+    if len(given) > 1:
+        print(f"l2_dirty_ncu.py: error: {' and '.join(given)} are two runs: give one", file=sys.stderr)
+        sys.exit(2)
+    flag = (given or [None])[0] or os.environ.get("IOSIM_L2_DIRTY_VARIANT")
     if flag:
         os.environ["IOSIM_L2_DIRTY_VARIANT"] = flag
     return VARIANTS.get(flag, SEQUENCES)

@@ -36,6 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim import Options, load_profile, simulate  # noqa: E402
 from iosim.gpu.sdpa import problem_of  # noqa: E402
 from iosim.kernels import flash_code  # noqa: E402
+from iosim.kernels.plan import gpu_info  # noqa: E402
+from iosim.kernels.spill_frames import MEASURED_ON  # noqa: E402
 from iosim.run import launches  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -60,11 +62,14 @@ def words_table() -> dict:
     return out
 
 
-def frames_bytes(launch, counted, kernels, slots: int) -> int:
-    """The frames the pass's main kernel keeps in the L2: words × 128 B × warps × slots (0 where unknown)."""
+def frames_bytes(profile, launch, counted, kernels, slots: int) -> int:
+    """The frames the pass's main kernel keeps in the L2: words × 128 B × warps × slots (0 where unknown, or
+    where the profile's GPU is not the sm_90 build read)."""
     tile, p = launch.tile, launch.problem
     main = next((k for k in MAIN if k in kernels), None)
     if main is None or not getattr(tile, "kernel", "").startswith("flash-attn 2"):
+        return 0
+    if tuple(gpu_info(profile).compute_capability or ()) != MEASURED_ON:
         return 0
     flags = flash_code.instantiation(main, p, tile, counted.num_splits or 1)
     words = words_table().get((main, p.dtype, tile.kernel_head_dim, flags), 0)
@@ -73,13 +78,19 @@ def frames_bytes(launch, counted, kernels, slots: int) -> int:
 
 @contextlib.contextmanager
 def less_room(factor: float):
-    """The L2 model, each pass played with its room less ``factor`` × its main kernel's frames."""
-    cache_plan, plan = launches._cache_plan, launches.plan
+    """The L2 model, each pass played with its room less ``factor`` × its main kernel's frames (nests: each
+    level takes its own share off)."""
+    cache_plan = launches._cache_plan
 
     def patched(setup, launch, c):
+        plan = launches.plan
+
         def smaller(recorded, **kw):
             slots = max(kw["concurrency"].values(), default=1)
-            kw["capacity_bytes"] -= int(factor * frames_bytes(launch, c, {r.kernel for r in recorded}, slots))
+            kw["capacity_bytes"] -= int(factor * frames_bytes(setup.profile, launch, c, {r.kernel for r in recorded},
+                                                              slots))
+            if kw["capacity_bytes"] <= 0:
+                raise ValueError(f"the frames take all of the L2's room (factor {factor})")
             return plan(recorded, **kw)
         launches.plan = smaller
         try:
@@ -101,22 +112,26 @@ def dram(row: dict, hw: str) -> float:
 
 
 def selected(paths: list, kernels: tuple, max_kv_mb: float, gqa_decode: bool = False) -> list:
-    """The rows of ``kernels`` with DRAM reads measured, but the causal forwards whose K/V head's K and V pass
-    ``max_kv_mb`` MB; with ``gqa_decode``, the GQA backwards of at most 16 query rows only."""
+    """The rows of ``kernels`` with DRAM reads measured, but the causal forwards whose K/V head's K and V (2-byte
+    elements) pass ``max_kv_mb`` MB; with ``gqa_decode``, the GQA backwards of at most 16 query rows only."""
     out = []
     for path in paths:
-        for r in json.load(open(path)):
+        with open(path) as f:
+            rows = json.load(f)
+        for r in rows:
             n_kv = r.get("seq_len_kv") or r["seq_len"]
             long_causal = r["kernel"] == "main" and r["causal"] and n_kv * r["head_dim"] * 4 > max_kv_mb * 1e6
             decode = (r["kernel"] == "dq_dk_dv" and (r.get("seq_len_q") or r["seq_len"]) <= 16
                       and (r.get("kv_heads") or r["heads"]) < r["heads"])
-            if r["kernel"] in kernels and r["measured"]["dram_read"] and not long_causal and (decode or not gqa_decode):
+            if (r["kernel"] in kernels and r["measured"].get("dram_read") and not long_causal
+                    and (decode or not gqa_decode)):
                 out.append(r)
     return out
 
 
 def compare(rows: list, hw: str, variants: list) -> str:
-    """A markdown table: each row's main kernel, the shipped model's DRAM reads over the measured, and each
+    """A markdown table: each row's main kernel, its committed prediction's DRAM reads over the measured
+    ("shipped": the model of when the rows were written; the status rows are the model now), and each
     variant's (``variants``: (label, a context manager factory)), then how many are within 10 %."""
     lines = ["| kernel | d | N_q × N_kv | B × H (H_kv) | causal | shipped | " + " | ".join(v for v, _ in variants) + " |",
              "|---|---:|---|---|:---:|---:|" + "---:|" * len(variants)]

@@ -9,8 +9,8 @@ one K/V head are B · ⌈N_kv / B_c⌉ blocks apart, so at B = 2 and N_kv = 8,19
 four readers of a K/V tile on one side nearly always (1.18 sides on average), where the measured dispatch
 order and side map give 1.95. Here the slots' sides are played instead
 
-* ``runs R``: runs of R consecutive slots, each run's side by a hash;
-* ``hash``: each slot's side by a hash;
+* ``runs R``: runs of R consecutive SMs, each run's side by a hash (a slot on SM s mod S, as the model has it);
+* ``hash``: each SM's side by a hash;
 
 over committed rows, each main kernel's DRAM reads against the shipped model's:
 
@@ -42,9 +42,10 @@ def hashed(values: np.ndarray) -> np.ndarray:
 
 @contextlib.contextmanager
 def sides_in_runs(run: int):
-    """The model with slot s on side hashed(s // run) (run 1: each slot hashed)."""
+    """The model with slot s, on SM s mod S as the model has it, on side hashed((s mod S) // run): an SM's
+    slots share its side (run 1: each SM's side hashed). One hash, not a draw of many: the salt is fixed."""
     shipped = partitions.sides
-    partitions.sides = lambda slots, sm_count: hashed(np.asarray(slots, np.int64) // run + 777)
+    partitions.sides = lambda slots, sm_count: hashed(np.asarray(slots, np.int64) % sm_count // run + 777)
     try:
         yield
     finally:

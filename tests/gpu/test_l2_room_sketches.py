@@ -21,9 +21,8 @@ def frames():
 
 
 @pytest.fixture(scope="module")
-def sides():
-    frames = load_module("l2_frames_sketch", ROOT / "benchmarks" / "l2_frames_sketch.py")
-    return frames, load_module("l2_sides_sketch", ROOT / "benchmarks" / "l2_sides_sketch.py")
+def sides(frames):
+    return load_module("l2_sides_sketch", ROOT / "benchmarks" / "l2_sides_sketch.py")
 
 
 def _decode_b8() -> dict:
@@ -36,8 +35,10 @@ def _decode_b8() -> dict:
 
 def test_the_frames_words_are_the_builds(frames):
     """The distinct frame words the local stores touch, as the page quotes them: the d = 64 backward at a
-    decode (uneven lengths, even d) 12, the d = 128 one 2, the even dense d = 128 forward 33, d = 192's none."""
+    decode (uneven lengths, even d) 12, the d = 128 one 2, the even dense d = 128 forward 33, d = 192's none,
+    the d = 64 split-key forward at a decode none."""
     words = frames.words_table()
+    assert words["splitkv", "fp16", 64, "0,0,0,0,1,0,1,0"] == 0
     assert words["dq_dk_dv", "fp16", 64, "0,0,0,0,0,1,0"] == 12
     assert words["dq_dk_dv", "fp16", 128, "0,0,0,0,0,1,0"] == 2
     assert words["main", "fp16", 128, "0,0,0,0,1,1,0,0"] == 33
@@ -62,7 +63,7 @@ def test_the_decode_backwards_room_is_its_frames_less(frames):
         launches.plan = shipped
     room = dict((tuple(k), c) for k, c in seen)
     assert room[("convert_dq", "dot_do_o", "dq_dk_dv", "reduce_dkv")] == 50 * 2 ** 20 - 1_622_016
-    assert room[("combine", "splitkv")] == 50 * 2 ** 20       # the split-key forward spills no words
+    assert room[("combine", "splitkv")] == 50 * 2 ** 20       # the split-key forward's words: none (above)
 
 
 def test_the_sketches_figures_for_the_worst_decode(frames, sides):
@@ -77,7 +78,7 @@ def test_the_sketches_figures_for_the_worst_decode(frames, sides):
     for factor in (1.0, 1.5):
         with frames.less_room(factor):
             got.append(round(frames.dram(row, "h100-sxm") / measured, 3))
-    with sides[1].sides_in_runs(16):
+    with sides.sides_in_runs(16):
         got.append(round(frames.dram(row, "h100-sxm") / measured, 3))
     assert got == [0.842, 0.868, 0.848]
 
@@ -89,6 +90,6 @@ def test_the_committed_h100_tables_are_the_sketches(frames, sides):
     rows = frames.selected([str(DECODE), str(DECODE.with_name("rows-128-h100.json"))], ("dq_dk_dv",), 15.7)
     got = frames.compare(rows, "h100-sxm", [(f"frames × {f:g}", functools.partial(frames.less_room, f)) for f in (1, 1.5)])
     assert got == (PAGE / "frames-decode-h100.md").read_text().rstrip("\n")
-    got = frames.compare(rows, "h100-sxm", [("runs 16", functools.partial(sides[1].sides_in_runs, 16)),
-                                             ("hash", functools.partial(sides[1].sides_in_runs, 1))])
+    got = frames.compare(rows, "h100-sxm", [("runs 16", functools.partial(sides.sides_in_runs, 16)),
+                                             ("hash", functools.partial(sides.sides_in_runs, 1))])
     assert got == (PAGE / "sides-decode-h100.md").read_text().rstrip("\n")
