@@ -40,10 +40,10 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_policy_ncu import A, B, C, METRICS, READ, SOURCE, WRITE  # noqa: E402
+from l2_shared_ncu import profile_sided, sided_kernel  # noqa: E402
 
 STRIDED_READ, STRIDED_WRITE = 2, 3   # one line every 4 KiB (the kernel's ops 2 and 3)
 STRIDE = 4096
-from l2_shared_ncu import profile_sided, sided_kernel  # noqa: E402
 
 MB = 10 ** 6
 #: name -> phases (buffer, op), all by side 0

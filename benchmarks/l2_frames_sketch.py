@@ -43,7 +43,6 @@ from iosim.run import launches  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SPILLS = os.path.join(ROOT, "docs", "validation", "2026-12-04-spill-footprint", "spills.json")
 MAIN = ("main", "splitkv", "dq_dk_dv")
-KEYS = ("seq_len", "head_dim", "batch", "heads", "kv_heads", "causal", "dtype", "seq_len_q", "seq_len_kv", "layout")
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,8 +104,8 @@ def less_room(factor: float):
 
 
 def dram(row: dict, hw: str) -> float:
-    cfg = {k: row[k] for k in KEYS if row.get(k) is not None}
-    r = simulate(load_profile(hw), "fa2", problem_of(cfg), passes="forward+backward",
+    r = simulate(load_profile(hw), "fa2", problem_of({k: v for k, v in row.items() if v is not None}),
+                 passes="forward+backward",
                  options=Options(kernel="flash-attn-2", cache=True))
     return r.cache.kernels[row["kernel"]].dram_read_bytes
 

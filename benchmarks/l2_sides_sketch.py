@@ -32,20 +32,14 @@ from l2_frames_sketch import arguments, compare, selected  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim.models.cache import partitions  # noqa: E402
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-
-
-def hashed(values: np.ndarray) -> np.ndarray:
-    """A side (0 or 1) for each value: the top bit of a multiplicative hash."""
-    return ((np.asarray(values, np.int64).astype(np.uint64) * _GOLDEN) >> np.uint64(63)).astype(np.int64)
-
 
 @contextlib.contextmanager
 def sides_in_runs(run: int):
     """The model with slot s, on SM s mod S as the model has it, on side hashed((s mod S) // run): an SM's
-    slots share its side (run 1: each SM's side hashed). One hash, not a draw of many: the salt is fixed."""
+    slots share its side (run 1: each SM's side hashed, as :func:`partitions.home` hashes a chunk's home). One
+    hash, not a draw of many: the salt is fixed."""
     shipped = partitions.sides
-    partitions.sides = lambda slots, sm_count: hashed(np.asarray(slots, np.int64) % sm_count // run + 777)
+    partitions.sides = lambda slots, sm_count: partitions.home(np.asarray(slots, np.int64) % sm_count // run + 777)
     try:
         yield
     finally:
