@@ -7,7 +7,6 @@ reduction follows and its grid, and their DRAM reads and times, beside Q, K and 
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import sys
@@ -15,15 +14,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from iosim.gpu.cudnn import split_by_marker  # noqa: E402
-from iosim.gpu.ncu import read_launches  # noqa: E402
-
-
-def _text(path: str) -> str:
-    if os.path.exists(path):
-        with open(path) as f:
-            return f.read()
-    with gzip.open(path + ".gz", "rt") as f:
-        return f.read()
+from iosim.gpu.ncu import raw_exists, read_launches, read_raw  # noqa: E402
 
 
 def configs_and_launches(raw: str, measured_only: bool = False):
@@ -32,9 +23,9 @@ def configs_and_launches(raw: str, measured_only: bool = False):
     with open(os.path.join(raw, "cudnn_configs.json")) as f:
         grid = json.load(f)["grid"]
     for d, configs in grid.items():
-        if measured_only and not any(os.path.exists(os.path.join(raw, f"cudnn_d{d}.csv{z}")) for z in ("", ".gz")):
+        if measured_only and not raw_exists(os.path.join(raw, f"cudnn_d{d}.csv")):
             continue
-        groups, _ = split_by_marker(read_launches(_text(os.path.join(raw, f"cudnn_d{d}.csv"))))
+        groups, _ = split_by_marker(read_launches(read_raw(os.path.join(raw, f"cudnn_d{d}.csv"))))
         if len(groups) != len(configs):
             raise SystemExit(f"{raw}: cudnn_d{d}.csv has {len(groups)} marked groups of launches for "
                              f"{len(configs)} configs; the run is incomplete or not this grid's")

@@ -31,7 +31,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim import Options, load_profile, simulate  # noqa: E402
-from iosim.gpu.ncu import read_launches  # noqa: E402
+from iosim.gpu.ncu import read_launches, read_raw  # noqa: E402
 from iosim.gpu.sdpa import label, problem_of  # noqa: E402
 from iosim.models.cache import partitions  # noqa: E402
 
@@ -75,7 +75,7 @@ def rows(raw_dir: str, hw: str = "h200") -> list[dict]:
     partitions._played = _spy(played)
     try:
         for d, configs in meta["grid"].items():
-            launches = [x for x in read_launches(open(os.path.join(raw_dir, f"sdpa_d{d}.csv")).read())
+            launches = [x for x in read_launches(read_raw(os.path.join(raw_dir, f"sdpa_d{d}.csv")))
                         if label(x["name"]) in MAIN]
             for cfg, pair in zip(configs, zip(launches[::2], launches[1::2])):
                 model = modelled(cfg, profile)

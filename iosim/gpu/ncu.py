@@ -14,6 +14,7 @@ algorithm's kernels (three for ``standard``).
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -74,6 +75,21 @@ def sum_metrics(launches: list[dict]) -> dict[str, float]:
         for name, value in launch["metrics"].items():
             totals[name] = totals.get(name, 0.0) + value
     return totals
+
+
+def raw_exists(path: str) -> bool:
+    """Whether a committed raw file is there, as written or gzipped (``path`` + ".gz")."""
+    return os.path.exists(path) or os.path.exists(path + ".gz")
+
+
+def read_raw(path: str) -> str:
+    """A committed raw file's text: ``path``, or ``path`` + ".gz" where the file was committed gzipped (the
+    large Nsight Compute CSVs are, to keep the checkout small)."""
+    if os.path.exists(path):
+        with open(path, errors="replace") as f:
+            return f.read()
+    with gzip.open(path + ".gz", "rt", errors="replace") as f:
+        return f.read()
 
 
 def read_launches(text: str) -> list[dict]:

@@ -25,7 +25,7 @@ from ..kernels.tile_tables import kernel_tile
 from ..workload.layouts import sdpa_padded
 from ..workload.problem import Problem
 from .ncu import profile as ncu_profile
-from .ncu import read_launches
+from .ncu import raw_exists, read_launches, read_raw
 from .sectors import backward_excess, forward_excess, stats_excess
 
 #: ncu's kernel name -> iosim's kernel label in the flash-attn-2 preset
@@ -103,10 +103,9 @@ def raw_configs(raw_dir: str):
         meta = json.load(f)
     for d, configs in meta["grid"].items():
         path = os.path.join(raw_dir, f"sdpa_d{d}.csv")
-        if not os.path.exists(path):
+        if not raw_exists(path):
             continue
-        with open(path) as f:
-            text = f.read()
+        text = read_raw(path)
         groups = group_by_config(read_launches(text))
         failed = "\n#STDERR\n" in text and len(groups) < len(configs)
         if len(groups) != len(configs) and not failed:

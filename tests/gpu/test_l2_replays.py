@@ -88,8 +88,8 @@ def breakdown():
 
 
 def _launches(folder: str, d: int) -> list:
-    from iosim.gpu.ncu import read_launches
-    return read_launches((VALIDATION / folder / f"sdpa_d{d}.csv").read_text())
+    from iosim.gpu.ncu import read_launches, read_raw
+    return read_launches(read_raw(str(VALIDATION / folder / f"sdpa_d{d}.csv")))
 
 
 def test_the_breakdown_run_repeats_the_session_19_launches():

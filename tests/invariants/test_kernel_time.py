@@ -125,8 +125,10 @@ def _measured_backward_traits() -> dict:
     from pathlib import Path
     pattern = re.compile(r"Flash_bwd_kernel_traits<(\d+), (\d+), (\d+), (\d+), (\d+), (\d+), (\d+),")
     found: dict = {}
-    for csv in (Path(__file__).resolve().parents[2] / "docs" / "validation").glob("*/sdpa_d*.csv"):
-        for m in pattern.finditer(csv.read_text(errors="replace")):
+    from iosim.gpu.ncu import read_raw
+    runs = Path(__file__).resolve().parents[2] / "docs" / "validation"
+    for csv in [*runs.glob("*/sdpa_d*.csv"), *(p.with_suffix("") for p in runs.glob("*/sdpa_d*.csv.gz"))]:
+        for m in pattern.finditer(read_raw(str(csv))):
             d, bm, bn, warps, *atoms = map(int, m.groups())
             found.setdefault(d, set()).add((bm, bn, warps, tuple(atoms)))
     return found
