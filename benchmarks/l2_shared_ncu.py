@@ -14,6 +14,11 @@ pass's readers, so a line is read by the same block whenever its side reads.
 * ``near``: side 0 reads all four passes (one side, the sweep's case);
 * ``alternate``: side 0, side 1, side 0, side 1 (every line read from both sides);
 * ``both``: every block, every pass.
+* ``together`` (session 55): each side's blocks read the whole buffer in every pass, both sides at
+  once and in the same order, as two thread blocks of a kernel on the two sides walk the same K/V
+  tiles. Held twice, it fits while D is at most P, as ``alternate``; not held near a second time
+  while the home holds it, to 2P. Its sizes run to 64 MB. ``IOSIM_PATTERNS=together`` (a
+  comma-separated list of patterns) runs those alone.
 
 ncu reports DRAM bytes read and the L2's lookups by source (the SMs; the other partition
 over the fabric). If a line read from both sides is held twice (and filled at its home),
@@ -39,8 +44,12 @@ from ncu_self_profile import self_profile  # noqa: E402
 
 MB = 10 ** 6
 SIZES_MB = (8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48)
-PATTERNS = {"near": (0, 0, 0, 0), "alternate": (0, 1, 0, 1), "both": (2, 2, 2, 2)}
-CASES = [(name, int(d * MB)) for name in PATTERNS for d in SIZES_MB]
+#: who reads each pass: a side (0, 1), every block (2), or each side the whole buffer (3)
+PATTERNS = {"near": (0, 0, 0, 0), "alternate": (0, 1, 0, 1), "both": (2, 2, 2, 2), "together": (3, 3, 3, 3)}
+SIZES_BY_PATTERN = {"together": (24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64)}
+CASES = [(name, int(d * MB))
+         for name in os.environ.get("IOSIM_PATTERNS", "near,alternate,both").split(",")
+         for d in SIZES_BY_PATTERN.get(name, SIZES_MB)]
 METRICS = ["dram__bytes_read.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
            "lts__t_sectors_srcunit_tex_op_read_lookup_hit.sum", "lts__t_sectors_srcunit_ltcfabric_op_read.sum",
            "lts__t_sectors_srcunit_ltcfabric_op_read_lookup_hit.sum", "gpu__time_duration.sum"]
@@ -74,7 +83,7 @@ extern "C" __global__ void shared_sweep(const int4* __restrict__ buf, unsigned l
     int acc = 0;
     for (int p = 0; p < passes; ++p) {
         int who = pattern[p];
-        if (who == 2 || who == side) {
+        if (who >= 2 || who == side) {
             unsigned rank = who == 2 ? rank_all : rank_side, readers = who == 2 ? nb : count[side];
             unsigned long long stride = (unsigned long long)readers * blockDim.x;
             for (unsigned long long i = (unsigned long long)rank * blockDim.x + threadIdx.x; i < n_vec; i += stride) {
@@ -173,6 +182,11 @@ def run_target() -> None:
 
 
 def main() -> None:
+    unknown = {name for name, _ in CASES} - set(PATTERNS)
+    if unknown:
+        print(f"l2_shared_ncu: IOSIM_PATTERNS names no pattern {sorted(unknown)} (known: {', '.join(PATTERNS)})",
+              file=sys.stderr)
+        sys.exit(2)
     profile_sided(__file__, __doc__, run_target, "shared_sweep", METRICS, "l2_shared.csv",
                   [{"pattern": n, "bytes": s, "passes": PATTERNS[n]} for n, s in CASES])
 
