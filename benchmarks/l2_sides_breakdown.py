@@ -3,8 +3,8 @@ misses, lookups at the home over the fabric, hits there, DRAM (docs/validation/2
 
 benchmarks/l2_breakdown.py splits each main kernel's reads so, the model's against Nsight Compute's lookups by
 source (a run of ``benchmarks/sdpa_ncu.py --metric-set l2``); benchmarks/l2_sides_sketch.py plays the slots on
-the L2's sides in hashed runs of R SMs instead of the model's index halves. This prints the first's table
-twice, for the shipped model and under the sketch, and the near misses' ratios side by side:
+the L2's sides in hashed runs of R SMs instead of the model's index halves. This plays the model both ways
+and prints, per main kernel, the near misses over the GPU's, the far hits (MB) and the DRAM reads' ratios:
 
     python benchmarks/l2_sides_breakdown.py docs/validation/2026-12-07-s55/l2-s53-decode128 --hw h100-sxm [--run 16]
 """
@@ -17,6 +17,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import l2_breakdown  # noqa: E402
+from iosim.errors import IosimError  # noqa: E402
 from l2_sides_sketch import sides_in_runs  # noqa: E402
 
 
@@ -53,7 +54,12 @@ def main() -> None:
     a = ap.parse_args()
     if a.run < 1:
         ap.error("--run must be at least 1")
-    pairs = both(a.raw_dir, a.hw, a.run)
+    if not os.path.isfile(os.path.join(a.raw_dir, "sdpa_configs.json")):
+        ap.error(f"{a.raw_dir}: no sdpa_configs.json (a benchmarks/sdpa_ncu.py --metric-set l2 run)")
+    try:
+        pairs = both(a.raw_dir, a.hw, a.run)
+    except IosimError as e:
+        ap.error(str(e))
     print(near_misses(pairs))
 
 
