@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim import IosimError, load_profile  # noqa: E402
 from iosim.gpu import cudnn  # noqa: E402  (the comparison `iosim validate --vendor cudnn` makes)
 from iosim.gpu.cudnn import split_by_marker  # noqa: E402
-from iosim.gpu.ncu import read_launches  # noqa: E402
+from iosim.gpu.ncu import raw_exists, read_launches, read_raw  # noqa: E402
 from iosim.gpu.sdpa import problem_of  # noqa: E402
 
 #: (column, metrics summed, bytes per unit): the candidates for a launch's global loads
@@ -146,10 +146,9 @@ def _missing(i: int, groups: list[list[dict]]) -> str:
 
 
 def _groups(path: str, marker: str) -> tuple[list[list[dict]], str]:
-    if not os.path.exists(path):
+    if not raw_exists(path):
         return [], "no CSV (the budget ran out before this head dim)"
-    with open(path) as f:
-        text = f.read()
+    text = read_raw(path)
     try:
         groups, before = split_by_marker(read_launches(text), marker)
     except IosimError:

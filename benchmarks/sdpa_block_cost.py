@@ -30,7 +30,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sdpa_ncu  # noqa: E402  (also puts the repository on the path)
 
-from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
+from iosim.gpu.ncu import find_ncu, read_launches, read_raw  # noqa: E402
 
 #: the one metric these measurements ask ncu for
 DURATION = "gpu__time_duration.sum"
@@ -196,7 +196,7 @@ def cli(doc: str, target, summarise, json_name: str, kernel_regex: str, script: 
     if args.target:
         target()
     elif args.summarise:
-        summarise(open(args.summarise).read(), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
+        summarise(read_raw(args.summarise), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
     else:
         summarise(run_ncu(kernel_regex, script, args.out), args.out, machine(args.out))
 

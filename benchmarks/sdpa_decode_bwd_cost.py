@@ -34,7 +34,7 @@ from sdpa_block_cost import machine, save, sdpa_calls  # noqa: E402
 from sdpa_bwd_cost import BLOCK_KV  # noqa: E402  (kHeadDim -> the backward kernel's B_c)
 
 from iosim.cli.main import main as iosim  # noqa: E402
-from iosim.gpu.ncu import find_ncu, read_launches  # noqa: E402
+from iosim.gpu.ncu import find_ncu, read_launches, read_raw  # noqa: E402
 
 #: (head dim, the backward kernel's B_r) in launch order: each kHeadDim at its own size and below it
 HEAD_DIMS = ((32, 128), (24, 128), (64, 128), (40, 128), (96, 64), (72, 64), (128, 64), (104, 64),
@@ -221,7 +221,7 @@ def main() -> None:
     elif args.table:
         table(args.table, args.hw)
     elif args.summarise:
-        summarise(open(args.summarise).read(), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
+        summarise(read_raw(args.summarise), args.out, json.load(open(os.path.join(args.out, "machine.json"))))
     else:
         os.makedirs(args.out, exist_ok=True)
         metrics = METRICS + (SWEEP_METRICS if SET == "gqa-sweep" else [])

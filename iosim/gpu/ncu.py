@@ -84,8 +84,10 @@ def raw_exists(path: str) -> bool:
 
 def read_raw(path: str) -> str:
     """A committed raw file's text: ``path``, or ``path`` + ".gz" where the file was committed gzipped (the
-    large Nsight Compute CSVs are, to keep the checkout small)."""
-    if os.path.exists(path):
+    large Nsight Compute CSVs are, to keep the checkout small); a path ending in .gz is read gzipped."""
+    if path.endswith(".gz"):
+        path = path[:-3]
+    elif os.path.exists(path):
         with open(path, errors="replace") as f:
             return f.read()
     with gzip.open(path + ".gz", "rt", errors="replace") as f:

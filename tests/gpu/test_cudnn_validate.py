@@ -15,7 +15,7 @@ from iosim import IosimError, load_profile
 from iosim.cli import main as cli
 from iosim.cli.validate_cudnn import format_table, report_of
 from iosim.gpu import cudnn, sdpa, sdpa_target
-from iosim.gpu.ncu import read_launches
+from iosim.gpu.ncu import read_launches, read_raw
 from iosim.gpu.sdpa import problem_of
 
 RAW = pathlib.Path(__file__).resolve().parents[2] / "docs" / "validation" / "2026-12-01-cudnn"
@@ -29,7 +29,7 @@ SMALL, LONG_CAUSAL, GQA = 0, 1, 9
 def committed():
     """(configs, launch groups) of the committed d = 64 run."""
     meta = json.loads((RAW / "cudnn_configs.json").read_text())
-    groups, _ = cudnn.split_by_marker(read_launches((RAW / "cudnn_d64.csv").read_text()))
+    groups, _ = cudnn.split_by_marker(read_launches(read_raw(str(RAW / "cudnn_d64.csv"))))
     return meta["grid"]["64"], groups
 
 

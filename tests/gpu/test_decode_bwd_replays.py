@@ -8,6 +8,7 @@ import re
 import pytest
 
 from conftest import load_module
+from iosim.gpu.ncu import read_raw
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RUN = ROOT / "docs" / "validation" / "2026-12-06-decode-bwd"
@@ -28,7 +29,7 @@ def rows(cost):
 @pytest.mark.parametrize("run", sorted(SETS))
 def test_the_committed_medians_are_the_csvs(cost, rows, run):
     """Each configuration's median launch is read from the committed CSV, in the set's launch order."""
-    assert cost.medians((RUN / run / "ncu.csv").read_text(), SETS[run]) == rows[run]
+    assert cost.medians(read_raw(str(RUN / run / "ncu.csv")), SETS[run]) == rows[run]
 
 
 def page_rows() -> dict:
