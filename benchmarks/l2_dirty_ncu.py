@@ -23,9 +23,10 @@ reach DRAM when missed (the others are held at their home on side 1): the DRAM b
 reads of A, B and a read C are half of A's lost bytes (with ``--twice``, of the lost bytes of the buffer read
 last, A or B). ncu flushes the L2 before each launch.
 
-Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided | --twice]
+Run:      PYTHONPATH=$PWD python3 benchmarks/l2_dirty_ncu.py --out DIR [--strided | --twice | --home]
           (``--strided``: C's lines one every 4 KiB, written or read, beside the contiguous written C: STRIDED;
-          ``--twice``: does a line hit once outlive newer lines never hit? TWICE)
+          ``--twice``: does a line hit once outlive newer lines never hit? TWICE;
+          ``--home``: is a dirty copy leaving the writer's partition written into its home there? HOME)
 Summary:  python benchmarks/l2_dirty_ncu.py --summary DIR    (every counter, per case)
 Table:    python benchmarks/l2_dirty_ncu.py --table DIR      (DRAM read beyond the first reads / DRAM written, MB)
 Writes DIR/l2_dirty.csv (raw ncu CSV, one launch per case, in cases.json's order), DIR/cases.json and
@@ -69,9 +70,21 @@ TWICE = {
     "A twice, B last": ((A, READ), (A, READ), (B, READ), (C, READ), (B, READ)),
     "A once, A last": ((A, READ), (B, READ), (C, READ), (A, READ)),
 }
-VARIANTS = {"--strided": STRIDED, "--twice": TWICE}
+#: ``--home`` (session 55): B written (or read) by side 1, A read by side 0, C read by side 1, A again. B's lines
+#: homed on side 0 are held there and near side 1 (a dirty copy where written). C pushes them out of side 1's
+#: partition, and half of C fills side 0's, at its home, past the room. If a dirty copy leaving side 1 is written
+#: into its home, refreshing it there, side 0's partition then loses A's lines before B's: A's last read misses
+#: where B was written and hits where it was read. If it goes to DRAM, or the copy was clean, both hit alike.
+SIDE1 = 4
+HOME = {
+    "B written by side 1": ((B, WRITE | SIDE1), (A, READ), (C, READ | SIDE1), (A, READ)),
+    "B read by side 1": ((B, READ | SIDE1), (A, READ), (C, READ | SIDE1), (A, READ)),
+}
+VARIANTS = {"--strided": STRIDED, "--twice": TWICE, "--home": HOME}
 #: C's size in rooms: fits, overflows by 2/15, overflows by a third (A and B are a third each)
 C_ROOMS = (1 / 6, 1 / 3 + 2 / 15, 2 / 3)
+#: ``--home``'s: side 0's partition, A and half of B and of C, past the room by 1/6 and by 1/3 of it
+HOME_C_ROOMS = (4 / 3, 5 / 3)
 
 
 def room(l2_bytes: int) -> int:
@@ -86,7 +99,8 @@ def cases(l2_bytes: int, sequences: dict = SEQUENCES) -> list[dict]:
     r = room(l2_bytes)
     ab = r // 3 // 4096 * 4096
     return [{"sequence": name, "ab_bytes": ab, "c_bytes": int(r * f) // 4096 * 4096, "room_bytes": r,
-             "phases": phases} for f in C_ROOMS for name, phases in sequences.items()]
+             "phases": phases} for f in (HOME_C_ROOMS if sequences is HOME else C_ROOMS)
+            for name, phases in sequences.items()]
 
 
 def _l2_bytes() -> int:
@@ -101,7 +115,7 @@ def run_target() -> None:
     kernel, sms, side_dev, sink = sided_kernel(SOURCE, "policy")
     for case in cases(_l2_bytes(), _sequences()):
         ab, c = case["ab_bytes"], case["c_bytes"]
-        span = c * STRIDE // 128 if any(op >= STRIDED_READ for _, op in case["phases"]) else c
+        span = c * STRIDE // 128 if any(op & 3 >= STRIDED_READ for _, op in case["phases"]) else c
         a, b, cc = (cp.zeros(n // 4, dtype=cp.int32) for n in (ab, ab, span))
         phases = cp.asarray(np.array(case["phases"], np.int32).ravel())
         counters = cp.zeros(3, dtype=cp.uint32)
@@ -118,11 +132,20 @@ def table(raw_dir: str) -> list[dict]:
 
     out = []
     for case, got in summary(raw_dir, "l2_dirty.csv"):
-        c_read = any(list(p) in ([C, READ], [C, STRIDED_READ]) for p in case["phases"])
-        first = (2 * case["ab_bytes"] + (case["c_bytes"] if c_read else 0)) / MB
+        first = _first_reads(case) / MB
         out.append({"sequence": case["sequence"], "c_mb": case["c_bytes"] / MB,
                     "dram_beyond": got["dram__bytes_read.sum"] - first, "dram_written": got["dram__bytes_write.sum"]})
     return out
+
+
+def _first_reads(case: dict) -> int:
+    """The bytes of the buffers whose first phase reads them (read from DRAM once whatever the cache does)."""
+    seen, total = set(), 0
+    for buf, op in case["phases"]:
+        if buf not in seen and op & 3 in (READ, STRIDED_READ):
+            total += case["c_bytes"] if buf == C else case["ab_bytes"]
+        seen.add(buf)
+    return total
 
 
 def markdown(raw_dir: str) -> str:

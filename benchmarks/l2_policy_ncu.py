@@ -59,20 +59,21 @@ extern "C" __global__ void policy(int4* __restrict__ a, int4* __restrict__ b, in
                                   unsigned long long n_ab, unsigned long long n_c, const int* __restrict__ phases,
                                   int n_phases, const int* __restrict__ side_of_sm, unsigned* counters,
                                   int4* __restrict__ sink) {
-    // counters: [0] barrier arrivals, [1], [2] blocks on side 0 and 1; phases: (buffer, op) pairs
-    __shared__ unsigned rank, count0;
+    // counters: [0] barrier arrivals, [1], [2] blocks on side 0 and 1; phases: (buffer, op) pairs, an op's
+    // bit 2 (4) giving the phase to side 1 (l2_dirty_ncu.py --home), else side 0's
+    __shared__ unsigned rank, count[2];
     int side = side_of_sm[smid()];
     if (threadIdx.x == 0) rank = atomicAdd(counters + 1 + side, 1u);
     unsigned nb = gridDim.x, barrier = 0;
     grid_barrier(counters, nb * ++barrier);
-    if (threadIdx.x == 0) count0 = atomicAdd(counters + 1, 0u);
+    if (threadIdx.x == 0) { count[0] = atomicAdd(counters + 1, 0u); count[1] = atomicAdd(counters + 2, 0u); }
     __syncthreads();
     int acc = 0;
     for (int p = 0; p < n_phases; ++p) {
-        int which = phases[2 * p], op = phases[2 * p + 1];
+        int which = phases[2 * p], op = phases[2 * p + 1] & 3, who = phases[2 * p + 1] >> 2;
         int4* buf = which == 0 ? a : which == 1 ? b : c;
-        unsigned long long n = which == 2 ? n_c : n_ab, stride = (unsigned long long)count0 * blockDim.x;
-        if (side == 0) {
+        unsigned long long n = which == 2 ? n_c : n_ab, stride = (unsigned long long)count[who] * blockDim.x;
+        if (side == who) {
             for (unsigned long long i = (unsigned long long)rank * blockDim.x + threadIdx.x; i < n; i += stride) {
                 // ops 2 and 3 (l2_dirty_ncu.py): the i-th 16 bytes of one 128-byte line every 4 KiB
                 unsigned long long j = op < 2 ? i : (i >> 3) * 256 + (i & 7);

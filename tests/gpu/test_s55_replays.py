@@ -91,3 +91,17 @@ def test_two_h100s_split_the_near_misses_differently(decodes):
     for b, (first, second) in {2: (43.0, 38.8), 4: (98.9, 89.4)}.items():
         got = [decodes[run, 64, b, 8192][0]["measured"]["near miss"] for run in ("first", "second")]
         assert [round(x, 1) for x in got] == [first, second], b
+
+
+def test_a_dirty_copy_leaving_the_writers_partition_takes_room_at_its_home():
+    """B written (or read) by side 1, A read by side 0, C read by side 1 past its room, A again, twice on one
+    H100 (l2_dirty_ncu.py --home). Where B was written, A's last read reads 2.8 MB (C = 32.2 MB) and 7.2 MB
+    (40.2 MB) beyond the first reads; where B was read, 0.0 and 5.4: the dirty copies C pushes out of side 1's
+    partition come into side 0's, their home, as its newest lines, and A's go first."""
+    dirty = load_module("l2_dirty_ncu", ROOT / "benchmarks" / "l2_dirty_ncu.py")
+    runs = [{(r["sequence"], round(r["c_mb"], 1)): r["dram_beyond"] for r in dirty.table(str(RUN / "l2-home" / run))}
+            for run in ("run1", "run2")]
+    for found in runs:
+        assert found[("B read by side 1", 32.2)] < 0.1 and found[("B written by side 1", 32.2)] > 2.5
+        assert found[("B written by side 1", 40.2)] - found[("B read by side 1", 40.2)] > 1.5
+    assert all(abs(runs[0][k] - runs[1][k]) < 0.15 for k in runs[0])
