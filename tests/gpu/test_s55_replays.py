@@ -6,6 +6,7 @@
 * the GQA decode sweeps of session 53 with the L2's lookups by source, twice (two H100s), against the model
   with the slots on sides as shipped and in hashed runs of 16 SMs (benchmarks/l2_sides_breakdown.py)."""
 
+import json
 import pathlib
 
 import pytest
@@ -105,3 +106,47 @@ def test_a_dirty_copy_leaving_the_writers_partition_takes_room_at_its_home():
         assert found[("B read by side 1", 32.2)] < 0.1 and found[("B written by side 1", 32.2)] > 2.5
         assert found[("B written by side 1", 40.2)] - found[("B read by side 1", 40.2)] > 1.5
     assert all(abs(runs[0][k] - runs[1][k]) < 0.15 for k in runs[0])
+
+
+@pytest.fixture(scope="module")
+def writeback():
+    return load_module("l2_writeback_sketch", ROOT / "benchmarks" / "l2_writeback_sketch.py")
+
+
+def test_a_far_writes_copy_leaves_where_its_side_has_requested_half_the_l2(writeback):
+    """Request 0 writes chunk 7 from side 1, homed on side 0; side 1 then requests 40, 40 and 40 bytes (half
+    the L2: 100): the copy leaves before request 3. Chunk 8, written the same way at request 4, is requested
+    again by its side (request 5) before it would leave, so it stays."""
+    import numpy as np
+    keys = np.array([7, 1, 2, 3, 8, 8, 4, 5, 6])
+    sizes = np.array([10, 40, 40, 40, 10, 10, 40, 40, 40])
+    writes = np.array([1, 0, 0, 0, 1, 0, 0, 0, 0])
+    sides = np.ones(9, np.int64)
+    homes = np.array([0, 1, 1, 1, 0, 0, 1, 1, 1])
+    i, e = writeback.leaving(keys, sizes, writes, sides, homes, 100)
+    assert i.tolist() == [0] and e.tolist() == [3]
+
+
+def test_the_second_write_counts_no_bytes_and_moves_the_worst_decode(writeback):
+    """The H100's d = 64 decode backward over 8 batches: the second writes take room at the home but count
+    no bytes (the pass's reads and writes as shipped), and its DRAM reads go 0.792 → 1.060 of the GPU's."""
+    from iosim import Options, load_profile, simulate
+    from iosim.gpu.sdpa import problem_of
+    frames = load_module("l2_frames_sketch", ROOT / "benchmarks" / "l2_frames_sketch.py")
+    rows = [r for r in json.loads((ROOT / "docs" / "validation" / "2026-12-07-s53-check" / "decode" /
+                                   "rows-h100.json").read_text())
+            if r["kernel"] == "dq_dk_dv" and r["batch"] == 8 and r.get("kv_heads") == 8]
+    row = rows[0]
+
+    def played():
+        r = simulate(load_profile("h100-sxm"), "fa2", problem_of({k: v for k, v in row.items() if v is not None}),
+                     passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
+        return r.cache.kernels["dq_dk_dv"]
+    shipped = played()
+    with writeback.written_back():
+        back = played()
+    assert (back.read_bytes, back.write_bytes) == (shipped.read_bytes, shipped.write_bytes)
+    measured = row["measured"]["dram_read"]
+    assert round(shipped.dram_read_bytes / measured, 3) == 0.792
+    assert round(back.dram_read_bytes / measured, 3) == 1.060
+    assert frames.dram(row, "h100-sxm") == shipped.dram_read_bytes
