@@ -103,11 +103,16 @@ def less_room(factor: float):
         launches._cache_plan = cache_plan
 
 
-def dram(row: dict, hw: str) -> float:
+def kernel_stats(row: dict, hw: str):
+    """The L2 model's counters of the row's main kernel (its launch played forward and backward)."""
     r = simulate(load_profile(hw), "fa2", problem_of({k: v for k, v in row.items() if v is not None}),
                  passes="forward+backward",
                  options=Options(kernel="flash-attn-2", cache=True))
-    return r.cache.kernels[row["kernel"]].dram_read_bytes
+    return r.cache.kernels[row["kernel"]]
+
+
+def dram(row: dict, hw: str) -> float:
+    return kernel_stats(row, hw).dram_read_bytes
 
 
 def selected(paths: list, kernels: tuple, max_kv_mb: float, gqa_decode: bool = False) -> list:

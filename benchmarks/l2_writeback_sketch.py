@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_frames_sketch import arguments, compare, selected  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from iosim.models.cache import partitions  # noqa: E402
+from iosim.models.cache import partitions, stack  # noqa: E402
 
 
 def leaving(keys, sizes, writes, sides, homes, half: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,10 +34,9 @@ def leaving(keys, sizes, writes, sides, homes, half: int) -> tuple[np.ndarray, n
     again first."""
     n = len(keys)
     far = np.flatnonzero((writes == 1) & (sides != homes))
-    order = np.lexsort((np.arange(n), sides, keys))
-    nxt = np.full(n, n, np.int64)
-    same = (keys[order][1:] == keys[order][:-1]) & (sides[order][1:] == sides[order][:-1])
-    nxt[order[:-1][same]] = order[1:][same]
+    by_side = keys * 2 + sides                                  # a chunk's requests from one side
+    _, _, nxt = stack.links(by_side, np.argsort(by_side, kind="stable"))
+    nxt = np.where(nxt < 0, n, nxt)
     out_i, out_e = [], []
     for q in (0, 1):
         cum = np.cumsum(np.where(sides == q, sizes, 0))

@@ -130,21 +130,14 @@ def test_a_far_writes_copy_leaves_where_its_side_has_requested_half_the_l2(write
 def test_the_second_write_counts_no_bytes_and_moves_the_worst_decode(writeback):
     """The H100's d = 64 decode backward over 8 batches: the second writes take room at the home but count
     no bytes (the pass's reads and writes as shipped), and its DRAM reads go 0.792 → 1.060 of the GPU's."""
-    from iosim import Options, load_profile, simulate
-    from iosim.gpu.sdpa import problem_of
     frames = load_module("l2_frames_sketch", ROOT / "benchmarks" / "l2_frames_sketch.py")
     rows = [r for r in json.loads((ROOT / "docs" / "validation" / "2026-12-07-s53-check" / "decode" /
                                    "rows-h100.json").read_text())
             if r["kernel"] == "dq_dk_dv" and r["batch"] == 8 and r.get("kv_heads") == 8]
     row = rows[0]
-
-    def played():
-        r = simulate(load_profile("h100-sxm"), "fa2", problem_of({k: v for k, v in row.items() if v is not None}),
-                     passes="forward+backward", options=Options(kernel="flash-attn-2", cache=True))
-        return r.cache.kernels["dq_dk_dv"]
-    shipped = played()
+    shipped = frames.kernel_stats(row, "h100-sxm")
     with writeback.written_back():
-        back = played()
+        back = frames.kernel_stats(row, "h100-sxm")
     assert (back.read_bytes, back.write_bytes) == (shipped.read_bytes, shipped.write_bytes)
     measured = row["measured"]["dram_read"]
     assert round(shipped.dram_read_bytes / measured, 3) == 0.792
