@@ -194,6 +194,23 @@ PROSPECTIVE_GRIDS = {
         168: ((13531, 30671, 1, 14, 7, False, "bf16"),),
         175: ((12774, 12774, 6, 4, 4, True, "fp16"),),
         220: ((11, 50968, 2, 1, 1, False, "bf16"),)}),
+    # session 56's: `python benchmarks/draw_grid.py --seed 2026120756 --count 16`, as drawn, (B, H, N, d) inputs;
+    # predicted for the H200 and the H100 before it ran (docs/validation/2026-12-07-s56-check/)
+    "s56": dict(head_dims=(40, 46, 104, 110, 120, 136, 144, 168, 176, 200, 208, 224, 237, 256), configs={
+        40: ((2592, 2592, 8, 78, 1, True, "fp16"),),
+        46: ((8, 618, 37, 3, 3, False, "fp16"),),
+        104: ((4012, 4012, 2, 1, 1, True, "fp16"),),
+        110: ((12, 51250, 143, 1, 1, False, "bf16"),),
+        120: ((12538, 12538, 5, 1, 1, False, "bf16"),),
+        136: ((4977, 57997, 1, 53, 1, False, "fp16"),),
+        144: ((6, 1069, 23, 3, 3, False, "bf16"), (16, 2943, 2, 1, 1, False, "fp16"), (16, 1786, 2, 1, 1, False, "bf16")),
+        168: ((5548, 5548, 3, 40, 40, True, "fp16"),),
+        176: ((2873, 2873, 7, 52, 52, False, "fp16"),),
+        200: ((1, 22455, 36, 25, 25, False, "fp16"),),
+        208: ((16, 1703, 6, 118, 118, False, "bf16"),),
+        224: ((4388, 4388, 1, 4, 1, False, "fp16"),),
+        237: ((3434, 3434, 34, 12, 3, False, "fp16"),),
+        256: ((10, 684, 1, 2, 2, False, "bf16"),)}),
     # session 53: the GQA decodes' backwards (one query row, 32 heads on 8, 8,192 keys) over 1 to 16 batches, where
     # a group's next query head re-reads its K/V head B key walks later (gqa-long's B = 8 read 0.72 in the model),
     # and its MHA twin at B = 8
