@@ -127,6 +127,23 @@ def test_a_far_writes_copy_leaves_where_its_side_has_requested_half_the_l2(write
     assert i.tolist() == [0] and e.tolist() == [3]
 
 
+def test_a_copy_leaves_its_partition_where_the_misses_there_pass_its_room(writeback):
+    """``--leave partition`` (session 56): in partition 1's stream chunk 7, written from side 1 and homed on 0,
+    leaves where the misses since pass 100 − 10 bytes: the hit (request 2) counts nothing, so it leaves before
+    request 4, not 3 as by requests. Chunk 8, written at 5, is read again there at 6: it leaves three misses
+    after that read, before 9."""
+    import numpy as np
+    keys = np.array([7, 1, 2, 3, 4, 8, 8, 5, 6, 9])
+    sizes = np.array([10, 40, 40, 40, 40, 10, 10, 40, 40, 40])
+    writes = np.array([1, 0, 0, 0, 0, 1, 0, 0, 0, 0])
+    sides = np.ones(10, np.int64)
+    homes = np.array([0, 1, 1, 1, 1, 0, 0, 1, 1, 1])
+    hit = np.array([0, 0, 1, 0, 0, 0, 1, 0, 0, 0], bool)
+    i, e = writeback.leaving_in(1, np.arange(10), hit, keys, sizes, writes, sides, homes, 100)
+    assert i.tolist() == [0, 5] and e.tolist() == [4, 9]
+    assert [a.tolist() for a in writeback.leaving(keys, sizes, writes, sides, homes, 100)] == [[0], [3]]
+
+
 def test_the_second_write_counts_no_bytes_and_moves_the_worst_decode(writeback):
     """The H100's d = 64 decode backward over 8 batches: the second writes take room at the home but count
     no bytes (the pass's reads and writes as shipped), and its DRAM reads go 0.792 → 1.060 of the GPU's."""
