@@ -76,22 +76,21 @@ def frames_bytes(profile, launch, counted, kernels, slots: int) -> int:
 
 
 @contextlib.contextmanager
-def less_room(factor: float):
-    """The L2 model, each pass played with its room less ``factor`` × its main kernel's frames (nests: each
-    level takes its own share off)."""
+def room(change):
+    """The L2 model, each pass played with the room ``change(capacity, setup, launch, counted, recorded, slots)``
+    gives (nests: each level changes the room the one outside it gave)."""
     cache_plan = launches._cache_plan
 
     def patched(setup, launch, c):
         plan = launches.plan
 
-        def smaller(recorded, **kw):
+        def changed(recorded, **kw):
             slots = max(kw["concurrency"].values(), default=1)
-            kw["capacity_bytes"] -= int(factor * frames_bytes(setup.profile, launch, c, {r.kernel for r in recorded},
-                                                              slots))
+            kw["capacity_bytes"] = change(kw["capacity_bytes"], setup, launch, c, recorded, slots)
             if kw["capacity_bytes"] <= 0:
-                raise ValueError(f"the frames take all of the L2's room (factor {factor})")
+                raise ValueError("no room is left in the L2")
             return plan(recorded, **kw)
-        launches.plan = smaller
+        launches.plan = changed
         try:
             return cache_plan(setup, launch, c)
         finally:
@@ -101,6 +100,17 @@ def less_room(factor: float):
         yield
     finally:
         launches._cache_plan = cache_plan
+
+
+def less_room(factor: float):
+    """The L2 model, each pass played with its room less ``factor`` × its main kernel's frames."""
+    return room(lambda capacity, setup, launch, c, recorded, slots: capacity - int(
+        factor * frames_bytes(setup.profile, launch, c, {r.kernel for r in recorded}, slots)))
+
+
+def scaled_room(scale: float):
+    """The L2 model, each pass played with ``scale`` times its room."""
+    return room(lambda capacity, *_: int(capacity * scale))
 
 
 def kernel_stats(row: dict, hw: str):
