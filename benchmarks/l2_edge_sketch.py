@@ -72,6 +72,7 @@ def main() -> None:
     missing = [p for p in a.rows if not os.path.isfile(p)]
     if missing:
         ap.error(f"no such rows file: {missing[0]}")
+
     def base(r):
         return (dram(r, a.hw) if a.replay else r["predicted"]["dram_read"]) / r["measured"]["dram_read"]
     for kind, r, b in classes(selected(a.rows, kernels, a.max_kv_mb, a.gqa_decode), a.sample, a.seed, base):
