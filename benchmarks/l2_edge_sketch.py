@@ -24,7 +24,7 @@ import random
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from l2_frames_sketch import MAIN, arguments, dram, scaled_room, selected  # noqa: E402
+from l2_frames_sketch import MAIN, arguments, dram, launch_fields, scaled_room, selected  # noqa: E402
 
 #: the spreads each class is counted past
 SPREADS = (0.05, 0.1)
@@ -68,10 +68,10 @@ def main() -> None:
     kernels = tuple(a.kernels.split(","))
     if not set(kernels) <= set(MAIN):
         ap.error(f"--kernels: of {', '.join(MAIN)}")
-    counts = {}
     missing = [p for p in a.rows if not os.path.isfile(p)]
     if missing:
         ap.error(f"no such rows file: {missing[0]}")
+    counts = {}
 
     def base(r):
         return (dram(r, a.hw) if a.replay else r["predicted"]["dram_read"]) / r["measured"]["dram_read"]
@@ -81,9 +81,7 @@ def main() -> None:
         c[0] += 1
         for i, edge in enumerate(SPREADS):
             c[1 + i] += spread(got) > edge
-        print(kind, r["kernel"], f"d={r['head_dim']}", f"Nq={r.get('seq_len_q') or r['seq_len']}",
-              f"Nkv={r.get('seq_len_kv') or r['seq_len']}", f"B={r['batch']}", f"H={r['heads']}",
-              f"Hkv={r.get('kv_heads')}", f"c={int(r['causal'])}",
+        print(kind, r["kernel"], *(f"{k}={v}" for k, v in launch_fields(r).items()),
               " ".join(f"{s:g}={x:.3f}" for s, x in zip((1.0, *scales), got)), flush=True)
     for kind, c in counts.items():
         print(f"# {kind}: {c[0]} rows; spread past " + ", ".join(f"{e:.0%}: {n}" for e, n in zip(SPREADS, c[1:])))

@@ -125,6 +125,17 @@ def dram(row: dict, hw: str) -> float:
     return kernel_stats(row, hw).dram_read_bytes
 
 
+#: the names of :func:`launch_fields`
+FIELDS = ("d", "Nq", "Nkv", "B", "H", "Hkv", "c")
+
+
+def launch_fields(row: dict) -> dict:
+    """A row's launch as the sketches' one-line outputs name it: d, N_q, N_kv, B, H, H_kv and causal (0 or 1)."""
+    return dict(zip(FIELDS, (row["head_dim"], row.get("seq_len_q") or row["seq_len"],
+                             row.get("seq_len_kv") or row["seq_len"], row["batch"], row["heads"], row.get("kv_heads"),
+                             int(row["causal"]))))
+
+
 def selected(paths: list, kernels: tuple, max_kv_mb: float, gqa_decode: bool = False) -> list:
     """The rows of ``kernels`` with DRAM reads measured, but the causal forwards whose K/V head's K and V (2-byte
     elements) pass ``max_kv_mb`` MB; with ``gqa_decode``, the GQA backwards of at most 16 query rows only."""

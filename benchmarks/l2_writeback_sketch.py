@@ -30,7 +30,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from l2_frames_sketch import arguments, compare, dram, selected  # noqa: E402
+from l2_frames_sketch import FIELDS, arguments, compare, dram, launch_fields, selected  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim.models.cache import partitions, stack  # noqa: E402
@@ -149,10 +149,8 @@ def written_back(leave: str = "side"):
 
 
 def _key(r: dict) -> tuple:
-    """A row's line key in ``--changed``'s file: kernel, d, N_q, N_kv, B, H, H_kv, causal."""
-    return (r["kernel"], str(r["head_dim"]), str(r.get("seq_len_q") or r["seq_len"]),
-            str(r.get("seq_len_kv") or r["seq_len"]), str(r["batch"]), str(r["heads"]), str(r.get("kv_heads")),
-            str(int(r["causal"])))
+    """A row's line key in ``--changed``'s file: its kernel, then :func:`launch_fields`' values."""
+    return (r["kernel"], *(str(v) for v in launch_fields(r).values()))
 
 
 def changed_rows(rows: list, path: str, hw: str) -> None:
@@ -164,17 +162,14 @@ def changed_rows(rows: list, path: str, hw: str) -> None:
             cells = line.split()
             if line.startswith("#") or not cells:
                 continue
-            v = dict(c.split("=", 1) for c in cells[1:] if "=" in c and c.split("=", 1)[0] in _KEYS + ("now", "wb"))
+            v = dict(c.split("=", 1) for c in cells[1:] if "=" in c)
             if abs(float(v["now"]) - float(v["wb"])) > 0.005:
-                moved[(cells[0],) + tuple(v[k] for k in _KEYS)] = v["wb"]
+                moved[(cells[0], *(v[k] for k in FIELDS))] = v["wb"]
     for r in rows:
         if _key(r) in moved:
             m = r["measured"]["dram_read"]
             print(" ".join(_key(r)), f"now={r['predicted']['dram_read'] / m:.3f} s55={moved.pop(_key(r))}", end=" ")
             print(f"wb={dram(r, hw) / m:.3f}", flush=True)
-
-
-_KEYS = ("d", "Nq", "Nkv", "B", "H", "Hkv", "c")
 
 
 def main() -> None:

@@ -45,16 +45,14 @@ def test_the_summary_counts_the_lines(edge):
     assert "# miss: 33 rows; spread past 5%: 27, 10%: 18" in text and "# within: 120 rows; spread past 5%: 12, 10%: 3" in text
 
 
-def _row(fields: list) -> dict:
+def _row(edge, fields: list) -> dict:
     """The status row of a committed line's launch."""
     kernel, *named = fields
     want = dict(f.split("=") for f in named)
     for path in sorted(ROWS.glob("*.json")):
         for r in json.loads(path.read_text()):
-            got = {"d": r["head_dim"], "Nq": r.get("seq_len_q") or r["seq_len"],
-                   "Nkv": r.get("seq_len_kv") or r["seq_len"], "B": r["batch"], "H": r["heads"],
-                   "Hkv": r.get("kv_heads"), "c": int(r["causal"])}
-            if r["kernel"] == kernel and {k: str(v) for k, v in got.items()} == want and r["measured"].get("dram_read"):
+            got = {k: str(v) for k, v in edge.launch_fields(r).items()}
+            if r["kernel"] == kernel and got == want and r["measured"].get("dram_read"):
                 return r
     raise AssertionError(f"no status row for {fields}")
 
@@ -65,7 +63,7 @@ def test_a_line_is_the_sketchs_plays(edge, launch):
     """The GQA decode backward that misses most (0.720, at 0.9 and 1.1 times the room 0.854 and 0.650) and a GQA
     backward within 10 % that spreads past 5 %: the committed ratios are the sketch's, played again."""
     (kind, fields, got), = [x for x in _lines() if " ".join(x[1]) == launch]
-    row = _row(fields)
+    row = _row(edge, fields)
     base = row["predicted"]["dram_read"] / row["measured"]["dram_read"]
     assert (kind == "miss") == (abs(base - 1) > 0.1)
     again = edge.ratios(row, "h200", (0.9, 1.1), base)
