@@ -211,6 +211,23 @@ PROSPECTIVE_GRIDS = {
         224: ((4388, 4388, 1, 4, 1, False, "fp16"),),
         237: ((3434, 3434, 34, 12, 3, False, "fp16"),),
         256: ((10, 684, 1, 2, 2, False, "bf16"),)}),
+    # session 57's: `python benchmarks/draw_grid.py --seed 2026120757 --count 16`, as drawn, (B, H, N, d) inputs;
+    # predicted for the H200 and the H100 before it ran (docs/validation/2026-12-07-s57-check/)
+    "s57": dict(head_dims=(40, 96, 113, 120, 124, 136, 151, 152, 160, 168, 192, 202, 209), configs={
+        40: ((464, 464, 1, 3, 3, True, "bf16"),),
+        96: ((356, 356, 4, 2, 2, True, "fp16"),),
+        113: ((30258, 54848, 1, 1, 1, False, "fp16"),),
+        120: ((4, 20471, 9, 1, 1, False, "bf16"),),
+        124: ((710, 710, 9, 9, 9, True, "bf16"),),
+        136: ((161, 180, 2, 1, 1, False, "bf16"),),
+        151: ((1157, 1157, 1, 1, 1, True, "fp16"),),
+        152: ((5176, 5176, 2, 63, 63, False, "bf16"),),
+        160: ((10460, 10460, 1, 1, 1, False, "fp16"), (653, 653, 1, 432, 108, True, "fp16")),
+        168: ((9, 12605, 3, 1, 1, False, "fp16"),),
+        192: ((8, 13508, 1, 33, 33, False, "fp16"), (604, 604, 7, 2, 2, False, "fp16"),
+              (8, 25936, 16, 19, 19, False, "bf16")),
+        202: ((376, 285, 5, 3, 3, False, "fp16"),),
+        209: ((8750, 8750, 8, 3, 1, True, "fp16"),)}),
     # session 53: the GQA decodes' backwards (one query row, 32 heads on 8, 8,192 keys) over 1 to 16 batches, where
     # a group's next query head re-reads its K/V head B key walks later (gqa-long's B = 8 read 0.72 in the model),
     # and its MHA twin at B = 8
