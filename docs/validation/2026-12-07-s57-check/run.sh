@@ -2,11 +2,12 @@
 # Session 57: grid s57 (drawn at random, predicted before it ran: predictions-h200.json, predictions-h100.json)
 # under ncu on whatever GPU comes; on an H200 then the grids named in H200_GRIDS (default "s56 s53 s50 s46": predicted
 # in sessions 56, 53, 50 and 46, never run on an H200) for what time is left. RUN_S57=0 skips s57. Each grid is
-# packed as it ends (raw-GRID.tgz); at most 8 files come back.
+# packed as it ends (raw-GRID.tgz); at most 8 files come back. ONLY_H200=1 stops at once on any other GPU.
 export PYTHONPATH=$PWD
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
 echo "$GPU" | tee $OUT/gpu.txt
 git log --oneline -1 > $OUT/commit.txt 2>/dev/null
+if [ "${ONLY_H200:-0}" = 1 ] && ! echo "$GPU" | grep -q H200; then echo "not an H200: nothing run"; exit 0; fi
 python3 -c "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())" >> $OUT/gpu.txt
 run_grid() {   # GRID BUDGET_S
   mkdir -p $OUT/$1
