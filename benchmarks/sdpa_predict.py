@@ -93,7 +93,7 @@ def _write(out: str, rows: list, what: str) -> None:
 NOTES = {"LONG_CAUSAL_NOTE": "long causal", "WAVES_D128_NOTE": "waves d128", "SPREAD_GROUP_NOTE": "spread group",
          "FETCH_NOTE": "fetch (time)", "ONE_QUERY_BLOCK_NOTE": "one query block (time)",
          "SHARED_SECTORS_NOTE": "shared sectors", "GQA_DECODE_NOTE": "GQA decode", "LONG_BACKWARD_NOTE": "long backward",
-         "WAVE_ROWS_NOTE": "wave rows", "PARTIAL_CODE_NOTE": "partial code"}
+         "WAVE_ROWS_NOTE": "wave rows", "PARTIAL_CODE_NOTE": "partial code", "WIDE_CAUSAL_NOTE": "wide causal"}
 
 
 def note_names(text: str) -> list[str]:

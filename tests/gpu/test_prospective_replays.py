@@ -9,6 +9,7 @@ import pytest
 
 from conftest import load_module
 from iosim import Options, Problem, load_profile, simulate
+from iosim.kernels import plan as plans
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 VALIDATION = ROOT / "docs" / "validation"
@@ -197,6 +198,18 @@ def test_a_failed_target_is_compared_up_to_its_error_and_a_mismatch_otherwise_re
     (tmp_path / "sdpa_d64.csv").write_text(text[:text.index("\n#STDERR\n")])
     with pytest.raises(IosimError, match="2 kernel groups for 3 configs"):
         list(raw_configs(str(tmp_path)))
+
+
+def test_the_predictions_table_has_a_name_for_every_note(monkeypatch):
+    """``sdpa_predict.NOTES`` names each DRAM or time note a flash-attn launch can carry (plan's, and flash_code's
+    partial code; plan's CODE_NOTE is the preset's general word on the code's reads, not a launch's). Until session
+    57 it lacked the wide causal note (session 53), so grid s57's H100 table said "none" for its d = 209 forward."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    predict = load_module("sdpa_predict", ROOT / "benchmarks" / "sdpa_predict.py")
+    launch_notes = {n for n in dir(plans) if n.endswith("_NOTE")} - {"CODE_NOTE"} | {"PARTIAL_CODE_NOTE"}
+    assert set(predict.NOTES) == launch_notes
+    text = plans.WIDE_CAUSAL_NOTE.format(kd=256, kv=7.6, quarter=6.6)
+    assert predict.note_names(text) == ["wide causal"]
 
 
 def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
