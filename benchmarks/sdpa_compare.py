@@ -21,6 +21,7 @@ import json
 
 from iosim import IosimError, load_profile
 from iosim.gpu import sdpa
+from iosim.run.heap import keep_freed_memory
 
 
 def compare(raw_dir: str, cache: bool = False, hw: str = "h200") -> list[dict]:
@@ -129,6 +130,7 @@ def main() -> None:
     parser.add_argument("--cache", action="store_true", help="also predict DRAM bytes with the L2 model")
     parser.add_argument("--hw", default="h200", help="the profile of the GPU the run measured (default h200)")
     args = parser.parse_args()
+    keep_freed_memory()          # the L2 model's large arrays reuse the heap's pages (iosim/run/heap.py)
     rows = compare(args.raw_dir, cache=args.cache, hw=args.hw)
     if args.json:
         json.dump(rows, open(args.json, "w"), indent=1)

@@ -17,6 +17,7 @@ import pytest
 from iosim import load_profile
 from iosim.cli.main import main
 from iosim.grading.isolation import isolation_available
+from iosim.run.heap import give_back, keep_freed_memory
 
 TESTS = str(pathlib.Path(__file__).resolve().parent)
 
@@ -25,6 +26,17 @@ TESTS = str(pathlib.Path(__file__).resolve().parent)
 collect_ignore_glob = ["cli/redteam/*"]
 if TESTS not in sys.path:
     sys.path.insert(0, TESTS)
+
+#: the L2 model's large arrays reuse the heap's pages within a test (iosim/run/heap.py), and each test gives
+#: them back when it ends, so that parallel workers do not each hold their peak
+keep_freed_memory()
+
+
+@pytest.fixture(autouse=True)
+def _heap_given_back():
+    yield
+    give_back()
+
 
 #: a small grid for the bounds checks: quick, and enough points to fit the exponents
 SMALL = {"seq_lens": [512, 1024, 2048, 4096], "head_dims": [32, 64], "jobs": 1}

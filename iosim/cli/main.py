@@ -20,6 +20,7 @@ import re
 import sys
 
 from ..errors import IosimError
+from ..run.heap import keep_freed_memory
 from .commands import COMMANDS
 
 #: API names whose flag's destination is spelled differently
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     command = _command_in(argv)
     parser = build_parser(command if command in COMMANDS else "")     # "": no subcommand in full
     args = parser.parse_args(argv)
+    keep_freed_memory()                      # large arrays reuse the heap's pages (the process exits when done)
     try:
         return args.run(args)
     except IosimError as exc:
