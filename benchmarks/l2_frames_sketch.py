@@ -81,7 +81,7 @@ def room(change):
     gives (nests: each level changes the room the one outside it gave)."""
     cache_plan = launches._cache_plan
 
-    def patched(setup, launch, c):
+    def patched(setup, launch, c, room=1.0):
         plan = launches.plan
 
         def changed(recorded, **kw):
@@ -92,7 +92,7 @@ def room(change):
             return plan(recorded, **kw)
         launches.plan = changed
         try:
-            return cache_plan(setup, launch, c)
+            return cache_plan(setup, launch, c, room)
         finally:
             launches.plan = plan
     launches._cache_plan = patched

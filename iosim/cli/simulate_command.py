@@ -54,6 +54,10 @@ def register(subparsers) -> None:
                         "for profiles with a cache, exact up to 4,000,000 requests and past that from a sample of the "
                         "chunks, said in the output; causal or masked, up to 4,000,000 tile steps per head: "
                         "docs/cache.md)")
+    p.add_argument("--l2-edge", action="store_true",
+                   help="with --kernel: also play the L2 at 0.9 and 1.1 times its room and report each launch's DRAM "
+                        "reads there, saying where its figure sits at the room's edge (about 3 x the L2 model's time; "
+                        "docs/known-limits.md)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")
     p.add_argument("--dq-read-twice", action="store_true",
@@ -85,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
         tiles=args.tiles, count_init=args.count_init, residency=args.residency, block_mask=args.block_mask,
         gemm=_gemm(args), dq_read_twice=args.dq_read_twice or None,
         num_splits=args.num_splits, kernel=args.kernel, cache=bool(args.cache),
-        kernel_config=_kernel_config(args),
+        kernel_config=_kernel_config(args), l2_edge=args.l2_edge,
     )
     blocks = (args.block_q, args.block_kv)
     setup = prepare(args.hw, args.algo, problem, passes=args.passes, blocks=blocks, options=options)

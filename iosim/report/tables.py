@@ -73,8 +73,10 @@ def result_table(r: Result) -> str:
         from ..run.result import L2_OFF      # loaded with the result shown
         parts.append(f"L2 model: off ({r.l2_off.removeprefix(L2_OFF)})")
     if r.cache is not None:
-        notes = {l["pass"]: "; ".join(t for t in (l.get("l2_note"), _lines_note(l.get("l2_lines"))) if t)
-                 for l in r.options.get("launches", ()) if "l2_note" in l or _lines_note(l.get("l2_lines"))}
+        notes = {l["pass"]: "; ".join(t for t in (l.get("l2_note"), _lines_note(l.get("l2_lines")),
+                                                  l.get("l2_edge", {}).get("note")) if t)
+                 for l in r.options.get("launches", ())}
+        notes = {k: v for k, v in notes.items() if v}
         parts += _l2_lines(r.cache, notes)
     return "\n\n".join(parts)
 

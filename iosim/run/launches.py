@@ -32,6 +32,7 @@ from ..workload.layouts import kernel_inputs, user_outputs
 from ..workload.masks import density
 from ..workload.problem import BlockSizes
 from .combine import combine_results
+from . import l2_edge
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
@@ -48,13 +49,17 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, 
     Without ``cta_work`` a run that models neither the L2 nor a real kernel's time keeps no
     thread block's work (its ``cta_work`` is empty; :func:`iosim.run.count.count_launch`):
     for a caller that reads only the totals and the roofline time."""
+    if setup.options.l2_edge and not (setup.options.cache and setup.profile.cache is not None):
+        why = f"profile {setup.profile.name} has no cache" if setup.profile.cache is None else "the cache is off"
+        raise ProblemError(f"l2_edge plays the L2 model at 0.9 and 1.1 times the L2's room, but {why}",
+                           field="l2_edge")
     keep = mode == "numeric" or bool(cta_work or setup.options.cache or setup.options.kernel is not None)
     with threadpool_limits(limits=1, user_api="blas") if mode == "numeric" else contextlib.nullcontext():
         result = _run_all(setup, mode, _numeric_inputs(setup, inputs) if mode == "numeric" else inputs, keep)
     return dataclasses.replace(result, notes=setup.notes) if setup.notes else result
 
 
-def cache_plans(setup: Setup) -> tuple[list, str | None]:
+def cache_plans(setup: Setup, room: float = 1.0) -> tuple[list, str | None]:
     """Each launch's (:class:`~iosim.models.cache.Plan`, the count that recorded it) (None
     each where the L2 model is off: not asked for, or no cache in the profile), and why it
     is off where it was on by default (None: with the budgets in use every run of a profile
@@ -68,13 +73,14 @@ def cache_plans(setup: Setup) -> tuple[list, str | None]:
     (:mod:`iosim.models.cache.windows`) from :data:`~iosim.run.setup.WINDOW_SHARE` times as
     many (:func:`_budgets`). Past the limit each launch is sampled on its own budgets, so its DRAM
     bytes do not depend on the passes run beside it; within the limit every launch is played
-    whole (the limit bounds what a run holds in memory at once)."""
+    whole (the limit bounds what a run holds in memory at once). ``room``: the L2's capacity played, times
+    the profile's (:mod:`.l2_edge`)."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
     counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
                for l in setup.launches]
-    plans = [_cache_plan(setup, l, c) for l, c in zip(setup.launches, counted)]
+    plans = [_cache_plan(setup, l, c, room) for l, c in zip(setup.launches, counted)]
     requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
     if requests <= limit:
@@ -145,6 +151,8 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
     many-core machine a threaded BLAS waits for cores (issue 15 measured 0.45 s alone and
     23 s contended); on 2 cores the two settings are within 20 % (docs/performance.md)."""
     planned, l2_off = _played(setup, *cache_plans(setup))
+    edges = l2_edge.edges(setup.launches, planned, lambda room: _played(setup, *cache_plans(setup, room))[0]) \
+        if setup.options.l2_edge and l2_off is None else [None] * len(planned)
     results = []
     for launch, l2 in zip(setup.launches, planned):
         result = _run_one(setup, launch, mode, inputs, l2, cta_work)
@@ -155,7 +163,8 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
                "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile),
-                             **shared_lines(launch, r)} for launch, r in zip(setup.launches, results)]}
+                             **shared_lines(launch, r), **({"l2_edge": e} if e else {})}
+                            for launch, r, e in zip(setup.launches, results, edges)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
                                block_rule=setup.block_rule)
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
@@ -225,7 +234,7 @@ def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> d
     return out
 
 
-def _cache_plan(setup: Setup, launch: Launch, c: Counted):
+def _cache_plan(setup: Setup, launch: Launch, c: Counted, room: float = 1.0):
     """Every head's recorded accesses, to be played through the profile's L2 (and caches
     behind it); with the thread blocks' programs as runs of loop bodies
     (:mod:`iosim.models.cache.uniform`) where they run out of lockstep or a cache is behind
@@ -238,7 +247,7 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted):
     uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
                else uniform_programs(recorded, 64))
     kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
-    return plan(recorded, heads_total=p.heads_total, capacity_bytes=profile.cache.capacity_bytes,
+    return plan(recorded, heads_total=p.heads_total, capacity_bytes=int(profile.cache.capacity_bytes * room),
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
                 interleaved=interleaved(launch), **partition_play(profile))

@@ -44,7 +44,9 @@ class Options:
     the real kernels make, with their tiles. ``cache``: also play the accesses through the
     profile's L2 (``threads_per_block`` threads and ``registers_per_thread`` registers
     each decide how many thread blocks share it); ``"auto"``: the same, unless it would
-    play more than its default budget (the result's ``l2_off`` says why it did not). ``seed``: random inputs in numeric mode.
+    play more than its default budget (the result's ``l2_off`` says why it did not). ``l2_edge`` (with ``cache`` and a
+    ``kernel``): also play the L2 at 0.9 and 1.1 times its room, and report each launch's DRAM reads there
+    (:mod:`iosim.run.l2_edge`). ``seed``: random inputs in numeric mode.
     """
 
     tiles: str = "exact"
@@ -61,6 +63,7 @@ class Options:
     #: ``kernel="triton-fa2"``: its (BLOCK_M, BLOCK_N, num_warps, num_stages) (None: the preset's default)
     kernel_config: tuple | None = None
     cache: bool | str = False
+    l2_edge: bool = False
     threads_per_block: int = 128
     registers_per_thread: int | None = None
     seed: int = 0
@@ -77,6 +80,9 @@ class Options:
         require_positive_int("threads_per_block", self.threads_per_block)
         if self.cache not in (True, False, "auto"):
             raise ProblemError(f"cache must be True, False or \"auto\", got {self.cache!r}", field="cache")
+        if self.l2_edge and self.kernel is None:
+            raise ProblemError("l2_edge reports each real kernel's launch: it needs a kernel (e.g. kernel="
+                               "'flash-attn-2')", field="l2_edge")
         if isinstance(self.kernel_config, list):
             object.__setattr__(self, "kernel_config", tuple(self.kernel_config))
         if not isinstance(self.schedule_kwargs, Mapping):

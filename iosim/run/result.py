@@ -35,7 +35,9 @@ the JSON Schema is docs/result.schema.json):
   GPU measured, and by how much (docs/cache.md), and ``l2_lines`` where it writes buffers of
   all query heads' rows that share lines: ``"lines"`` where the L2 model played them as such,
   else ``"chunks (sampled)"``, ``"chunks (windowed)"`` or ``"chunks (turns unsettled)"``
-  (docs/validation/2026-12-04-lines.md). It has ``time_note`` where the kernel time model is
+  (docs/validation/2026-12-04-lines.md), and ``l2_edge`` with ``Options(l2_edge=True)``: each kernel's DRAM
+  reads at 1, 0.9 and 1.1 times the L2's room, the attention kernel's spread and a note
+  (:mod:`iosim.run.l2_edge`). It has ``time_note`` where the kernel time model is
   known to part from the measured time, and by how much (a short causal forward in flash-attn 2's
   uneven instantiation: docs/validation/2026-12-04-even-mn.md; a backward over a single query
   block at kHeadDim ≤ 96: docs/validation/2026-12-04-red-contention.md).

@@ -8,6 +8,8 @@ import pathlib
 import pytest
 
 from conftest import load_module
+from iosim import Options, load_profile, simulate
+from iosim.gpu.sdpa import problem_of
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 TABLE = ROOT / "docs" / "validation" / "2026-12-07-s56-check" / "l2-edge-h200.txt"
@@ -69,3 +71,19 @@ def test_a_line_is_the_sketchs_plays(edge, launch):
     again = edge.ratios(row, "h200", (0.9, 1.1), base)
     assert [round(x, 3) for x in again] == [got[1.0], got[0.9], got[1.1]]
     assert edge.spread(again) > 0.05
+
+
+@pytest.mark.parametrize("launch", ["dq_dk_dv d=64 Nq=1 Nkv=8192 B=8 H=32 Hkv=8 c=0",
+                                    "dq_dk_dv d=128 Nq=4096 Nkv=4096 B=2 H=32 Hkv=8 c=0"])
+def test_simulates_l2_edge_is_the_sketchs_plays(edge, launch):
+    """``Options(l2_edge=True)`` (``iosim simulate --l2-edge``, session 57) gives the launch the reads the sketch's
+    line holds, at the room and at 0.9 and 1.1 times it, and notes it at the room's edge."""
+    (_, fields, got), = [x for x in _lines() if " ".join(x[1]) == launch]
+    row = _row(edge, fields)
+    problem = problem_of({k: v for k, v in row.items() if v is not None})
+    r = simulate(load_profile("h200"), "fa2", problem, passes="backward",
+                 options=Options(kernel="flash-attn-2", cache=True, l2_edge=True))
+    (played,) = r.options["launches"]
+    reads = played["l2_edge"]["dram_read_bytes"]["dq_dk_dv"]
+    assert [round(x / row["measured"]["dram_read"], 3) for x in reads] == [got[1.0], got[0.9], got[1.1]]
+    assert played["l2_edge"]["kernel"] == "dq_dk_dv" and played["l2_edge"]["note"].startswith("at the L2 room's edge")
