@@ -56,7 +56,7 @@ def register(subparsers) -> None:
                         "docs/cache.md)")
     p.add_argument("--l2-edge", action="store_true",
                    help="with --kernel: also play the L2 at 0.9 and 1.1 times its room and report each launch's DRAM "
-                        "reads there, saying where its figure sits at the room's edge (about 3 x the L2 model's time; "
+                        "reads there, saying where its figure sits at the room's edge (a run takes 2-2.5 x as long; "
                         "docs/known-limits.md)")
     p.add_argument("--num-splits", type=positive_int,
                    help="fa2-splitkv: number of key/value splits (default: flash-attn's heuristic for the profile)")

@@ -13,7 +13,7 @@ Measured (session 56, docs/validation/2026-12-07-s56-check.md, played outside th
 kernels whose modelled reads miss the measured by more than 10 % (the long causal forwards left out), 27 of 33
 spread past 5 %, and of 120 drawn at random among those within 10 %, 12 did. So a spread past 5 % marks a launch
 whose DRAM figure deserves the range more than the point; a small spread does not promise the figure (six misses
-had one). It costs two more plays of the L2 model, about three times its time.
+had one). It costs two more plays of the L2 model: a run took 2-2.5 times as long (docs/performance.md).
 """
 
 from __future__ import annotations
