@@ -5,6 +5,9 @@ after a change to the model, and commit the rows with the change: tests/gpu/test
 plays each run's smallest config again and fails on rows the model no longer gives.
 
     python benchmarks/status_rows.py --jobs 2          # about 4 minutes on 2 cores
+
+``--h100`` writes instead the H100 runs' model rows that tests/gpu/h100_rows.py holds the H100 replays to
+(``model-FOLDER.json`` beside each raw folder of :data:`H100_RUNS`, on the h100-sxm profile): about 5 minutes.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ from concurrent.futures import ProcessPoolExecutor
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 ROWS = ROOT / "docs" / "validation" / "2026-12-04-status" / "rows"
+#: the H100 runs whose rows the model gives now are committed (run folder, raw folder in it)
+H100_RUNS = [("2026-12-05-s38-check", f) for f in ("raw-h100", "bwd-h100", "bwd2-h100", "bwd3-h100")] + \
+    [("2026-12-06-s42-check", "raw-h100"), ("2026-12-06-s44-check", "raw-h100")]
 
 
 def write(path: str) -> str:
@@ -31,13 +37,24 @@ def write(path: str) -> str:
     return f"{pathlib.Path(path).name}: {len(rows)} rows"
 
 
+def write_h100(run: tuple) -> str:
+    """Compare one H100 run's raw folder again on the h100-sxm profile and write its model rows beside it."""
+    from sdpa_compare import compare
+    folder = ROOT / "docs" / "validation" / run[0]
+    rows = compare(str(folder / run[1]), cache=True, hw="h100-sxm")
+    with open(folder / f"model-{run[1]}.json", "w") as f:
+        json.dump(rows, f, indent=1)
+    return f"{run[0]}/model-{run[1]}.json: {len(rows)} rows"
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--h100", action="store_true", help="the H100 runs' model rows (H100_RUNS) instead")
     a = ap.parse_args(argv)
-    paths = sorted(str(p) for p in ROWS.glob("*.json"))
+    jobs = (write_h100, H100_RUNS) if a.h100 else (write, sorted(str(p) for p in ROWS.glob("*.json")))
     with ProcessPoolExecutor(max(1, a.jobs)) as pool:
-        for line in pool.map(write, paths):
+        for line in pool.map(*jobs):
             print(line, flush=True)
 
 

@@ -325,3 +325,13 @@ def test_grid_s52_on_the_h100_as_predicted(compare, grid, misses):
     assert len(rows) == 16 and all(_exact(compare, r) for r in rows)
     kernels = [r for r in rows if r["kernel"] in MAIN]
     assert len(kernels) == 8 and _misses(kernels) == misses
+
+
+def test_the_h100_model_rows_are_the_runs_status_rows_writes(monkeypatch):
+    """``benchmarks/status_rows.py --h100`` writes a ``model-FOLDER.json`` for each of its H100_RUNS, and those are
+    all the model rows committed beside the H100 runs' raw folders."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    status = load_module("status_rows", ROOT / "benchmarks" / "status_rows.py")
+    validation = ROOT / "docs" / "validation"
+    committed = {(p.parent.name, p.stem.removeprefix("model-")) for p in validation.glob("*/model-*.json")}
+    assert committed == set(status.H100_RUNS) and len(committed) == 6
