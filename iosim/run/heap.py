@@ -12,7 +12,7 @@ exits when done), the tests and the benchmarks too, and the test suite gives the
 after each test (:func:`give_back`), so that parallel workers do not each hold their peak. A
 library user may call it; memory then stays at the process's peak until :func:`give_back`.
 Elsewhere than on glibc (macOS, musl) both do nothing and say so by returning False. Nothing is
-counted differently: only where the bytes of the arrays live (docs/performance.md, "Memory").
+counted differently: only where the bytes of the arrays live (docs/performance.md, "the heap keeps freed memory").
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ from ..workload.inputs import random_inputs
 from ..workload.layouts import kernel_inputs, user_outputs
 from ..workload.masks import density
 from ..workload.problem import BlockSizes
-from .combine import combine_results
 from . import l2_edge
+from .combine import combine_results
 from .count import Counted, count_launch
 from .options import Options
 from .result import L2_OFF, Result
