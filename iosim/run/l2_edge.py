@@ -12,8 +12,9 @@ its size) and reports, per launch, each kernel's DRAM reads at each room, and th
 Measured (session 56, docs/validation/2026-12-07-s56-check.md, played outside the model then): of the H200's main
 kernels whose modelled reads miss the measured by more than 10 % (the long causal forwards left out), 27 of 33
 spread past 5 %, and of 120 drawn at random among those within 10 %, 12 did. So a spread past 5 % marks a launch
-whose DRAM figure deserves the range more than the point; a small spread does not promise the figure (six misses
-had one). It costs two more plays of the L2 model: a run took 2-2.5 times as long (docs/performance.md).
+whose DRAM figure is fragile; a small spread does not promise the figure (six misses had one). The range is no
+interval for the GPU's reads: it held them on 6 of those 33 misses (docs/known-limits.md). It costs two more plays
+of the L2 model: a run took 2-2.5 times as long (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -51,8 +52,9 @@ def _entry(reads: dict, kernel: str) -> dict:
     range_ = f"its {kernel} kernel reads {lo / 1e6:,.1f}-{hi / 1e6:,.1f} MB from DRAM at {SCALES[0]:g}-{SCALES[1]:g} " \
              f"times the L2's room ({at[0] / 1e6:,.1f} MB at the room; spread {spread:.1%})"
     if spread > EDGE:
-        entry["note"] = (f"at the L2 room's edge: {range_}; on the H200, 27 of 33 main kernels whose modelled reads "
-                         "missed by more than 10 % spread past 5 %, 12 of 120 within 10 % did (iosim/run/l2_edge.py)")
+        entry["note"] = (f"at the L2 room's edge: {range_}; the DRAM figure is fragile here (a sign, not an interval "
+                         "for the GPU's reads): on the H200, 27 of 33 main kernels whose modelled reads missed by more "
+                         "than 10 % spread past 5 %, 12 of 120 within 10 % did (iosim/run/l2_edge.py)")
     else:
         entry["note"] = f"not at the L2 room's edge: {range_}"
     return entry

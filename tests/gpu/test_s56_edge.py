@@ -87,3 +87,13 @@ def test_simulates_l2_edge_is_the_sketchs_plays(edge, launch):
     reads = played["l2_edge"]["dram_read_bytes"]["dq_dk_dv"]
     assert [round(x / row["measured"]["dram_read"], 3) for x in reads] == [got[1.0], got[0.9], got[1.1]]
     assert played["l2_edge"]["kernel"] == "dq_dk_dv" and played["l2_edge"]["note"].startswith("at the L2 room's edge")
+
+
+def test_the_range_is_no_interval_for_the_gpus_reads():
+    """docs/known-limits.md and iosim/run/l2_edge.py: the reads at 0.9-1.1 times the room held the measured on 6 of
+    the 33 misses, and came within 10 % of them on 21; every launch within 10 % comes within 10 % of its range."""
+    held, near = {"miss": 0, "within": 0}, {"miss": 0, "within": 0}
+    for kind, _, got in _lines():
+        held[kind] += min(got.values()) <= 1 <= max(got.values())
+        near[kind] += min(got.values()) <= 1.1 and max(got.values()) >= 0.9
+    assert held["miss"] == 6 and near == {"miss": 21, "within": 120}
