@@ -10,6 +10,7 @@ measurements (docs/validation/2026-12-01-overlap-check.md, -12-02-fill-check.md)
 
 Run:  python benchmarks/sdpa_predict.py --grid fill --out docs/validation/DIR/predictions.json \
           [--markdown notes.md]   # a table of each config's notes (docs/known-limits.md) and main DRAM reads
+          [--l2-edge]             # also each pass's L2 edge (iosim simulate --l2-edge): 2-2.5 x the time
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--hw", default="h200", help="the profile of the GPU that will measure it (default h200)")
     ap.add_argument("--markdown", help="also write a table of each config's launch notes and main DRAM reads")
+    ap.add_argument("--l2-edge", action="store_true", help="also each pass's reads at 0.9 and 1.1 times the L2's room")
     ap.add_argument("--backend", choices=["flash", "cudnn"], default="flash",
                     help="cudnn: the cudnn preset's launches and the bytes each one is checked on")
     args = ap.parse_args()
@@ -44,28 +46,32 @@ def main() -> None:
     if args.backend == "cudnn":
         return _write(args.out, _cudnn_rows(args.grid, profile), f"{args.hw} profile, --kernel cudnn, the preset's "
                       "launches and checked bytes")
-    rows = flash_rows(args.grid, profile)
-    _write(args.out, rows, f"{args.hw} profile, --kernel flash-attn-2, L2 model on")
+    rows = flash_rows(args.grid, profile, edge=args.l2_edge)
+    _write(args.out, rows, f"{args.hw} profile, --kernel flash-attn-2, L2 model on" + (", --l2-edge" * args.l2_edge))
     if args.markdown:
         with open(args.markdown, "w") as f:
             f.write(notes_table(rows))
 
 
-def flash_rows(name: str, profile) -> list[dict]:
+def flash_rows(name: str, profile, edge: bool = False) -> list[dict]:
     """Per configuration of grid ``name``: the flash-attn-2 preset's kernel times and bounds, DRAM
-    bytes (with the profile's L2, and as one LRU: ``one_lru``) and each pass's notes."""
+    bytes (with the profile's L2, and as one LRU: ``one_lru``) and each pass's notes; with ``edge``, each pass's
+    ``l2_edge`` too (iosim/run/l2_edge.py), played on the profile's L2."""
     one = one_lru(profile)
     rows = []
     for d in GRIDS[name]["head_dims"]:
         for cfg in grid(d, name):
             r, r1 = (simulate(p, "fa2", problem_of(cfg), passes="forward+backward",
-                              options=Options(kernel="flash-attn-2", cache=True)) for p in (profile, one))
+                              options=Options(kernel="flash-attn-2", cache=True, l2_edge=edge and p is profile))
+                     for p in (profile, one))
             rows.append({"config": cfg, "kernel_times": {k: {"predicted_s": t.predicted_s, "bound": t.bound}
                                                          for k, t in r.kernel_times.items()},
                          "dram": {k: _dram(s) for k, s in r.cache.kernels.items()},
                          "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()},
                          "notes": {x["pass"]: {k: x[k] for k in ("l2_note", "time_note") if x.get(k)}
-                                   for x in r.to_dict()["options"]["launches"]}})
+                                   for x in r.to_dict()["options"]["launches"]},
+                         **({"l2_edge": {x["pass"]: x["l2_edge"] for x in r.to_dict()["options"]["launches"]}}
+                            if edge else {})})
     return rows
 
 
@@ -114,10 +120,19 @@ def notes_table(rows: list) -> str:
         nq, nkv = c.get("seq_len_q", c["seq_len"]), c.get("seq_len_kv", c["seq_len"])
         notes = [", ".join(note_names(" ".join(row["notes"].get(p, {}).values()))) or "none"
                  for p in ("forward", "backward")]
-        main = ", ".join(f"{k} {dram[k]['read_bytes'] / 1e6:.1f}" for k in ("main", "splitkv", "dq_dk_dv") if k in dram)
+        main = ", ".join(f"{k} {dram[k]['read_bytes'] / 1e6:.1f}" + _edge(row, k)
+                         for k in ("main", "splitkv", "dq_dk_dv") if k in dram)
         out.append(f"| {c['head_dim']} | {nq:,} × {nkv:,} | {c['batch']} × {c['heads']} ({c.get('kv_heads', c['heads'])}) "
                    f"| {'y' if c['causal'] else ''} | {c.get('dtype', 'fp16')} | {notes[0]} | {notes[1]} | {main} |")
     return "\n".join(out) + "\n"
+
+
+def _edge(row: dict, kernel: str) -> str:
+    """" (edge S %)" after a main kernel's reads where its pass's L2 edge spread past 5 % (rows made with --l2-edge)."""
+    for e in row.get("l2_edge", {}).values():
+        if e["kernel"] == kernel and e["spread"] > 0.05:
+            return f" (edge {e['spread']:.0%})"
+    return ""
 
 
 def _dram(stats) -> dict:

@@ -271,3 +271,17 @@ def test_grid_s46_is_its_seeds_draw_but_the_draws_of_one_head(monkeypatch):
     assert kept == grids.GRIDS["s46"]["configs"]
     assert all(c["layout"] == "bnhd" for d in kept for c in grids.grid(d, "s46-bnhd"))
     assert "--seed 2026120646 --count 26" in (VALIDATION / "2026-12-06-s46-check.md").read_text()
+
+
+def test_the_predictions_table_marks_a_main_kernel_at_the_l2_edge(monkeypatch):
+    """``sdpa_predict.py --l2-edge`` (session 57): a main kernel whose pass spreads past 5 % at 0.9-1.1 times the L2's
+    room has "(edge S %)" after its reads in the table; one that does not, and rows made without it, have none."""
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    predict = load_module("sdpa_predict", ROOT / "benchmarks" / "sdpa_predict.py")
+    row = {"config": {"seq_len": 8750, "head_dim": 209, "batch": 8, "heads": 3, "kv_heads": 1, "causal": True},
+           "dram": {"main": {"read_bytes": 411_900_000}, "dq_dk_dv": {"read_bytes": 622_000_000}}, "notes": {},
+           "l2_edge": {"forward": {"kernel": "main", "spread": 0.4393}, "backward": {"kernel": "dq_dk_dv", "spread": 0.02}}}
+    line = predict.notes_table([row]).splitlines()[-1]
+    assert line.endswith("| main 411.9 (edge 44%), dq_dk_dv 622.0 |")
+    del row["l2_edge"]
+    assert predict.notes_table([row]).splitlines()[-1].endswith("| main 411.9, dq_dk_dv 622.0 |")
