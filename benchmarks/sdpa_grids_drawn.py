@@ -228,6 +228,24 @@ PROSPECTIVE_GRIDS = {
               (8, 25936, 16, 19, 19, False, "bf16")),
         202: ((376, 285, 5, 3, 3, False, "fp16"),),
         209: ((8750, 8750, 8, 3, 1, True, "fp16"),)}),
+    # session 57's second: `python benchmarks/draw_grid.py --seed 2026120758 --count 16`, as drawn, (B, H, N, d)
+    # inputs; predicted for the H200 and the H100, with the L2 edge, before any device ran it
+    # (docs/validation/2026-12-07-s58-check/)
+    "s58": dict(head_dims=(40, 48, 56, 80, 96, 112, 120, 128, 136, 144, 200, 248, 256), configs={
+        40: ((1160, 1160, 9, 33, 33, False, "fp16"),),
+        48: ((9497, 18967, 1, 1, 1, False, "fp16"), (6, 489, 5, 7, 7, False, "fp16")),
+        56: ((337, 337, 24, 3, 3, False, "fp16"),),
+        80: ((7495, 3534, 2, 88, 88, False, "fp16"),),
+        96: ((5452, 5452, 3, 22, 22, True, "bf16"),),
+        112: ((8878, 8878, 2, 1, 1, False, "bf16"),),
+        120: ((463, 23413, 7, 1, 1, False, "fp16"),),
+        128: ((5690, 5690, 6, 90, 90, False, "bf16"),),
+        136: ((1484, 1484, 5, 18, 18, True, "bf16"),),
+        144: ((8670, 8670, 2, 3, 3, False, "bf16"),),
+        200: ((5549, 5549, 2, 184, 184, False, "fp16"),),
+        248: ((167, 216, 9, 1, 1, False, "bf16"), (14221, 6695, 14, 6, 6, False, "bf16"),
+              (7, 31772, 3, 6, 6, False, "bf16")),
+        256: ((1621, 1621, 1, 581, 581, False, "fp16"),)}),
     # session 53: the GQA decodes' backwards (one query row, 32 heads on 8, 8,192 keys) over 1 to 16 batches, where
     # a group's next query head re-reads its K/V head B key walks later (gqa-long's B = 8 read 0.72 in the model),
     # and its MHA twin at B = 8

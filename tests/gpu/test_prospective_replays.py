@@ -245,11 +245,12 @@ def test_the_predictions_table_names_each_launchs_notes(monkeypatch):
                                                           ("s50", 2026120750, 16, 2.5e12, "2026-12-07"),
                                                           ("s53", 2026120753, 16, 2.5e12, "2026-12-07"),
                                                           ("s56", 2026120756, 16, 2.5e12, "2026-12-07"),
-                                                          ("s57", 2026120757, 16, 2.5e12, "2026-12-07")])
+                                                          ("s57", 2026120757, 16, 2.5e12, "2026-12-07"),
+                                                          ("s58", 2026120758, 16, 2.5e12, "2026-12-07")])
 def test_the_drawn_grids_are_what_their_seeds_draw(monkeypatch, name, seed, count, work, day):
-    """``benchmarks/draw_grid.py``: grids s37, s38, s48, s50, s53, s56 and s57 are, config for config, what the seed
-    their pages name draws (docs/validation/2026-12-05-s37-check.md, -s38-check.md, 2026-12-06-s48-check.md,
-    2026-12-07-s50-check.md, 2026-12-07-s53-check.md, 2026-12-07-s56-check.md, 2026-12-07-s57-check.md)."""
+    """``benchmarks/draw_grid.py``: grids s37, s38, s48, s50, s53, s56, s57 and s58 are, config for config, what the
+    seed their pages name draws (docs/validation/2026-12-05-s37-check.md, -s38-check.md, 2026-12-06-s48-check.md,
+    2026-12-07-s50-check.md, -s53-check.md, -s56-check.md, -s57-check.md, -s58-check.md)."""
     monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
     grids = load_module("sdpa_grids", ROOT / "benchmarks" / "sdpa_grids.py")
     draw = load_module("draw_grid", ROOT / "benchmarks" / "draw_grid.py")
