@@ -26,13 +26,21 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from l2_frames_sketch import MAIN, arguments, dram, launch_fields, scaled_room, selected  # noqa: E402
 
+from iosim.run.l2_edge import EDGE, spread  # noqa: E402  (the model's: simulate --l2-edge)
+
 #: the spreads each class is counted past
-SPREADS = (0.05, 0.1)
+SPREADS = (EDGE, 0.1)
 
 
-def spread(ratios: list) -> float:
-    """(most − least) / the first (the model's room) of one row's reads at each room."""
-    return (max(ratios) - min(ratios)) / ratios[0]
+def table_lines(text: str) -> list:
+    """(class, the launch's fields as printed, {room scale: reads over measured}) of each line :func:`main` printed
+    (its closing counts, lines of "#", left out)."""
+    out = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            cells = line.split()
+            out.append((cells[0], cells[1:9], {float(k): float(v) for k, v in (c.split("=") for c in cells[9:])}))
+    return out
 
 
 def ratios(row: dict, hw: str, scales: tuple, base: float) -> list:

@@ -29,6 +29,7 @@ from sdpa_ncu import GRIDS, grid  # noqa: E402
 from iosim import Options, load_profile, simulate  # noqa: E402
 from iosim.gpu.sdpa import problem_of  # noqa: E402
 from iosim.run.heap import keep_freed_memory  # noqa: E402
+from iosim.run.l2_edge import EDGE  # noqa: E402
 
 
 def main() -> None:
@@ -130,7 +131,7 @@ def notes_table(rows: list) -> str:
 def _edge(row: dict, kernel: str) -> str:
     """" (edge S %)" after a main kernel's reads where its pass's L2 edge spread past 5 % (rows made with --l2-edge)."""
     for e in row.get("l2_edge", {}).values():
-        if e["kernel"] == kernel and e["spread"] > 0.05:
+        if e["kernel"] == kernel and e["spread"] > EDGE:
             return f" (edge {e['spread']:.0%})"
     return ""
 

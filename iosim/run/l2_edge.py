@@ -43,15 +43,21 @@ def edges(launches, played: list, play) -> list[dict | None]:
     return out
 
 
+def spread(values: list) -> float:
+    """(most − least) / the first (the reads at the room itself) of one kernel's DRAM reads at each room; 0 where
+    the first is 0."""
+    return (max(values) - min(values)) / values[0] if values[0] else 0.0
+
+
 def _entry(reads: dict, kernel: str) -> dict:
     """The entry for one launch's kernels' DRAM reads [at the room, at each of SCALES], spread by ``kernel``'s."""
     at = reads[kernel]
-    spread = (max(at) - min(at)) / at[0] if at[0] else 0.0
-    entry = {"room_scales": [1.0, *SCALES], "dram_read_bytes": reads, "kernel": kernel, "spread": round(spread, 4)}
+    width = spread(at)
+    entry = {"room_scales": [1.0, *SCALES], "dram_read_bytes": reads, "kernel": kernel, "spread": round(width, 4)}
     lo, hi = min(at), max(at)
     range_ = f"its {kernel} kernel reads {lo / 1e6:,.1f}-{hi / 1e6:,.1f} MB from DRAM at {SCALES[0]:g}-{SCALES[1]:g} " \
-             f"times the L2's room ({at[0] / 1e6:,.1f} MB at the room; spread {spread:.1%})"
-    if spread > EDGE:
+             f"times the L2's room ({at[0] / 1e6:,.1f} MB at the room; spread {width:.1%})"
+    if width > EDGE:
         entry["note"] = (f"at the L2 room's edge: {range_}; the DRAM figure is fragile here (a sign, not an interval "
                          "for the GPU's reads): on the H200, 27 of 33 main kernels whose modelled reads missed by more "
                          "than 10 % spread past 5 %, 12 of 120 within 10 % did (iosim/run/l2_edge.py)")

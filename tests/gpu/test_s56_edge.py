@@ -23,13 +23,7 @@ def edge():
 
 def _lines() -> list:
     """(class, the launch's fields, {room scale: reads over measured}) of each committed line."""
-    out = []
-    for line in TABLE.read_text().splitlines():
-        if line.startswith("#"):
-            continue
-        cells = line.split()
-        out.append((cells[0], cells[1:9], {float(k): float(v) for k, v in (c.split("=") for c in cells[9:])}))
-    return out
+    return load_module("l2_edge_sketch", ROOT / "benchmarks" / "l2_edge_sketch.py").table_lines(TABLE.read_text())
 
 
 def test_the_summary_counts_the_lines(edge):
