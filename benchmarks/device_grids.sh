@@ -1,10 +1,10 @@
 #!/bin/bash
 # SDPA grids under ncu on a device machine (the device tool's `run`, from the repository's root; what is written under
-# $OUT comes back): FIRST on whatever GPU comes (240 s at most), then on an H200 each grid of H200_GRIDS (200 s at
+# $OUT comes back): FIRST on whatever GPU comes (FIRST_S seconds at most, default 240), then on an H200 each grid of H200_GRIDS (200 s at
 # most each) while LIMIT seconds (default 560) last. FIRST empty: none first; ONLY_H200=1: nothing on another GPU.
 # Each grid is packed as it ends (raw-GRID.tgz: at most 8 files come back). gpu.txt: the GPU, driver, PyTorch, CUDA
 # and cuDNN; commit.txt: git's last commit there, which may be older than the tree that ran (the history need not
-# travel with it). The dated pages' run.sh name the grids (docs/validation/2026-12-07-s57-check/run.sh).
+# travel with it). The dated pages' run.sh name the grids (docs/validation/2026-12-07-s53-check/run.sh on).
 export PYTHONPATH=$PWD
 GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
 echo "$GPU" | tee $OUT/gpu.txt
@@ -17,7 +17,7 @@ run_grid() {   # GRID BUDGET_S
   echo "$1 rc=$? at ${SECONDS} s" | tee -a $OUT/calls.log
   (cd $OUT && tar czf raw-$1.tgz $1 && rm -rf $1)
 }
-[ -n "$FIRST" ] && run_grid $FIRST 240
+[ -n "$FIRST" ] && run_grid $FIRST ${FIRST_S:-240}
 if echo "$GPU" | grep -q H200; then
   for g in $H200_GRIDS; do
     LEFT=$((${LIMIT:-560} - SECONDS - 20))

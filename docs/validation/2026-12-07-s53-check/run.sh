@@ -2,22 +2,5 @@
 # Session 53: grid s53 (drawn at random, predicted before it ran: predictions-h200.json, predictions-h100.json)
 # under ncu on whatever GPU comes; on an H200 then grids s50 and s46 ((B, H, N, d) inputs: predicted in sessions
 # 50 and 46, never run on an H200) for what time is left. Each grid is packed as it ends (raw-GRID.tgz).
-export PYTHONPATH=$PWD
-GPU=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)
-echo "$GPU" | tee $OUT/gpu.txt
-git log --oneline -1 > $OUT/commit.txt 2>/dev/null
-python3 -c "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())" >> $OUT/gpu.txt
-run_grid() {   # GRID BUDGET_S
-  mkdir -p $OUT/$1
-  timeout $(($2 + 15)) python3 benchmarks/sdpa_ncu.py --grid $1 --out $OUT/$1 --budget-s $2 > $OUT/$1/run.log 2>&1
-  echo "$1 rc=$? at ${SECONDS} s" | tee -a $OUT/calls.log
-  (cd $OUT && tar czf raw-$1.tgz $1 && rm -rf $1)
-}
-run_grid s53 300
-if echo "$GPU" | grep -q H200; then
-  for g in s50 s46; do
-    LEFT=$((${LIMIT:-560} - SECONDS - 20))
-    [ $LEFT -gt 60 ] && run_grid $g $((LEFT < 200 ? LEFT : 200))
-  done
-fi
-ls -la $OUT
+# (benchmarks/device_grids.sh, which this script's body became after it ran: the same steps.)
+FIRST=s53 FIRST_S=300 H200_GRIDS="s50 s46" exec bash benchmarks/device_grids.sh
