@@ -7,7 +7,8 @@ plays each run's smallest config again and fails on rows the model no longer giv
     python benchmarks/status_rows.py --jobs 2          # about 4 minutes on 2 cores
 
 ``--h100`` writes instead the H100 runs' model rows that tests/gpu/h100_rows.py holds the H100 replays to
-(``model-FOLDER.json`` beside each raw folder of :data:`H100_RUNS`, on the h100-sxm profile): about 5 minutes.
+(``model-FOLDER.json`` beside each raw folder of :data:`H100_RUNS`, on the h100-sxm profile), and grids s38 and
+s42's causal forwards played alone (``benchmarks/causal_forwards_h100.py``): about 6 minutes.
 """
 
 from __future__ import annotations
@@ -54,8 +55,17 @@ def main(argv=None) -> None:
     a = ap.parse_args(argv)
     jobs = (write_h100, H100_RUNS) if a.h100 else (write, sorted(str(p) for p in ROWS.glob("*.json")))
     with ProcessPoolExecutor(max(1, a.jobs)) as pool:
-        for line in pool.map(*jobs):
+        lines = pool.map(*jobs)
+        alone = pool.submit(_forwards_alone) if a.h100 else None
+        for line in lines:
             print(line, flush=True)
+        if alone:
+            print(alone.result(), flush=True)
+
+
+def _forwards_alone() -> str:
+    import causal_forwards_h100
+    return causal_forwards_h100.write()
 
 
 if __name__ == "__main__":

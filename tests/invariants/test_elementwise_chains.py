@@ -73,10 +73,12 @@ def test_off_the_measured_rates_the_memory_model_stays():
 def test_the_committed_runs_are_predicted_within_their_recorded_error():
     """Over the 252 committed launches (docs/validation/2026-12-04-small-cost.md), each kernel's
     median |error| as recorded there: at most 6.5 % (the memory-bound model alone: 15-43 %)."""
-    errors = {"dot_do_o": [], "convert_dq": []}
+    errors, times = {"dot_do_o": [], "convert_dq": []}, {}
     for r in _rows():
-        t = _backward(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], seq_len=r["n_kv"], head_dim=r["d"],
-                      heads=r["heads"])[r["kernel"]]
-        errors[r["kernel"]].append(abs(t.predicted_s / r["median_s"] - 1))
+        shape = (r["n_q"], r["n_kv"], r["d"], r["heads"])      # each shape's run gives both kernels' times
+        if shape not in times:
+            times[shape] = _backward(seq_len_q=r["n_q"], seq_len_kv=r["n_kv"], seq_len=r["n_kv"], head_dim=r["d"],
+                                     heads=r["heads"])
+        errors[r["kernel"]].append(abs(times[shape][r["kernel"]].predicted_s / r["median_s"] - 1))
     for kernel, e in errors.items():
         assert len(e) == 126 and statistics.median(e) <= 0.065, (kernel, statistics.median(e))
