@@ -26,7 +26,7 @@ _ROWS: dict = {}
 REPLAYED = 2 ** 26
 
 
-def replayed(compare, folder: str, run: pathlib.Path = S38) -> list:
+def replayed(folder: str, run: pathlib.Path = S38) -> list:
     """A run's rows (``run / folder``) on the h100-sxm profile as the model gives them: ``model-FOLDER.json``
     beside the raw folder (``benchmarks/status_rows.py --h100`` writes them), held to the raw CSVs, and to the
     model played again on every config of at most REPLAYED scores and on the run's smallest; once a session."""

@@ -50,7 +50,7 @@ def test_the_profile_holds_what_the_h100_measured():
 def test_grid_s38_on_the_h100(compare):
     """43 of 43 launches exact; the 20 main kernels' DRAM within 10 % but three, each marked by a
     note; the 12 at N_q >= 2,048 within 10.2 % of the time (median 4.0 %)."""
-    rows = _rows(compare, "raw-h100")
+    rows = _rows("raw-h100")
     assert len(rows) == 43 and all(_exact(compare, r) for r in rows)
     main = [r for r in rows if r["kernel"] in MAIN]
     assert len(main) == 20 and _misses(main) == {(136, "dq_dk_dv"): 0.879, (176, "dq_dk_dv"): 0.254,
@@ -73,7 +73,7 @@ def test_grid_s42_on_the_h100_as_predicted(compare):
     marks, and so through the model now (session 45's O and dO lines moved no main kernel of it out or in); the 18
     at N_q >= 2,048 within 20 % of the time."""
     folder = ROOT / "docs" / "validation" / "2026-12-06-s42-check"
-    rows = _rows(compare, "raw-h100", folder)
+    rows = _rows("raw-h100", folder)
     assert len(rows) == 70 and all(_exact(compare, r) for r in rows)
     assert _frozen_misses(folder, rows) == {(160, "main"): 1.461}
     main = [r for r in rows if r["kernel"] in MAIN]
@@ -124,7 +124,7 @@ def test_grid_s44_on_the_h100_as_predicted(compare):
     predictions did; 69 of 69 launches exact; the 32 main kernels' DRAM within 10 % but the two long backwards of
     the uneven 192 kernel its note marks, as frozen and through the model now (session 45's O and dO lines:
     0.844 and 1.256; session 51's line fetches: 0.88 and 1.297; session 52's offsets: 0.878 and 1.299); the 10 at N_q >= 2,048 within 6 % of the time."""
-    rows = _rows(compare, "raw-h100", S44)
+    rows = _rows("raw-h100", S44)
     committed = json.loads((S44 / "rows-h100.json").read_text())
     assert [r["measured"] for r in committed] == [r["measured"] for r in rows]
     assert_rows_are_frozen(S44 / "predictions-h100.json", committed)
@@ -139,7 +139,7 @@ def test_grid_s44_on_the_h100_as_predicted(compare):
 def test_the_192_kernels_backward_reads_more_over_more_waves(compare):
     """Probe s38-bwd: the d = 176 backward at 42,353 x 3,383 reads what the model gives at 1 and 4
     batches of 5 heads, and far more at 12 and 48; not at 10,000 rows, nor the 128 kernel."""
-    rows = _rows(compare, "bwd-h100")
+    rows = _rows("bwd-h100")
     assert len(rows) == 28 and all(_exact(compare, r) for r in rows)
     rows = [r for r in rows if r["kernel"] == "dq_dk_dv"]
     got = [(r["head_dim"], r["seq_len_q"], r["seq_len_kv"], r["batch"], round(_dram(r), 2)) for r in rows]
@@ -151,20 +151,20 @@ def test_the_192_kernels_backward_reads_more_over_more_waves(compare):
 def test_it_is_the_uneven_192_kernel(compare):
     """Probes s38-bwd2 and s38-bwd3: d = 176 at 24 x 5 heads and d = 160 miss as d = 176 does at
     12 and 48; d = 192 on the same tiles and rows does not, nor the other kernels, even or not."""
-    rows = [r for folder in ("bwd2-h100", "bwd3-h100") for r in _rows(compare, folder)]
+    rows = [r for folder in ("bwd2-h100", "bwd3-h100") for r in _rows(folder)]
     assert len(rows) == 32 and all(_exact(compare, r) for r in rows)
     got = [(r["head_dim"], r["batch"], round(_dram(r), 2)) for r in rows if r["kernel"] == "dq_dk_dv"]
     assert got == [(176, 24, 0.53), (256, 48, 1.0), (96, 48, 1.0), (64, 48, 0.97),
                    (192, 48, 1.0), (160, 48, 0.32), (240, 48, 1.0), (120, 48, 1.0)]
 
 
-def test_the_notes_h100_figures_are_the_rows(compare):
+def test_the_notes_h100_figures_are_the_rows():
     """LONG_BACKWARD_NOTE's H100 figures: the uneven 192 kernel's backwards (non-causal) past 20
     waves of the four H100 runs of grid s38 and its probes and of grid s44, their count, range and
     waves; the one of 10,000 rows apart."""
     marked = []
     for run, folder in [(S38, f) for f in ("raw-h100", "bwd-h100", "bwd2-h100", "bwd3-h100")] + [(S44, "raw-h100")]:
-        for r in _rows(compare, folder, run):
+        for r in _rows(folder, run):
             grid, n_q = ast.literal_eval(r["grid"]), r.get("seq_len_q") or r["seq_len"]     # ncu's "(x, y, z)"
             waves = grid[0] * grid[1] * grid[2] / 132
             if r["kernel"] != "dq_dk_dv" or not 128 < r["head_dim"] < 192 or r["causal"] or waves < 20 \
