@@ -1,0 +1,132 @@
+"""cuDNN's persistent kernels' steps from ``benchmarks/cudnn_steps.py``'s timings (``steps.csv``): per kernel (fprop,
+bprop), head dim and dtype, a tile's step, what a tile costs besides its steps, and the launch's fill, from the dense
+launches; the causal step from the causal launch at N2; and how the model of them gives back every timed launch.
+
+A persistent thread block runs its tiles one after another; tiles go, in the scheduler's order, to the block that
+is free first (the least-loaded SM: :func:`iosim.models.sm_schedule.busiest_sm`). A tile costs
+``tile_s + steps · step_s``; a launch ``fill_s`` + its busiest SM. Dense launches of w whole waves at N1 and N2:
+
+    step_s = (T(N2, 2) - T(N1, 2)) / (2 · (steps(N2) - steps(N1)))
+    tile_s = (T(N1, 8) - T(N1, 2)) / 6 - steps(N1) · step_s,   fill_s = T(N1, 2) - 2 · (tile_s + steps(N1) · step_s)
+
+and T(N1, 1) is predicted, not used. A causal tile takes ``tile_s + steps · causal_step_s``; causal_step_s is the one
+that gives T(N2, 2) of the causal launch with the tiles in launch order; the causal N1 launches are predicted.
+
+    python benchmarks/cudnn_steps_table.py RAW/steps.csv [--json OUT]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from iosim.models.sm_schedule import busiest_sm  # noqa: E402
+
+N1 = 33 * 128
+SMS = 132
+KERNELS = {"fprop": "flash_fprop", "bprop": "flash_bprop"}
+
+
+def tile_steps(kernel: str, n: int, causal: bool) -> list[int]:
+    """Each tile's steps of one head, in launch order: fprop a tile of 128 query rows over key blocks of 128
+    (causal: those up to its diagonal), bprop a tile of 128 keys over query blocks of 64 (causal: from its
+    diagonal on)."""
+    tiles = n // 128
+    if kernel == "fprop":
+        return [m + 1 if causal else tiles for m in range(tiles)]
+    return [2 * (tiles - j) if causal else n // 64 for j in range(tiles)]
+
+
+def launch_s(fit: dict, kernel: str, n: int, bh: int, causal: bool) -> float:
+    """The model's seconds of one launch: fill plus the busiest SM's tiles."""
+    step = fit["causal_step_s"] if causal else fit["step_s"]
+    runs = [(fit["tile_s"] + s * step, 1) for s in tile_steps(kernel, n, causal)]
+    return fit["fill_s"] + busiest_sm(runs, SMS, bh)
+
+
+def read(path: str) -> dict:
+    """{(kernel, d, dtype, causal, n, bh): median seconds} of the fprop and bprop rows (a tile split over two thread
+    blocks above d = 128 is the same launch)."""
+    out = {}
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            kernel = next((k for k, key in KERNELS.items() if key in r["kernel"]), None)
+            if kernel and r["median_us"]:
+                out[kernel, int(r["d"]), r["dtype"], r["causal"] == "True", int(r["n"]), int(r["bh"])] = \
+                    float(r["median_us"]) * 1e-6
+    return out
+
+
+def fit_dense(t: dict, kernel: str, d: int, dtype: str) -> dict | None:
+    """step_s, tile_s, fill_s from the dense launches (module docstring); None where one is missing."""
+    keys = [(kernel, d, dtype, False, n, bh) for n, bh in ((N1, 8), (2 * N1, 4), (N1, 32))]
+    if not all(k in t for k in keys):
+        return None
+    t2, t2n, t8 = (t[k] for k in keys)
+    s1, s2 = tile_steps(kernel, N1, False)[0], tile_steps(kernel, 2 * N1, False)[0]
+    step = (t2n - t2) / (2 * (s2 - s1))
+    tile = (t8 - t2) / 6 - s1 * step
+    return {"step_s": step, "tile_s": tile, "fill_s": t2 - 2 * (tile + s1 * step)}
+
+
+def fit_causal(t: dict, fit: dict, kernel: str, d: int, dtype: str) -> float | None:
+    """The causal step that gives the causal launch at N2 (bisection: the launch's time rises with the step)."""
+    key = (kernel, d, dtype, True, 2 * N1, 4)
+    if key not in t:
+        return None
+    lo, hi = 0.0, 4 * fit["step_s"]
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        if launch_s({**fit, "causal_step_s": mid}, kernel, 2 * N1, 4, True) < t[key]:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def table(t: dict) -> list[dict]:
+    """One entry per (kernel, d, dtype): its fit and each timed launch's measured and model seconds."""
+    out = []
+    for kernel, d, dtype in sorted({k[:3] for k in t}):
+        fit = fit_dense(t, kernel, d, dtype)
+        if fit is None:
+            continue
+        fit["causal_step_s"] = fit_causal(t, fit, kernel, d, dtype)
+        rows = [{"causal": c, "n": n, "bh": bh, "measured_s": s,
+                 "model_s": launch_s(fit, kernel, n, bh, c) if not c or fit["causal_step_s"] else None}
+                for (k, dd, dt, c, n, bh), s in sorted(t.items()) if (k, dd, dt) == (kernel, d, dtype)]
+        out.append({"kernel": kernel, "d": d, "dtype": dtype, **fit, "launches": rows})
+    return out
+
+
+def markdown(entries: list[dict]) -> str:
+    lines = ["| kernel | d | dtype | step µs | causal step µs | tile µs | fill µs | launches: measured / model µs |",
+             "|---|---:|---|---:|---:|---:|---:|---|"]
+    us = (lambda s: "-" if s is None else f"{s * 1e6:.3f}")
+    for e in entries:
+        runs = "; ".join(f"{'c ' if r['causal'] else ''}{r['n']}×{r['bh']}: {r['measured_s'] * 1e6:.1f} / "
+                         f"{us(r['model_s'])}" for r in e["launches"])
+        lines.append(f"| {e['kernel']} | {e['d']} | {e['dtype']} | {us(e['step_s'])} | {us(e['causal_step_s'])} | "
+                     f"{us(e['tile_s'])} | {us(e['fill_s'])} | {runs} |")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("csv")
+    ap.add_argument("--json")
+    a = ap.parse_args(argv)
+    entries = table(read(a.csv))
+    print(markdown(entries))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(entries, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
