@@ -3,11 +3,13 @@ bprop), head dim and dtype, a tile's step, what a tile costs besides its steps, 
 launches; the causal step from the causal launch at N2; and how the model of them gives back every timed launch.
 
 A persistent thread block runs its tiles one after another; tiles go, in the scheduler's order, to the block that
-is free first (the least-loaded SM: :func:`iosim.models.sm_schedule.busiest_sm`). A tile costs
-``tile_s + steps · step_s``; a launch ``fill_s`` + its busiest SM. Dense launches of w whole waves at N1 and N2:
+is free first (the least-loaded SM: :func:`iosim.models.sm_schedule.busiest_sm`). Above d = 128 the bprop gives a
+tile to two thread blocks, each walking all of it (``iosim.kernels.cudnn_preset``): there a unit is a tile's half,
+u = 2 units a tile, else u = 1. A unit costs ``tile_s + steps · step_s``; a launch ``fill_s`` + its busiest SM.
+Dense launches of w whole waves at N1 and N2 (u · w units an SM):
 
-    step_s = (T(N2, 2) - T(N1, 2)) / (2 · (steps(N2) - steps(N1)))
-    tile_s = (T(N1, 8) - T(N1, 2)) / 6 - steps(N1) · step_s,   fill_s = T(N1, 2) - 2 · (tile_s + steps(N1) · step_s)
+    step_s = (T(N2, 2) - T(N1, 2)) / (2u · (steps(N2) - steps(N1)))
+    tile_s = (T(N1, 8) - T(N1, 2)) / 6u - steps(N1) · step_s,   fill_s = T(N1, 2) - 2u · (tile_s + steps(N1) · step_s)
 
 and T(N1, 1) is predicted, not used. A causal tile takes ``tile_s + steps · causal_step_s``; causal_step_s is the one
 that gives T(N2, 2) of the causal launch with the tiles in launch order; the causal N1 launches are predicted.
@@ -41,10 +43,15 @@ def tile_steps(kernel: str, n: int, causal: bool) -> list[int]:
     return [2 * (tiles - j) if causal else n // 64 for j in range(tiles)]
 
 
-def launch_s(fit: dict, kernel: str, n: int, bh: int, causal: bool) -> float:
-    """The model's seconds of one launch: fill plus the busiest SM's tiles."""
+def units(kernel: str, d: int) -> int:
+    """Thread blocks a tile: two for the bprop above d = 128."""
+    return 2 if kernel == "bprop" and d > 128 else 1
+
+
+def launch_s(fit: dict, kernel: str, d: int, n: int, bh: int, causal: bool) -> float:
+    """The model's seconds of one launch: fill plus the busiest SM's units."""
     step = fit["causal_step_s"] if causal else fit["step_s"]
-    runs = [(fit["tile_s"] + s * step, 1) for s in tile_steps(kernel, n, causal)]
+    runs = [(fit["tile_s"] + s * step, units(kernel, d)) for s in tile_steps(kernel, n, causal)]
     return fit["fill_s"] + busiest_sm(runs, SMS, bh)
 
 
@@ -67,10 +74,10 @@ def fit_dense(t: dict, kernel: str, d: int, dtype: str) -> dict | None:
     if not all(k in t for k in keys):
         return None
     t2, t2n, t8 = (t[k] for k in keys)
-    s1, s2 = tile_steps(kernel, N1, False)[0], tile_steps(kernel, 2 * N1, False)[0]
-    step = (t2n - t2) / (2 * (s2 - s1))
-    tile = (t8 - t2) / 6 - s1 * step
-    return {"step_s": step, "tile_s": tile, "fill_s": t2 - 2 * (tile + s1 * step)}
+    s1, s2, u = tile_steps(kernel, N1, False)[0], tile_steps(kernel, 2 * N1, False)[0], units(kernel, d)
+    step = (t2n - t2) / (2 * u * (s2 - s1))
+    tile = (t8 - t2) / (6 * u) - s1 * step
+    return {"step_s": step, "tile_s": tile, "fill_s": t2 - 2 * u * (tile + s1 * step)}
 
 
 def fit_causal(t: dict, fit: dict, kernel: str, d: int, dtype: str) -> float | None:
@@ -81,7 +88,7 @@ def fit_causal(t: dict, fit: dict, kernel: str, d: int, dtype: str) -> float | N
     lo, hi = 0.0, 4 * fit["step_s"]
     for _ in range(60):
         mid = (lo + hi) / 2
-        if launch_s({**fit, "causal_step_s": mid}, kernel, 2 * N1, 4, True) < t[key]:
+        if launch_s({**fit, "causal_step_s": mid}, kernel, d, 2 * N1, 4, True) < t[key]:
             lo = mid
         else:
             hi = mid
@@ -97,7 +104,7 @@ def table(t: dict) -> list[dict]:
             continue
         fit["causal_step_s"] = fit_causal(t, fit, kernel, d, dtype)
         rows = [{"causal": c, "n": n, "bh": bh, "measured_s": s,
-                 "model_s": launch_s(fit, kernel, n, bh, c) if not c or fit["causal_step_s"] else None}
+                 "model_s": launch_s(fit, kernel, d, n, bh, c) if not c or fit["causal_step_s"] else None}
                 for (k, dd, dt, c, n, bh), s in sorted(t.items()) if (k, dd, dt) == (kernel, d, dtype)]
         out.append({"kernel": kernel, "d": d, "dtype": dtype, **fit, "launches": rows})
     return out

@@ -34,7 +34,7 @@ def test_the_table_gives_back_a_known_models_steps(tmp_path, kernel):
         w = csv.writer(f)
         w.writerow(STEPS.FIELDS)
         for d, dtype, causal, n, bh, waves in STEPS.launches():
-            s = TABLE.launch_s(fit, kernel, n, bh, causal)
+            s = TABLE.launch_s(fit, kernel, d, n, bh, causal)
             w.writerow([d, dtype, causal, n, bh, bh * n // 128, waves, f"sdpa_sm90_flash_{kernel}_wgmma_f16", "132x1x1",
                         "384x1x1", f"{s * 1e6:.4f}", f"{s * 1e6:.4f}", 10])
             w.writerow([d, dtype, causal, n, bh, bh * n // 128, waves, "cudnn::convert_dq_to_16bits", "1x1x1",
@@ -51,6 +51,9 @@ def test_the_table_gives_back_a_known_models_steps(tmp_path, kernel):
 
 
 def test_a_causal_fprop_tile_walks_to_its_diagonal_and_a_bprop_tile_from_it():
+    """In steps of the tile's walk (fprop: key blocks of 128; bprop: query blocks of 64), in launch order; the bprop
+    above d = 128 in two thread blocks a tile."""
     assert TABLE.tile_steps("fprop", 512, True) == [1, 2, 3, 4]
     assert TABLE.tile_steps("bprop", 512, True) == [8, 6, 4, 2]
     assert TABLE.tile_steps("fprop", 512, False) == [4] * 4 and TABLE.tile_steps("bprop", 512, False) == [8] * 4
+    assert [TABLE.units(k, d) for k in ("fprop", "bprop") for d in (128, 192)] == [1, 1, 1, 2]
