@@ -15,6 +15,11 @@ and T(N1, 1) is predicted, not used. A causal tile takes ``tile_s + steps · cau
 that gives T(N2, 2) of the causal launch with the tiles in launch order; the causal N1 launches are predicted.
 
     python benchmarks/cudnn_steps_table.py RAW/steps.csv [--json OUT]
+    python benchmarks/cudnn_steps_table.py --committed      # the committed H200 runs, per busiest SM's step
+
+``--committed``: the committed H200 runs of cuDNN (:data:`COMMITTED`), each fprop and bprop launch at N_q = N_kv, a
+multiple of 128 and at least 2,048, its time over its busiest SM's steps as the model above schedules them (no
+figure fitted): if a step has one cost whatever the launch, these agree, up to what ``tile_s`` adds to short tiles.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from iosim.models.sm_schedule import busiest_sm  # noqa: E402
 
+#: the committed H200 runs of cuDNN's Hopper kernels (docs/validation)
+COMMITTED = ("2026-12-01-cudnn", "2026-12-02-cudnn-repeat", "2026-12-04-s29-cudnn", "2026-12-04-s29-cudnn-wide")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N1 = 33 * 128
 SMS = 132
 KERNELS = {"fprop": "flash_fprop", "bprop": "flash_bprop"}
@@ -122,11 +130,39 @@ def markdown(entries: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def committed(least: int = 2048) -> dict:
+    """{(kernel, kernel head dim): [(µs per busiest SM's step, d, dtype, N, B·H, causal), ...]} of the committed runs'
+    launches (module docstring)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from cudnn_compare import records
+    from iosim.kernels.cudnn_preset import kernel_head_dim
+    out: dict = {}
+    for run in COMMITTED:
+        for rec in records(os.path.join(ROOT, "docs", "validation", run)):
+            c = rec["config"]
+            n, causal, bh = c["seq_len"], bool(c.get("causal")), c["batch"] * c["heads"]
+            if c.get("seq_len_q", n) != c.get("seq_len_kv", n) or n % 128 or n < least:
+                continue
+            for row in rec["rows"]:
+                kernel = next((k for k, key in KERNELS.items() if key in row["kernel"]), None)
+                if kernel:
+                    runs = [(s, units(kernel, c["head_dim"])) for s in tile_steps(kernel, n, causal)]
+                    out.setdefault((kernel, kernel_head_dim(c["head_dim"])), []).append(
+                        (row["time_us"] / busiest_sm(runs, SMS, bh), c["head_dim"], c.get("dtype", "fp16"), n, bh, causal))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("csv")
+    ap.add_argument("csv", nargs="?")
     ap.add_argument("--json")
+    ap.add_argument("--committed", action="store_true")
     a = ap.parse_args(argv)
+    if a.committed or not a.csv:
+        for (kernel, kd), rows in sorted(committed().items()):
+            us = [r[0] for r in rows]
+            print(f"{kernel} {kd}: {len(rows)} launches, {min(us):.3f}-{max(us):.3f} µs a step")
+        return 0
     entries = table(read(a.csv))
     print(markdown(entries))
     if a.json:

@@ -57,3 +57,18 @@ def test_a_causal_fprop_tile_walks_to_its_diagonal_and_a_bprop_tile_from_it():
     assert TABLE.tile_steps("bprop", 512, True) == [8, 6, 4, 2]
     assert TABLE.tile_steps("fprop", 512, False) == [4] * 4 and TABLE.tile_steps("bprop", 512, False) == [8] * 4
     assert [TABLE.units(k, d) for k in ("fprop", "bprop") for d in (128, 192)] == [1, 1, 1, 2]
+
+
+def test_the_committed_h200_runs_take_one_step_cost_a_kernel():
+    """Each committed H200 fprop and bprop launch at N >= 2,048 over its busiest SM's steps, as the table's model
+    schedules its tiles (launch order, to the least-loaded SM; nothing fitted): within 20 % across the launches of a
+    kernel and kernel head dim (dense and causal, fp16 and bf16, 4 to 256 heads), and rising with the head dim."""
+    groups = TABLE.committed()
+    for key, rows in groups.items():
+        us = [r[0] for r in rows]
+        if len(us) >= 5:
+            assert max(us) / min(us) < 1.2, (key, sorted(us))
+    for kernel in ("fprop", "bprop"):
+        least = [min(r[0] for r in groups[kernel, kd]) for kd in (64, 128, 192, 256)]
+        assert least == sorted(least), (kernel, least)
+    assert sum(len(rows) for rows in groups.values()) == 42
