@@ -9,9 +9,9 @@ flash's forward (``compute_attn``) for one instantiation with PyTorch's flags; t
 block stamps its start, end and SM. The plain build is the same code without the stamps.
 
     python benchmarks/flash_stamps.py --build FLASH_SRC CUTLASS_INCLUDE BIN_DIR     # nvcc, sm_90
-    python benchmarks/flash_stamps.py --predict docs/validation/2026-12-05-flash-stamps/predictions.json
+    python benchmarks/flash_stamps_summary.py --predict docs/validation/2026-12-05-flash-stamps/predictions.json
     PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --device DIR BIN_DIR [FLASH_SRC CUTLASS_INCLUDE]  # on the H200
-    python benchmarks/flash_stamps.py --summary DIR
+    python benchmarks/flash_stamps_summary.py --summary DIR
     FLASH_STAMPS_ONLY=NAME,NAME PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --repeat DIR BIN_DIR TIMES  # on the H200
     FLASH_STAMPS_ONLY=NAME,NAME PYTHONPATH=$PWD python3 benchmarks/flash_stamps.py --same-launch DIR BIN_DIR TIMES  # on the H200
 
@@ -262,12 +262,6 @@ def main() -> None:
         same_launch(argv[1], argv[2], int(argv[3]))
     elif argv[:1] == ["--device"] and len(argv) in (3, 5):
         device(argv[1], argv[2], *(argv[3:5] or [None, None]))
-    elif argv[:1] == ["--predict"] and len(argv) == 2:
-        from flash_stamps_summary import predict
-        predict(argv[1])
-    elif argv[:1] == ["--summary"] and len(argv) in (2, 3):
-        from flash_stamps_summary import summary
-        print(summary(*argv[1:]))
     else:
         print(__doc__.split("\n\n")[2], file=sys.stderr)
         raise SystemExit(2)

@@ -1,11 +1,16 @@
 """The predictions and the table of ``benchmarks/flash_stamps.py``: iosim's DRAM reads of each
 config's forward, the same stream replayed in lockstep and in the order the stamps give, against
-what Nsight Compute measured of the stamped, plain and PyTorch builds."""
+what Nsight Compute measured of the stamped, plain and PyTorch builds.
+
+    python benchmarks/flash_stamps_summary.py --predict docs/validation/2026-12-05-flash-stamps/predictions.json
+    python benchmarks/flash_stamps_summary.py --summary DIR [PREDICTIONS]
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 
 import numpy as np
@@ -149,3 +154,18 @@ def summary(raw_dir: str, predictions: str | None = None) -> str:
     with open(os.path.join(raw_dir, "summary.json"), "w") as f:
         json.dump(rows, f, indent=1, default=lambda x: float(x) if isinstance(x, np.floating) else str(x))
     return "\n".join([HEADER] + [line(r, pred.get(r["name"])) for r in rows])
+
+
+def main(argv=None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--predict"] and len(argv) == 2:
+        predict(argv[1])
+    elif argv[:1] == ["--summary"] and len(argv) in (2, 3):
+        print(summary(*argv[1:]))
+    else:
+        print(__doc__.split("\n\n")[1], file=sys.stderr)
+        raise SystemExit(2)
+
+
+if __name__ == "__main__":
+    main()
