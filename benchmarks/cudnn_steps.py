@@ -1,6 +1,6 @@
 """Time cuDNN's fused attention kernels (PyTorch's ``SDPBackend.CUDNN_ATTENTION``) on launches made for measuring
 their steps, the data a kernel time model of the ``cudnn`` preset would stand on (issue 14, items 2 and 4;
-docs/validation/2026-12-07-cudnn-steps.md). Run on the device:
+docs/validation/2026-12-07-s58-check.md, "Prepared in session 58"). Run on the device:
 
     PYTHONPATH=$PWD python3 -u benchmarks/cudnn_steps.py --out $OUT/cudnn-steps
 
@@ -90,7 +90,8 @@ def time_launch(torch, flush, launch: tuple, repeats: int) -> dict:
 def write_machine(out: str, torch) -> None:
     smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
                          capture_output=True, text=True).stdout.strip()
-    info = {"gpu": smi, "torch": torch.__version__, "cuda": torch.version.cuda,
+    info = {"gpu": smi, "sms": torch.cuda.get_device_properties(0).multi_processor_count, "torch": torch.__version__,
+            "cuda": torch.version.cuda,
             "cudnn": torch.backends.cudnn.version(), "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     with open(os.path.join(out, "machine.json"), "w") as f:
         json.dump(info, f, indent=1)
@@ -98,7 +99,7 @@ def write_machine(out: str, torch) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True)
+    ap.add_argument("--out", help="the folder to write (required but with --list)")
     ap.add_argument("--repeats", type=int, default=10)
     ap.add_argument("--budget-s", type=float, default=150.0)
     ap.add_argument("--list", action="store_true", help="print the launches and stop (no GPU needed)")
@@ -107,6 +108,8 @@ def main() -> int:
         for launch in launches():
             print(*launch)
         return 0
+    if not a.out:
+        ap.error("--out is required")
     import torch
     os.makedirs(a.out, exist_ok=True)
     write_machine(a.out, torch)
@@ -125,6 +128,7 @@ def main() -> int:
             except Exception as exc:  # noqa: BLE001 - record and go on
                 w.writerow([d, dtype, causal, n, bh, bh * n // 128, waves, f"error: {type(exc).__name__}: "
                             f"{str(exc)[:200]}", "", "", "", "", 0])
+                f.flush()
                 continue
             for (name, grid, block), durations in sorted(times.items()):
                 w.writerow([d, dtype, causal, n, bh, bh * n // 128, waves, name, grid, block,

@@ -28,9 +28,11 @@ import argparse
 import csv
 import json
 import os
+import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from iosim.models.sm_schedule import busiest_sm  # noqa: E402
 
 #: the committed H200 runs of cuDNN's Hopper kernels (docs/validation)
@@ -63,16 +65,25 @@ def launch_s(fit: dict, kernel: str, d: int, n: int, bh: int, causal: bool) -> f
     return fit["fill_s"] + busiest_sm(runs, SMS, bh)
 
 
+def kernel_of(name: str) -> str | None:
+    """"fprop" or "bprop" for cuDNN's Hopper attention kernels' names, else None."""
+    return next((k for k, key in KERNELS.items() if key in name), None)
+
+
 def read(path: str) -> dict:
     """{(kernel, d, dtype, causal, n, bh): median seconds} of the fprop and bprop rows (a tile split over two thread
-    blocks above d = 128 is the same launch)."""
+    blocks above d = 128 is the same launch). Each launch has at most one of each, on a persistent grid of SMS
+    thread blocks (else SystemExit: the model's premise does not hold there)."""
     out = {}
     with open(path) as f:
         for r in csv.DictReader(f):
-            kernel = next((k for k, key in KERNELS.items() if key in r["kernel"]), None)
+            kernel = kernel_of(r["kernel"])
             if kernel and r["median_us"]:
-                out[kernel, int(r["d"]), r["dtype"], r["causal"] == "True", int(r["n"]), int(r["bh"])] = \
-                    float(r["median_us"]) * 1e-6
+                key = kernel, int(r["d"]), r["dtype"], r["causal"] == "True", int(r["n"]), int(r["bh"])
+                if key in out or r["grid"] != f"{SMS}x1x1":
+                    raise SystemExit(f"{path}: {key}: a second {kernel} row, or its grid {r['grid']} is not "
+                                     f"{SMS} persistent thread blocks")
+                out[key] = float(r["median_us"]) * 1e-6
     return out
 
 
@@ -94,9 +105,13 @@ def fit_causal(t: dict, fit: dict, kernel: str, d: int, dtype: str) -> float | N
     if key not in t:
         return None
     lo, hi = 0.0, 4 * fit["step_s"]
+    at = (lambda step: launch_s({**fit, "causal_step_s": step}, kernel, d, 2 * N1, 4, True))   # noqa: E731
+    if not at(lo) <= t[key] <= at(hi):
+        print(f"{kernel} d = {d} {dtype}: no causal step in 0-4 dense steps gives the causal launch", file=sys.stderr)
+        return None
     for _ in range(60):
         mid = (lo + hi) / 2
-        if launch_s({**fit, "causal_step_s": mid}, kernel, d, 2 * N1, 4, True) < t[key]:
+        if at(mid) < t[key]:
             lo = mid
         else:
             hi = mid
@@ -109,10 +124,11 @@ def table(t: dict) -> list[dict]:
     for kernel, d, dtype in sorted({k[:3] for k in t}):
         fit = fit_dense(t, kernel, d, dtype)
         if fit is None:
+            print(f"{kernel} d = {d} {dtype}: a dense launch is missing, no fit", file=sys.stderr)
             continue
         fit["causal_step_s"] = fit_causal(t, fit, kernel, d, dtype)
         rows = [{"causal": c, "n": n, "bh": bh, "measured_s": s,
-                 "model_s": launch_s(fit, kernel, d, n, bh, c) if not c or fit["causal_step_s"] else None}
+                 "model_s": launch_s(fit, kernel, d, n, bh, c) if not c or fit["causal_step_s"] is not None else None}
                 for (k, dd, dt, c, n, bh), s in sorted(t.items()) if (k, dd, dt) == (kernel, d, dtype)]
         out.append({"kernel": kernel, "d": d, "dtype": dtype, **fit, "launches": rows})
     return out
@@ -131,12 +147,11 @@ def markdown(entries: list[dict]) -> str:
 
 
 def committed(least: int = 2048) -> dict:
-    """{(kernel, kernel head dim): [(µs per busiest SM's step, d, dtype, N, B·H, causal), ...]} of the committed runs'
-    launches (module docstring)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    """{(kernel, kernel head dim): [(µs per busiest SM's step, d, dtype, N, B·H, H_kv, causal), ...]} of the committed
+    runs' launches (module docstring), one a distinct shape (the median over its repeats)."""
     from cudnn_compare import records
     from iosim.kernels.cudnn_preset import kernel_head_dim
-    out: dict = {}
+    shapes: dict = {}
     for run in COMMITTED:
         for rec in records(os.path.join(ROOT, "docs", "validation", run)):
             c = rec["config"]
@@ -144,12 +159,13 @@ def committed(least: int = 2048) -> dict:
             if c.get("seq_len_q", n) != c.get("seq_len_kv", n) or n % 128 or n < least:
                 continue
             for row in rec["rows"]:
-                kernel = next((k for k, key in KERNELS.items() if key in row["kernel"]), None)
+                kernel = kernel_of(row["kernel"])
                 if kernel:
                     runs = [(s, units(kernel, c["head_dim"])) for s in tile_steps(kernel, n, causal)]
-                    out.setdefault((kernel, kernel_head_dim(c["head_dim"])), []).append(
-                        (row["time_us"] / busiest_sm(runs, SMS, bh), c["head_dim"], c.get("dtype", "fp16"), n, bh, causal))
-    return out
+                    shape = (c["head_dim"], c.get("dtype", "fp16"), n, bh, c.get("kv_heads", c["heads"]), causal)
+                    shapes.setdefault((kernel, kernel_head_dim(c["head_dim"])), {}).setdefault(shape, []).append(
+                        row["time_us"] / busiest_sm(runs, SMS, bh))
+    return {key: [(statistics.median(us), *shape) for shape, us in sorted(by.items())] for key, by in shapes.items()}
 
 
 def main(argv=None) -> int:
@@ -161,7 +177,7 @@ def main(argv=None) -> int:
     if a.committed or not a.csv:
         for (kernel, kd), rows in sorted(committed().items()):
             us = [r[0] for r in rows]
-            print(f"{kernel} {kd}: {len(rows)} launches, {min(us):.3f}-{max(us):.3f} µs a step")
+            print(f"{kernel} {kd}: {len(rows)} shapes, {min(us):.3f}-{max(us):.3f} µs a step")
         return 0
     entries = table(read(a.csv))
     print(markdown(entries))
