@@ -43,9 +43,14 @@ def forward_row(problem, launches: list, profile) -> dict:
     """The row of ``problem``'s main forward launch as ``sdpa.compare`` gives it, its DRAM reads from the forward
     played alone."""
     result = simulate(profile, "fa2", problem, passes="forward", options=Options(kernel="flash-attn-2", cache=True))
-    main, = [launch for launch in launches if sdpa.label(launch["name"]) == "main"]
     return {"kernel": "main", **sdpa.config_of(problem), "predicted": sdpa.predicted(result, "main"),
-            "measured": sdpa.measured_classes(main["metrics"])}
+            "measured": measured(launches)}
+
+
+def measured(launches: list) -> dict:
+    """What ncu measured of the main forward among a config's ``launches``."""
+    main, = [launch for launch in launches if sdpa.label(launch["name"]) == "main"]
+    return sdpa.measured_classes(main["metrics"])
 
 
 def write() -> str:

@@ -58,11 +58,16 @@ def units(kernel: str, d: int) -> int:
     return 2 if kernel == "bprop" and d > 128 else 1
 
 
+def busiest(kernel: str, d: int, n: int, bh: int, causal: bool, unit_s=lambda steps: steps) -> float:
+    """The busiest SM's ``unit_s(steps)`` summed over its units, the units of each of ``bh`` heads handed in launch
+    order to the least-loaded SM (default: its steps)."""
+    return busiest_sm([(unit_s(s), units(kernel, d)) for s in tile_steps(kernel, n, causal)], SMS, bh)
+
+
 def launch_s(fit: dict, kernel: str, d: int, n: int, bh: int, causal: bool) -> float:
     """The model's seconds of one launch: fill plus the busiest SM's units."""
     step = fit["causal_step_s"] if causal else fit["step_s"]
-    runs = [(fit["tile_s"] + s * step, units(kernel, d)) for s in tile_steps(kernel, n, causal)]
-    return fit["fill_s"] + busiest_sm(runs, SMS, bh)
+    return fit["fill_s"] + busiest(kernel, d, n, bh, causal, lambda steps: fit["tile_s"] + steps * step)
 
 
 def kernel_of(name: str) -> str | None:
@@ -161,10 +166,9 @@ def committed(least: int = 2048) -> dict:
             for row in rec["rows"]:
                 kernel = kernel_of(row["kernel"])
                 if kernel:
-                    runs = [(s, units(kernel, c["head_dim"])) for s in tile_steps(kernel, n, causal)]
                     shape = (c["head_dim"], c.get("dtype", "fp16"), n, bh, c.get("kv_heads", c["heads"]), causal)
                     shapes.setdefault((kernel, kernel_head_dim(c["head_dim"])), {}).setdefault(shape, []).append(
-                        row["time_us"] / busiest_sm(runs, SMS, bh))
+                        row["time_us"] / busiest(kernel, c["head_dim"], n, bh, causal))
     return {key: [(statistics.median(us), *shape) for shape, us in sorted(by.items())] for key, by in shapes.items()}
 
 

@@ -65,14 +65,14 @@ def flash_rows(name: str, profile, edge: bool = False) -> list[dict]:
             r, r1 = (simulate(p, "fa2", problem_of(cfg), passes="forward+backward",
                               options=Options(kernel="flash-attn-2", cache=True, l2_edge=edge and p is profile))
                      for p in (profile, one))
+            launches = r.to_dict()["options"]["launches"]
             rows.append({"config": cfg, "kernel_times": {k: {"predicted_s": t.predicted_s, "bound": t.bound}
                                                          for k, t in r.kernel_times.items()},
                          "dram": {k: _dram(s) for k, s in r.cache.kernels.items()},
                          "one_lru": {k: _dram(s) for k, s in r1.cache.kernels.items()},
                          "notes": {x["pass"]: {k: x[k] for k in ("l2_note", "time_note") if x.get(k)}
-                                   for x in r.to_dict()["options"]["launches"]},
-                         **({"l2_edge": {x["pass"]: x["l2_edge"] for x in r.to_dict()["options"]["launches"]}}
-                            if edge else {})})
+                                   for x in launches},
+                         **({"l2_edge": {x["pass"]: x["l2_edge"] for x in launches}} if edge else {})})
     return rows
 
 

@@ -30,22 +30,23 @@ H100_RUNS = [("2026-12-05-s38-check", f) for f in ("raw-h100", "bwd-h100", "bwd2
 
 def write(path: str) -> str:
     """Compare one run again and write its rows over ``path``."""
-    from sdpa_compare import compare
     run = ROOT / "docs" / "validation" / pathlib.Path(path).stem.replace("_", "/")
-    rows = compare(str(run), cache=True)
-    with open(path, "w") as f:
-        json.dump(rows, f, indent=1)
-    return f"{pathlib.Path(path).name}: {len(rows)} rows"
+    return _write_rows(run, pathlib.Path(path), "h200")
 
 
 def write_h100(run: tuple) -> str:
     """Compare one H100 run's raw folder again on the h100-sxm profile and write its model rows beside it."""
-    from sdpa_compare import compare
     folder = ROOT / "docs" / "validation" / run[0]
-    rows = compare(str(folder / run[1]), cache=True, hw="h100-sxm")
-    with open(folder / f"model-{run[1]}.json", "w") as f:
+    return _write_rows(folder / run[1], folder / f"model-{run[1]}.json", "h100-sxm")
+
+
+def _write_rows(raw: pathlib.Path, out: pathlib.Path, hw: str) -> str:
+    """``sdpa_compare.py RAW --cache --json OUT`` on profile ``hw``."""
+    from sdpa_compare import compare
+    rows = compare(str(raw), cache=True, hw=hw)
+    with open(out, "w") as f:
         json.dump(rows, f, indent=1)
-    return f"{run[0]}/model-{run[1]}.json: {len(rows)} rows"
+    return f"{out.relative_to(ROOT / 'docs' / 'validation')}: {len(rows)} rows"
 
 
 def main(argv=None) -> None:

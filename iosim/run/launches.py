@@ -59,7 +59,7 @@ def run_launches(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, 
     return dataclasses.replace(result, notes=setup.notes) if setup.notes else result
 
 
-def cache_plans(setup: Setup, room: float = 1.0) -> tuple[list, str | None]:
+def cache_plans(setup: Setup, room: float = 1.0, counted: list | None = None) -> tuple[list, str | None]:
     """Each launch's (:class:`~iosim.models.cache.Plan`, the count that recorded it) (None
     each where the L2 model is off: not asked for, or no cache in the profile), and why it
     is off where it was on by default (None: with the budgets in use every run of a profile
@@ -74,12 +74,13 @@ def cache_plans(setup: Setup, room: float = 1.0) -> tuple[list, str | None]:
     many (:func:`_budgets`). Past the limit each launch is sampled on its own budgets, so its DRAM
     bytes do not depend on the passes run beside it; within the limit every launch is played
     whole (the limit bounds what a run holds in memory at once). ``room``: the L2's capacity played, times
-    the profile's (:mod:`.l2_edge`)."""
+    the profile's (:mod:`.l2_edge`); ``counted``: the launches' recorded counts, where a play at another room
+    already made them."""
     if not setup.options.cache:
         return [None] * len(setup.launches), None
     auto = setup.options.cache == "auto"
-    counted = [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
-               for l in setup.launches]
+    counted = counted or [count_launch(setup.profile, l, setup.options, setup.sram_bytes, "count", None, record=True)
+                          for l in setup.launches]
     plans = [_cache_plan(setup, l, c, room) for l, c in zip(setup.launches, counted)]
     requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
@@ -151,8 +152,9 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
     many-core machine a threaded BLAS waits for cores (issue 15 measured 0.45 s alone and
     23 s contended); on 2 cores the two settings are within 20 % (docs/performance.md)."""
     planned, l2_off = _played(setup, *cache_plans(setup))
-    edges = l2_edge.edges(setup.launches, planned, lambda room: _played(setup, *cache_plans(setup, room))[0]) \
-        if setup.options.l2_edge and l2_off is None else [None] * len(planned)
+    counts = [x[1] for x in planned] if setup.options.l2_edge and l2_off is None else None
+    edges = l2_edge.edges(setup.launches, planned, lambda room: _played(setup, *cache_plans(setup, room, counts))[0]) \
+        if counts else [None] * len(planned)
     results = []
     for launch, l2 in zip(setup.launches, planned):
         result = _run_one(setup, launch, mode, inputs, l2, cta_work)

@@ -34,7 +34,7 @@ def replayed(folder: str, run: pathlib.Path = S38) -> list:
     if path not in _ROWS:
         rows, at = json.loads((run / f"model-{folder}.json").read_text()), 0
         configs, profile = list(sdpa.raw_configs(str(path))), load_profile("h100-sxm")
-        sizes = [p.batch * p.heads * p.seq_len_q * p.seq_len_kv for _, p, _ in configs]
+        sizes = [scores(p) for _, p, _ in configs]
         for (cfg, problem, measured), n in zip(configs, sizes):
             mine, at = rows[at:at + len(measured)], at + len(measured)
             played = n <= REPLAYED or n == min(sizes)
@@ -49,6 +49,11 @@ def replayed(folder: str, run: pathlib.Path = S38) -> list:
         assert at == len(rows), path
         _ROWS[path] = rows
     return _ROWS[path]
+
+
+def scores(problem) -> int:
+    """B · H · N_q · N_kv: a config's size, as REPLAYED counts it."""
+    return problem.batch * problem.heads * problem.seq_len_q * problem.seq_len_kv
 
 
 #: what a row predicts that the L2 model does not touch (compared on the configs not played again); on those played

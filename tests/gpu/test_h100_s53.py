@@ -7,7 +7,7 @@ import statistics
 import pytest
 
 from conftest import load_module
-from h100_rows import MAIN, ROOT, committed_as_frozen, dram, exact, misses, time_errors
+from h100_rows import MAIN, ROOT, committed_as_frozen, dram, exact, misses, scores, time_errors
 from iosim import Options, load_profile, simulate
 from iosim.gpu import sdpa
 from iosim.gpu.sdpa import problem_of
@@ -61,16 +61,11 @@ def test_the_forwards_played_alone_are_the_models_now():
               for problem, launches in ALONE.marked(run, h100)]
     assert [(r["run"], problem_of(r)) for r in rows] == [(run, problem) for run, problem, _ in marked]
     for row, (_, problem, launches) in zip(rows, marked):
-        main, = [launch for launch in launches if sdpa.label(launch["name"]) == "main"]
-        assert row["measured"] == sdpa.measured_classes(main["metrics"])
-    row, (_, problem, launches) = min(zip(rows, marked), key=lambda m: _scores(m[1][1]))
+        assert row["measured"] == ALONE.measured(launches)
+    row, (_, problem, launches) = min(zip(rows, marked), key=lambda m: scores(m[1][1]))
     again = {"run": row["run"], **ALONE.forward_row(problem, launches, h100)}
     assert again["predicted"].pop("time_s") == pytest.approx(row["predicted"]["time_s"], rel=1e-12)
     assert again == {**row, "predicted": {k: v for k, v in row["predicted"].items() if k != "time_s"}}
-
-
-def _scores(problem) -> int:
-    return problem.batch * problem.heads * problem.seq_len_q * problem.seq_len_kv
 
 
 @pytest.mark.parametrize("name", ALONE.NAMES)
@@ -145,8 +140,7 @@ def test_the_wide_causal_forwards_misses_are_not_the_runs_spread():
     checked = 0
     for rep in (1, 2, 3):
         for cfg, problem, launches in sdpa.raw_configs(str(S53 / "raw-h100-3" / f"rep{rep}")):
-            main, = [launch for launch in launches if sdpa.label(launch["name"]) == "main"]
-            got, first = sdpa.measured_classes(main["metrics"])["dram_read"], committed[cfg["head_dim"]]
+            got, first = ALONE.measured(launches)["dram_read"], committed[cfg["head_dim"]]
             assert abs(got / first["measured"]["dram_read"] - 1) < 0.04
             assert first["predicted"]["dram_read"] / got > 1.10
             checked += 1
