@@ -14,7 +14,7 @@ Dense launches of w whole waves at N1 and N2 (u · w units an SM):
 and T(N1, 1) is predicted, not used. A causal tile takes ``tile_s + steps · causal_step_s``; causal_step_s is the one
 that gives T(N2, 2) of the causal launch with the tiles in launch order; the causal N1 launches are predicted.
 
-    python benchmarks/cudnn_steps_table.py RAW/steps.csv [--json OUT]
+    python benchmarks/cudnn_steps_table.py RAW/steps.csv [--json OUT] [--package iosim/kernels/cudnn_steps_h200.json]
     python benchmarks/cudnn_steps_table.py --committed      # the committed H200 runs, per busiest SM's step
 
 ``--committed``: the committed H200 runs of cuDNN (:data:`COMMITTED`), each fprop and bprop launch at N_q = N_kv, a
@@ -151,6 +151,25 @@ def markdown(entries: list[dict]) -> str:
     return "\n".join(lines)
 
 
+#: the GPU names nvidia-smi gives -> the profiles a table of that GPU serves
+PROFILES = {"NVIDIA H200": ["h200"], "NVIDIA H100 80GB HBM3": ["h100-sxm"]}
+DTYPES = {"float16": "fp16", "bfloat16": "bf16"}
+
+
+def package(entries: list[dict], machine: dict, source: str) -> dict:
+    """The table :mod:`iosim.kernels.cudnn_steps` reads: {"kernel,kernel head dim,dtype": its four figures}, with
+    the GPU, the profiles it serves (SystemExit for a GPU of no known profile), the date and the versions."""
+    gpu = machine["gpu"].split(",")[0].strip()
+    if gpu not in PROFILES or machine.get("sms") != SMS:
+        raise SystemExit(f"{gpu} ({machine.get('sms')} SMs): no profile is known to be this GPU")
+    figures = ("step_s", "tile_s", "fill_s", "causal_step_s")
+    return {"gpu": gpu, "profiles": PROFILES[gpu], "date": machine["when"][:10],
+            "versions": f"driver {machine['gpu'].split(',')[1].strip()}, PyTorch {machine['torch']}, "
+                        f"CUDA {machine['cuda']}, cuDNN {machine['cudnn']}",
+            "source": source, "entries": {f"{e['kernel']},{e['d']},{DTYPES[e['dtype']]}": {k: e[k] for k in figures}
+                                          for e in entries}}
+
+
 def committed(least: int = 2048) -> dict:
     """{(kernel, kernel head dim): [(µs per busiest SM's step, d, dtype, N, B·H, H_kv, causal), ...]} of the committed
     runs' launches (module docstring), one a distinct shape (the median over its repeats)."""
@@ -176,6 +195,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv", nargs="?")
     ap.add_argument("--json")
+    ap.add_argument("--package", help="write the table iosim ships (the csv's folder has machine.json)")
     ap.add_argument("--committed", action="store_true")
     a = ap.parse_args(argv)
     if a.committed or not a.csv:
@@ -188,6 +208,12 @@ def main(argv=None) -> int:
     if a.json:
         with open(a.json, "w") as f:
             json.dump(entries, f, indent=1)
+    if a.package:
+        with open(os.path.join(os.path.dirname(a.csv), "machine.json")) as f:
+            machine = json.load(f)
+        with open(a.package, "w") as f:
+            json.dump(package(entries, machine, os.path.relpath(a.csv, ROOT)), f, indent=1)
+            f.write("\n")
     return 0
 
 

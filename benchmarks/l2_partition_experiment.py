@@ -43,7 +43,7 @@ from iosim import Options, prepare
 from iosim.gpu import sdpa
 from iosim.models.cache.programs import head_programs
 from iosim.models.cache.stream import _head_keys, schedule
-from iosim.run import launches
+from iosim.run import kernel_timing
 from iosim.run.count import count_launch
 
 
@@ -129,7 +129,7 @@ def predict(problem, limit: int, sides=None):
     if prog is None or int(prog.lengths.sum()) * problem.heads_total > limit:
         return None
     profile = setup.profile
-    slots = profile.sm_count * launches._blocks_per_sm(profile, launch, counted.sram.peak_bytes)
+    slots = profile.sm_count * kernel_timing.blocks_per_sm(profile, launch, counted.sram.peak_bytes)
     lead = lambda q: (q % problem.heads) % problem.group_size == 0  # noqa: E731
     stream = cta_stream(prog, problem.heads_total, slots, problem.kv_head_of, lead)
     got = {f"{parts}": dram_reads(stream, profile.cache.capacity_bytes, profile.sm_count, parts) for parts in (1, 2)}

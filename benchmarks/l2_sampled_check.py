@@ -22,7 +22,7 @@ from iosim import Options, Problem, load_profile
 from iosim.models.cache import plan, sampled
 from iosim.models.cache.programs import head_programs
 from iosim.run.count import count_launch
-from iosim.run.launches import _blocks_per_sm
+from iosim.run.kernel_timing import blocks_per_sm as _blocks_per_sm
 from iosim.run.setup import prepare
 
 

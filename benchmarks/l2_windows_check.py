@@ -23,7 +23,7 @@ import time
 from iosim import Options, Problem, prepare
 from iosim.models.cache import plan, windows
 from iosim.models.cache.uniform import uniform_programs
-from iosim.run import launches
+from iosim.run import head_order, kernel_timing, launches
 from iosim.run.count import count_launch
 
 P = Problem
@@ -55,8 +55,8 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
     rows = []
     for launch in setup.launches:
         c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
-        slots = setup.profile.sm_count * launches._blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
-        kv_of_q, leads_group, group = launches._head_order(launch.problem, launch.kernel is not None
+        slots = setup.profile.sm_count * kernel_timing.blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
+        kv_of_q, leads_group, group = head_order.head_order(launch.problem, launch.kernel is not None
                                                            and launch.kernel.batch_fastest)
         requests, heads = list(c.requests), launch.problem.heads_total
         sets = launches.partition_play(setup.profile)              # as simulate plays them: sides, sets

@@ -75,7 +75,9 @@ def _launch_lines(r: dict) -> list[str]:
         lines.append(f"{'':<18} {'DRAM ' + what:<18} {f'dram__bytes_{what} (iosim: L2 model)':<54} "
                      f"{bytes_cell(pr[key]):>15} {me[key]:>15,} {ratio_cell(pr[key], me[key]):>8}{mark}")
     ms = f"{me['time_s'] * 1e3:.4g} ms"
-    lines.append(f"{'':<18} {'time':<18} {'gpu__time_duration':<54} {'-':>15} {ms:>15}")
+    model = "-" if pr.get("time_s") is None else f"{pr['time_s'] * 1e3:.4g} ms"
+    ratio = "-" if pr.get("time_s") is None or not me["time_s"] else f"{me['time_s'] / pr['time_s']:.3f}"
+    lines.append(f"{'':<18} {'time':<18} {'gpu__time_duration':<54} {model:>15} {ms:>15} {ratio:>8}")
     return lines
 
 
@@ -93,8 +95,7 @@ def format_table(report: dict) -> str:
         lines += _launch_lines(r)
     off = report.get("l2_model_off")
     lines += ["", f"time: ncu {t['measured_s'] * 1e3:.4g} ms over {len(report['launches'])} launches; "
-              f"iosim {t['roofline_s'] * 1e3:.4g} ms ({t['roofline_bound']}), the roofline, a lower bound: "
-              "no kernel time model for cuDNN's wgmma kernels"]
+              f"iosim {t['predicted_s'] * 1e3:.4g} ms ({t['bound']}): {t['model']}"]
     if off:
         lines.append(f"L2 model off ({off}): no DRAM prediction")
     checks = [c for r in report["launches"] for c in r["checks"]]

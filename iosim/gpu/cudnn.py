@@ -206,11 +206,14 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> dict:
         dram = _dram(result, pred, twice and pred["iosim"] == "reduce_dkv")
         measured = {"dram_read": int(m.get(DRAM_READ, 0)), "dram_write": int(m.get(DRAM_WRITE, 0)),
                     "time_s": m.get(TIME, 0.0) * 1e-9}
+        timed = result.kernel_times.get(pred["iosim"]) if not twice or pred["iosim"] != "reduce_dkv" else None
         rows.append({"kernel": pred["kernel"], "name": launch["name"], "pass": pred["pass"], "grid": launch["grid"],
-                     "checks": checks, "predicted": {"dram_read": dram["read"], "dram_write": dram["write"]},
+                     "checks": checks, "predicted": {"dram_read": dram["read"], "dram_write": dram["write"],
+                                                     "time_s": timed.predicted_s if timed else None},
                      "measured": measured,
                      "within_target": {"loads": all(c["ok"] for c in checks if c["kind"] == "load"),
                                        "dram_read": within(dram["read"], measured["dram_read"], TARGETS["dram_read"])}})
-    time = {"measured_s": sum(r["measured"]["time_s"] for r in rows), "roofline_s": result.time.predicted_s,
-            "roofline_bound": result.time.bound, "note": result.options["launches"][0].get("time_model")}
+    models = list(dict.fromkeys(launch["time_model"] for launch in result.options["launches"]))
+    time = {"measured_s": sum(r["measured"]["time_s"] for r in rows), "predicted_s": result.time.predicted_s,
+            "bound": result.time.bound, "model": "; ".join(models), "roofline": not result.kernel_times}
     return {"launches": rows, "time": time, "l2_model_off": l2_off}

@@ -31,7 +31,7 @@ from ..models import measured_time
 from ..models.kernel_time import WarpLayout
 from ..run import Options, simulate
 from ..run.setup import resolve_profile
-from ..run.launches import kernel_times, kernel_traffic
+from ..run.kernel_timing import kernel_times, kernel_traffic
 from . import build
 from .numerics import NP_DTYPE
 

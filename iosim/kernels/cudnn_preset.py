@@ -36,9 +36,9 @@ elements (1,024 where d is no multiple of 16) starting at a multiple of ⌊chunk
 neighbouring blocks overlap (:func:`convert_dq_elements`); ``fmha_reduce_head`` does the same with
 1,024 (d = 192 overlaps).
 
-No kernel time model: the kernels issue wgmma from warpgroups; the wgmma rate is measured (the
-profiles' ``wgmma_fp16``, a cuBLAS GEMM), how these kernels overlap their GEMMs with their softmax
-is not. Their time is the roofline's lower bound, and the launches say so.
+Time: the persistent kernels' steps are measured on launches made for them (:mod:`.cudnn_steps`), and
+:mod:`iosim.models.cudnn_time` schedules a launch's tiles with them. Where no step was measured (another GPU, head
+dim or dtype; the sm80 decode kernel) the launch's time is the roofline's lower bound, and the launch says so.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from ..errors import ProblemError, ScheduleError
 from ..workload.layouts import decode_layout
+from .cudnn_steps import CudnnStep, cudnn_step, missing_note
 from .tile_tables import KernelTile, gpu_info
 
 SOURCE = "cuDNN 9.19 via PyTorch 2.11 on an H200: launch names, grids and ncu counters (docs/validation/2026-12-01-cudnn.md)"
@@ -72,12 +73,14 @@ SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic o
 
 @dataclass(frozen=True)
 class CudnnTile(KernelTile):
-    """A cuDNN launch's tile: no kernel time model (wgmma warpgroups; no measured wgmma rate)."""
+    """A cuDNN launch's tile: its kernel's measured steps, or why it has none."""
 
-    time_model_note: str = ("roofline, a lower bound: no kernel time model for cuDNN's wgmma warpgroups "
-                            "(how they overlap their GEMMs with their softmax was not measured)")
+    #: why the launch has no kernel time model (the roofline, a lower bound), where it has none
+    time_model_note: str | None = None
     #: thread blocks a tile (the bprop above d = 128: two, each with half the head dim's outputs)
     blocks_per_tile: int = 1
+    #: the kernel's measured steps (:class:`.cudnn_steps.CudnnStep`), where measured
+    steps: CudnnStep | None = None
 
 
 def kernel_head_dim(d: int) -> int:
@@ -104,12 +107,21 @@ def cudnn_tiles(problem, profile) -> tuple[CudnnTile, CudnnTile]:
     kd = kernel_head_dim(problem.head_dim)
     gpu = f"{profile.name} (sm90)"
     fwd = CudnnTile(128, 128, 12, f"sdpa_sm90_flash_fprop_wgmma_f16_knob_7_64x128x{kd}", kd,
-                    "2 consumer warpgroups × 64 query rows; keys by 128", SOURCE, gpu)
+                    "2 consumer warpgroups × 64 query rows; keys by 128", SOURCE, gpu,
+                    **_timing("fprop", problem, profile, kd))
     split = 2 if kd > 128 else 1         # measured: grid and scheduler atomics 2 × the key tiles above d = 128
     bwd = CudnnTile(64, 128, 12, f"sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x{kd}", kd,
                     "128 keys per tile; query steps of 64" + ("; two thread blocks a tile" if split > 1 else ""),
-                    SOURCE, gpu, blocks_per_tile=split)
+                    SOURCE, gpu, blocks_per_tile=split, **_timing("bprop", problem, profile, kd))
     return fwd, bwd
+
+
+def _timing(kernel: str, problem, profile, kd: int) -> dict:
+    """The tile's measured steps, or the note that says it has none (:mod:`.cudnn_steps`)."""
+    step = cudnn_step(kernel, profile.name, kd, problem.dtype)
+    if step is None or (problem.causal and step.causal_step_s is None):
+        return {"time_model_note": missing_note(kernel, profile.name, kd, problem.dtype, problem.causal)}
+    return {"steps": step}
 
 
 def check_problem(problem, profile, passes: str = "forward+backward") -> tuple[CudnnTile, CudnnTile]:

@@ -18,13 +18,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from ..errors import ProblemError
-from ..kernels.triton_preset import TritonTile
-from ..models import combine_time, elementwise_time, kernel_time, triton_time
-from ..models.cache import PlayLimit, occupancy, partitions, plan
+from ..models.cache import PlayLimit, partitions, plan
 from ..models.cache.uniform import uniform_programs
-from ..models.block_fill import ForwardGrid
-from ..models.kernel_time import KernelRates, WarpLayout
-from ..models.roofline import in_sequence, predict_time
+from ..models.roofline import predict_time
 from ..models.theory import THEOREM_BY_PASSES, theorem2
 from ..schedules import get_schedule, options_for
 from ..workload.inputs import random_inputs
@@ -34,11 +30,13 @@ from ..workload.problem import BlockSizes
 from . import l2_edge
 from .combine import combine_results
 from .count import Counted, count_launch
+from .head_order import head_order
+from .kernel_timing import blocks_per_sm, time_model, with_kernel_times
 from .options import Options
 from .result import L2_OFF, Result
 from .setup import AUTO_REQUESTS, MAX_REQUESTS, SAMPLE_REQUESTS, WINDOW_SHARE, Launch, Setup
 from .shared_lines import interleaved, shared_lines
-from .unrequested import tile_mask, with_unrequested
+from .unrequested import with_unrequested
 
 #: where a long play is announced (shown by the command line, :mod:`iosim.cli.main`; silent in a library)
 LOG = logging.getLogger("iosim")
@@ -164,7 +162,7 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
     if setup.options.kernel is None:
         return results[0]
     options = {**results[0].options, "kernel": setup.options.kernel,
-               "launches": [{**launch.kernel.describe(), "time_model": _time_model(r, launch.kernel.tile),
+               "launches": [{**launch.kernel.describe(), "time_model": time_model(r, launch.kernel.tile),
                              **shared_lines(launch, r), **({"l2_edge": e} if e else {})}
                             for launch, r, e in zip(setup.launches, results, edges)]}
     combined = combine_results(results, algorithm=setup.algorithm, passes=setup.passes, options=options,
@@ -172,15 +170,6 @@ def _run_all(setup: Setup, mode: str, inputs: dict[str, np.ndarray] | None, cta_
     return dataclasses.replace(combined, theorem2=dataclasses.replace(combined.theorem2,
                                                                       name=THEOREM_BY_PASSES[setup.passes]),
                                mode=mode, problem=setup.problem)
-
-
-def _time_model(result: Result, tile=None) -> str:
-    """What timed a real kernel's launch: its kernel time model, else the roofline, a lower bound (said)."""
-    if result.kernel_times:
-        return triton_time.model_name(tile) if isinstance(tile, TritonTile) else "kernel time model"
-    if getattr(tile, "time_model_note", None):
-        return tile.time_model_note
-    return "roofline, a lower bound: no kernel time model for this tile (its warp layout is not checked)"
 
 
 def _run_one(setup: Setup, launch: Launch, mode: str, inputs, l2: tuple | None, cta_work: bool = True) -> Result:
@@ -220,7 +209,7 @@ def _result(setup: Setup, launch: Launch, mode: str, c: Counted, cache) -> Resul
         passes=launch.passes, sram_elements=setup.M, outputs=c.outputs, watches=c.watches, kernels=c.kernels,
         kernel_ops=c.kernel_ops, cache=cache, cta_work=c.cta_work,
     )
-    return _with_kernel_times(result, setup, launch) if launch.tile is not None else result
+    return with_kernel_times(result, setup, launch) if launch.tile is not None else result
 
 
 def _options(options: Options, sram_bytes: int, launch: Launch, c: Counted) -> dict:
@@ -242,13 +231,13 @@ def _cache_plan(setup: Setup, launch: Launch, c: Counted, room: float = 1.0):
     (:mod:`iosim.models.cache.uniform`) where they run out of lockstep or a cache is behind
     the L2: what the windows of :mod:`iosim.models.cache.windows` play past the budget."""
     profile, p = setup.profile, launch.problem
-    slots = profile.sm_count * _blocks_per_sm(profile, launch, c.sram.peak_bytes)
+    slots = profile.sm_count * blocks_per_sm(profile, launch, c.sram.peak_bytes)
     kernels = {r.kernel for r in c.requests}
     outer = tuple((cc.name, cc.capacity_bytes) for cc in reversed(profile.caches[:-1]))  # e.g. MI300X's Infinity Cache
     recorded = list(c.requests)
     uniform = (functools.partial(uniform_programs, recorded, 64) if setup.lockstep and not outer   # made if asked
                else uniform_programs(recorded, 64))
-    kv_of_q, leads_group, group = _head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
+    kv_of_q, leads_group, group = head_order(p, launch.kernel is not None and launch.kernel.batch_fastest)
     return plan(recorded, heads_total=p.heads_total, capacity_bytes=int(profile.cache.capacity_bytes * room),
                 kv_of_q=kv_of_q, leads_group=leads_group, concurrency={k: slots for k in kernels},
                 outer_levels=outer, group_size=group, uniform=uniform, lockstep=setup.lockstep,
@@ -268,89 +257,6 @@ def _two_partitions(profile) -> bool:
     """Whether the L2 is played as two partitions: the profile's ``partitions: 2``, with no
     cache behind the L2 (the loader refuses the two together)."""
     return profile.cache is not None and profile.cache.partitions == 2 and len(profile.caches) == 1
-
-
-def _head_order(p, batch_fastest: bool) -> tuple:
-    """(the K/V head of the ℓ-th head in launch order, whether it leads its GQA group, the
-    launch-ordered heads after which the sharing of K/V heads repeats). Heads launch as
-    b·H + h, or, where the grid's batch dimension is faster (flash-attn 2), as h·B + b: then
-    the H/H_k query heads of one K/V head are B heads apart in launch order, not next to
-    each other, and they share K and V in the L2 only if the heads between them leave them
-    cached (a GQA decode backward of B = 8 reads K and V from DRAM once per query head)."""
-    if not batch_fastest or p.batch == 1 or p.group_size == 1:
-        return p.kv_head_of, (lambda h: (h % p.heads) % p.group_size == 0), p.group_size
-
-    def head(ell):                               # launch order -> b·H + h
-        return (ell % p.batch) * p.heads + ell // p.batch
-    return (lambda ell: p.kv_head_of(head(ell))), (lambda ell: (ell // p.batch) % p.group_size == 0), \
-        p.batch * p.group_size
-
-
-def _blocks_per_sm(profile, launch: Launch, sram_peak: int) -> int:
-    """Thread blocks of the launch one SM holds at once (its shared memory, threads, registers)."""
-    if isinstance(launch.tile, TritonTile):   # Triton's own footprint and registers
-        return triton_time.blocks_per_sm(launch.tile, profile)
-    regs = profile.registers
-    return occupancy(1, profile.scratchpad.capacity_bytes or 0, sram_peak, launch.threads_per_block,
-                     registers_per_thread=launch.registers_per_thread,
-                     register_file_bytes=regs.capacity_bytes if regs is not None else None)
-
-
-def _with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
-    """The kernel time model for each kernel of a real kernel's launch; the launch's time
-    becomes their sum, bound by its longest kernel's bound."""
-    tile, p = launch.tile, launch.problem
-    if getattr(tile, "time_model_note", None):
-        return result  # a tile that says why it has no kernel time model (cuDNN's wgmma kernels)
-    if isinstance(tile, TritonTile):
-        requested, dram, work = kernel_traffic(result)
-        times = triton_time.predict(setup.profile, p.dtype, tile, requested, dram, work, causal=p.causal)
-        return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
-    per_sm = _blocks_per_sm(setup.profile, launch, result.sram.peak_bytes)
-    fa2 = getattr(tile, "kernel", "").startswith("flash-attn 2 ")   # fills and drains measured on these
-    if launch.passes == "forward":
-        layout = WarpLayout(tile.warps, block_q=tile.block_q, block_kv=tile.block_kv, head_dim=p.head_dim,
-                            kernel_head_dim=tile.kernel_head_dim, coresident=getattr(tile, "coresident", None),
-                            step_factor=getattr(tile, "step_factor", 1.0), blocks_per_sm=per_sm, fa2_waits=fa2,
-                            launch_order=_forward_grid(launch) if fa2 else None,
-                            causal_code=launch.kernel.causal_code if fa2 else None)
-    elif tile.warp_grids is not None:
-        layout = WarpLayout(tile.warps, tile.warp_grids, tile.block_q, tile.block_kv, p.head_dim,
-                            tile.kernel_head_dim, coresident=getattr(tile, "coresident", None), blocks_per_sm=per_sm,
-                            fa2_waits=fa2)
-    else:
-        return result  # warp layout unchecked for this tile: no model
-    try:
-        times = kernel_times(result, setup.profile, {k: layout for k in result.cta_work})
-    except ValueError:
-        return result  # the profile lacks a rate the model needs; the roofline stays
-    if fa2:
-        times = _measured_chains(result, setup.profile, tile, times)
-    return dataclasses.replace(result, kernel_times=times, time=in_sequence(times))
-
-
-def _forward_grid(launch: Launch) -> ForwardGrid:
-    """The forward kernel's thread blocks in launch order, for its first wave's tiles."""
-    p, k = launch.problem, launch.kernel
-    kv_of, _, _ = _head_order(p, k is not None and k.batch_fastest)
-    return ForwardGrid(tile_mask(launch), p.heads_total, kv_of, launch.schedule_options.get("num_splits", 1))
-
-
-def _measured_chains(result: Result, profile, tile, times: dict) -> dict:
-    """flash-attn 2's small kernels, where the rates are the measured ones their chains were
-    measured with: the split-KV combine's dependent loads (:mod:`iosim.models.combine_time`),
-    dot_do_o's and convert_dq's lone block (:mod:`iosim.models.elementwise_time`)."""
-    p, out, rates = result.problem, dict(times), KernelRates.from_profile(profile, result.problem.dtype)
-    kd, splits = tile.kernel_head_dim or p.head_dim, result.options.get("num_splits")
-    if rates.source == "measured" and "combine" in out and splits and splits >= 2:
-        reads = sum(r for r, _ in result.kernel_bytes("combine").values())
-        out["combine"] = combine_time.predict(out["combine"], rates, splits=splits, kernel_head_dim=kd,
-                                              rows=p.batch * p.heads * p.seq_len_q, reads=reads)
-    for k in elementwise_time.KERNELS if rates.source == "measured" else ():
-        if k in out:
-            out[k] = elementwise_time.predict(out[k], k, kernel_head_dim=kd, rows=p.seq_len_q,
-                                              block_rows=tile.block_q)
-    return out
 
 
 def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[str, np.ndarray]:
@@ -376,19 +282,4 @@ def _numeric_inputs(setup: Setup, inputs: dict[str, np.ndarray] | None) -> dict[
     return {**counted.outputs, **given}
 
 
-def kernel_times(result: Result, profile, layouts: dict) -> dict:
-    """kernel -> TimePrediction of :func:`iosim.models.kernel_time.predict` on a result's counts."""
-    return kernel_time.predict(profile, result.problem.dtype, *kernel_traffic(result), layouts)
-
-
-def kernel_traffic(result: Result) -> tuple[dict, dict, dict]:
-    """(requested, DRAM, thread-block work) per kernel, as the kernel time models take them."""
-    requested = {k: tuple(map(sum, zip((0, 0), *result.kernel_bytes(k).values()))) for k in result.kernels}
-    dram = {}
-    if result.cache is not None:
-        dram = {k: (s.dram_read_bytes, s.dram_write_bytes) for k, s in result.cache.kernels.items()}
-    work = {k: (w.heads, w.blocks) for k, w in result.cta_work.items()}
-    return requested, dram, work
-
-
-__all__ = ["run_launches", "kernel_times", "kernel_traffic"]
+__all__ = ["run_launches"]

@@ -103,7 +103,7 @@ def test_causal_launch_takes_the_causal_kernels_step():
 
 
 def _traffic(result):
-    from iosim.run.launches import kernel_traffic
+    from iosim.run.kernel_timing import kernel_traffic
     return kernel_traffic(result)
 
 

@@ -7,7 +7,9 @@ import csv
 import pytest
 
 from conftest import load_module
-from iosim.kernels import cudnn_preset
+from iosim import Options, Problem, simulate
+from iosim.kernels import cudnn_preset, cudnn_steps
+from iosim.models import cudnn_time
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 STEPS = load_module("cudnn_steps", ROOT / "benchmarks" / "cudnn_steps.py")
@@ -75,3 +77,53 @@ def test_the_committed_h200_runs_take_one_step_cost_a_kernel():
         assert least == sorted(least), (kernel, least)
     assert {key: len(rows) for key, rows in groups.items()} == {(k, kd): 7 if kd <= 128 else 1
                                                                 for k in ("fprop", "bprop") for kd in (64, 128, 192, 256)}
+
+
+@pytest.fixture
+def known_steps(monkeypatch):
+    """A step table of known figures (about the committed runs' steps) for the H200's fprop and bprop at kernel head
+    dims 128 and 192 (fp16)."""
+    fit = {"step_s": 2.2e-6, "tile_s": 2.5e-6, "fill_s": 4e-6, "causal_step_s": 2.6e-6}
+    entries = {f"{k},{kd},fp16": fit for k in ("fprop", "bprop") for kd in (128, 192)}
+    monkeypatch.setattr(cudnn_steps, "_tables", lambda: ((frozenset({"h200"}), "known figures", entries),))
+    return fit
+
+
+@pytest.mark.parametrize("d,causal,bh,n", [(128, False, 8, 4224), (128, True, 8, 4224), (192, False, 3, 2048),
+                                           (192, True, 5, 3072), (128, True, 200, 1024)])
+def test_the_preset_times_its_launches_as_the_table_models_them(known_steps, d, causal, bh, n):
+    """iosim's cuDNN time model and the table's model of the timed launches schedule the same units: the fprop's
+    and bprop's times (compute-bound here: the floor, the fill, the busiest SM) are the table's ``launch_s``, and the
+    launches name the model and its source."""
+    p = Problem(head_dim=d, seq_len=n, batch=1, heads=bh, causal=causal)
+    r = simulate("h200", "fa2", p, passes="forward+backward", options=Options(kernel="cudnn", cache="auto"))
+    for kernel, table_kernel in cudnn_time.PERSISTENT.items():
+        t = r.kernel_times[kernel]
+        assert t.bound.startswith("compute"), (kernel, t.bound)
+        assert t.predicted_s == pytest.approx(TABLE.launch_s(known_steps, table_kernel, d, n, bh, causal), rel=1e-12)
+    assert all("cuDNN's measured steps (known figures)" in launch["time_model"] for launch in r.options["launches"])
+
+
+def test_no_measured_step_keeps_the_roofline_and_says_so(known_steps):
+    """A head dim, dtype or GPU the table has no step for: the roofline, a lower bound, and the launch says why."""
+    for d, dtype, profile in ((64, "fp16", "h200"), (128, "bf16", "h200"), (128, "fp16", "h100-sxm")):
+        p = Problem(head_dim=d, seq_len=1024, batch=1, heads=4, dtype=dtype)
+        r = simulate(profile, "fa2", p, passes="forward", options=Options(kernel="cudnn"))
+        assert not r.kernel_times
+        assert r.options["launches"][0]["time_model"].startswith("roofline, a lower bound: no kernel time model for "
+                                                                 "cuDNN's fprop kernel")
+
+
+@pytest.mark.parametrize("d,causal,n", [(192, True, 1000), (256, False, 700), (128, True, 1100), (64, True, 900)])
+def test_a_count_runs_units_are_the_launch_order(d, causal, n):
+    """The units the model schedules from a count run's records are those of the thread blocks in launch order
+    (a trace run records them one by one)."""
+    p = Problem(head_dim=d, seq_len=n, batch=1, heads=2, causal=causal)
+    kd = cudnn_preset.kernel_head_dim(d)
+    for kernel, passes in (("main", "forward"), ("dq_dk_dv", "backward")):
+        runs = [simulate("h200", "fa2", p, passes=passes, options=Options(kernel="cudnn"), mode=mode).cta_work[kernel]
+                for mode in ("count", "trace")]
+        halves = kernel == "dq_dk_dv" and kd > 128
+        counted, traced = cudnn_time.units_of(kernel, runs[0].blocks, halves), runs[1].blocks
+        expand = (lambda units: [s for s, c in units for _ in range(c)])   # noqa: E731
+        assert expand(counted) == expand(cudnn_time.units_of(kernel, traced, False)), (kernel, d, causal)

@@ -93,7 +93,7 @@ def test_operand_bytes_use_the_problems_width():
     it), so an fp16 run's counts are timed as both."""
     from iosim.kernels.tile_tables import kernel_tile
     from iosim.models.kernel_time import predict
-    from iosim.run.launches import kernel_traffic
+    from iosim.run.kernel_timing import kernel_traffic
 
     profile = load_profile("h100-sxm")
     r = simulate(profile, "fa2", Problem(seq_len=4096, head_dim=128, heads=16), options=Options(kernel="flash-attn-2"))

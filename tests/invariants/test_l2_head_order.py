@@ -5,7 +5,7 @@ order"). The L2 model plays heads in that order for the flash-attn-2 preset's ke
 import dataclasses
 
 from iosim import Options, Problem, load_profile, simulate
-from iosim.run.launches import _head_order
+from iosim.run.head_order import head_order as _head_order
 
 
 def test_launch_order_maps_to_batch_then_head():

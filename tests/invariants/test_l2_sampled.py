@@ -11,7 +11,7 @@ import pytest
 from iosim import Options, Problem, prepare
 from iosim.models.cache import plan, sampled
 from iosim.models.cache.programs import head_programs
-from iosim.run import launches
+from iosim.run import kernel_timing, launches
 from iosim.run.count import count_launch
 
 CASES = [
@@ -29,7 +29,7 @@ def _recorded(algo, passes, problem, blocks):
     setup = prepare("toy", algo, problem, passes=passes, blocks=blocks, options=Options(cache=True))
     launch = setup.launches[0]
     c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", record=True)
-    slots = setup.profile.sm_count * launches._blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
+    slots = setup.profile.sm_count * kernel_timing.blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
     p = launch.problem
     kw = dict(kv_of_q=p.kv_head_of, leads_group=lambda h: (h % p.heads) % p.group_size == 0)
     return list(c.requests), slots, p, kw

@@ -23,7 +23,7 @@ from iosim.models.cache import plan, rounds, stack, stream, windows
 from iosim.models.cache.programs import head_programs
 from iosim.models.cache.sampled import exact_counts, sampler
 from iosim.models.cache.uniform import uniform_programs
-from iosim.run import launches
+from iosim.run import head_order, kernel_timing, launches
 from iosim.run.count import count_launch
 
 P = Problem
@@ -35,8 +35,8 @@ def _recorded(hw, passes, kernel, problem):
     setup = prepare(hw, "fa2", problem, passes=passes, options=Options(kernel=kernel, cache=True))
     for launch in setup.launches:
         c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
-        slots = setup.profile.sm_count * launches._blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
-        order = launches._head_order(launch.problem, launch.kernel is not None and launch.kernel.batch_fastest)
+        slots = setup.profile.sm_count * kernel_timing.blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
+        order = head_order.head_order(launch.problem, launch.kernel is not None and launch.kernel.batch_fastest)
         yield list(c.requests), slots, *order, launch.problem.heads_total
 
 
@@ -167,7 +167,7 @@ def test_the_first_heads_are_scheduled_as_in_the_whole_launch():
 @pytest.mark.parametrize("batch_fastest", [False, True])
 def test_head_counts_past_the_listed_heads_follow_from_the_period(monkeypatch, batch_fastest):
     problem = P(seq_len=256, head_dim=64, heads=12, kv_heads=3, batch=7)
-    kv_of_q, leads_group, group = launches._head_order(problem, batch_fastest)
+    kv_of_q, leads_group, group = head_order.head_order(problem, batch_fastest)
     listed = rounds.head_counts(problem.heads_total, kv_of_q, leads_group, group)
     monkeypatch.setattr(rounds, "LISTED_HEADS", 5)
     made, named = rounds.head_counts(problem.heads_total, kv_of_q, leads_group, group)

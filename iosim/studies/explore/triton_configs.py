@@ -21,7 +21,8 @@ from ...kernels.triton_preset import (DEFAULT_CONFIG, TritonConfig, infeasible_r
                                       registers_per_thread, search_space, shared_bytes, triton_tile)
 from ...models import triton_time
 from ...run import Options, prepare, resolve_profile
-from ...run.launches import kernel_traffic, l2_by_default, run_launches
+from ...run.kernel_timing import kernel_traffic
+from ...run.launches import l2_by_default, run_launches
 from ...workload.problem import Problem
 from ..progress import progress_map
 from .measure import sampled_note
