@@ -213,7 +213,7 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> dict:
                      "measured": measured,
                      "within_target": {"loads": all(c["ok"] for c in checks if c["kind"] == "load"),
                                        "dram_read": within(dram["read"], measured["dram_read"], TARGETS["dram_read"])}})
-    models = list(dict.fromkeys(launch["time_model"] for launch in result.options["launches"]))
     time = {"measured_s": sum(r["measured"]["time_s"] for r in rows), "predicted_s": result.time.predicted_s,
-            "bound": result.time.bound, "model": "; ".join(models), "roofline": not result.kernel_times}
+            "bound": result.time.bound, "roofline": not result.kernel_times,
+            "models": {launch["pass"]: launch["time_model"] for launch in result.options["launches"]}}
     return {"launches": rows, "time": time, "l2_model_off": l2_off}

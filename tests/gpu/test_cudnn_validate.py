@@ -201,3 +201,23 @@ def test_run_in_ranges_profiles_only_the_second_run(monkeypatch):
     monkeypatch.setattr(sdpa_target, "run", run)
     sdpa_target.run_in_ranges({})
     assert events == ["start", "marker", "stop", "run", "start", "run", "stop"]
+
+
+def test_with_measured_steps_each_persistent_launch_has_its_time(committed, monkeypatch):
+    """With a step table for the launch (known figures here), the fprop and bprop rows carry the time model's
+    prediction and the table prints measured over predicted; the element-wise launches are timed too, the run is no
+    lower bound, and each pass names the model."""
+    from iosim.kernels import cudnn_steps
+    fit = {"step_s": 1.2e-6, "tile_s": 2e-6, "fill_s": 4e-6, "causal_step_s": 1.5e-6}
+    monkeypatch.setattr(cudnn_steps, "_tables", lambda: ((frozenset({"h200"}), "known figures",
+                                                          {"fprop,64,fp16": fit, "bprop,64,fp16": fit}),))
+    rep = _report(committed, LONG_CAUSAL)
+    times = {r["kernel"]: r["predicted"]["time_s"] for r in rep["launches"]}
+    assert all(t and t > 0 for t in times.values()), times
+    assert times["bprop"] > times["fprop"] > times["dot_do_o"]
+    assert not rep["time"]["roofline"] and set(rep["time"]["models"]) == {"forward", "backward"}
+    assert all("cuDNN's measured steps (known figures)" in m for m in rep["time"]["models"].values())
+    text = format_table(rep)
+    fprop = rep["launches"][0]
+    ratio = f"{fprop['measured']['time_s'] / fprop['predicted']['time_s']:.3f}"
+    assert ratio in text and "a lower bound" not in text
