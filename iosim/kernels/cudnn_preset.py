@@ -43,6 +43,7 @@ dim or dtype; the sm80 decode kernel) the launch's time is the roofline's lower 
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ..errors import ProblemError, ScheduleError
@@ -69,6 +70,8 @@ REDUCE_ELEMENTS = 1024     # fmha_reduce_head: a thread block's elements of one 
 CONVERT_ELEMENTS = 2048     # convert_dq_to_16bits: 128 threads × 16 fp32 values per thread block
 CONVERT_ELEMENTS_ODD = 1024  # the same at head dims no multiple of 16: 8 fp32 values per thread
 SCHEDULER_SECTOR = 32       # bytes the crossbar returns for one 4-byte atomic of the tile scheduler
+STUDY_NOTE = ("roofline, a lower bound: cuDNN's steps were measured on its own tiles, so a study's candidate tiles, "
+              "its own among them, are all timed by the roofline")
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,11 @@ class CudnnTile(KernelTile):
     blocks_per_tile: int = 1
     #: the kernel's measured steps (:class:`.cudnn_steps.CudnnStep`), where measured
     steps: CudnnStep | None = None
+
+    def with_blocks(self, block_q: int, block_kv: int) -> "CudnnTile":
+        """A study's candidate tile: timed by the roofline, as every candidate is (the steps are the kernel's own
+        tile's, and a ranking compares like with like)."""
+        return dataclasses.replace(self, block_q=block_q, block_kv=block_kv, steps=None, time_model_note=STUDY_NOTE)
 
 
 def kernel_head_dim(d: int) -> int:

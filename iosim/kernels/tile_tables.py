@@ -42,6 +42,7 @@ per SM that the d = 256 rule compares against.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -321,6 +322,10 @@ class KernelTile:
     def warp_grids(self) -> tuple[int, int, int] | None:
         """The backward atoms when every one was checked (the time model needs all three)."""
         return self.atoms if self.atoms and None not in self.atoms else None
+
+    def with_blocks(self, block_q: int, block_kv: int) -> "KernelTile":
+        """This tile with a study's B_r × B_c (explore's candidates), keeping what was measured for the kernel."""
+        return dataclasses.replace(self, block_q=block_q, block_kv=block_kv)
 
     def to_dict(self) -> dict:
         return {"block_q": self.block_q, "block_kv": self.block_kv, "warps": self.warps, "kernel": self.kernel,

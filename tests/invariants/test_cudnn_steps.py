@@ -127,3 +127,15 @@ def test_a_count_runs_units_are_the_launch_order(d, causal, n):
         counted, traced = cudnn_time.units_of(kernel, runs[0].blocks, halves), runs[1].blocks
         expand = (lambda units: [s for s, c in units for _ in range(c)])   # noqa: E731
         assert expand(counted) == expand(cudnn_time.units_of(kernel, traced, False)), (kernel, d, causal)
+
+
+def test_explore_times_every_candidate_tile_by_the_roofline(known_steps):
+    """The steps are of cuDNN's own tiles: explore's candidates (its own blocks among them) are all timed by the
+    roofline, so that its ranking compares like with like, and it says so."""
+    from iosim.studies.explore import explore
+    p = Problem(head_dim=128, seq_len=2048, batch=1, heads=8)
+    assert simulate("h200", "fa2", p, options=Options(kernel="cudnn")).kernel_times     # the preset itself: timed
+    res = explore("h200", "fa2", p, block_q=[64, 128], block_kv=[64, 128], kernel="cudnn", jobs=1, progress=False)
+    assert res.time_model.startswith("roofline")
+    own = next(c for c in res.candidates if (c.block_q, c.block_kv) == (128, 128))
+    assert own.time_max_s < simulate("h200", "fa2", p, options=Options(kernel="cudnn")).time.predicted_s

@@ -106,7 +106,7 @@ def kernel_setup(base: Setup, blocks: tuple[int, int], options: Options) -> Setu
     chosen = BlockSizes(*blocks)
     launches = []
     for launch in base.launches:
-        tile = dataclasses.replace(launch.kernel.tile, block_q=chosen.block_q, block_kv=chosen.block_kv)
+        tile = launch.kernel.tile.with_blocks(chosen.block_q, chosen.block_kv)
         kernel = dataclasses.replace(launch.kernel, tile=tile)
         launches.append(dataclasses.replace(launch, blocks=chosen, kernel=kernel))
     sram = base.sram_bytes if options.sram_bytes is None else options.sram_bytes
