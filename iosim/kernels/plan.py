@@ -119,6 +119,9 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     if algorithm not in ("fa2", "fa2-splitkv"):
         raise ProblemError(f"kernel={kernel!r} runs FlashAttention-2's loop order: use algorithm='fa2' "
                            f"(got {algorithm!r})", field="algorithm")
+    if algorithm == "fa2-splitkv" and kernel in ("triton-fa2", "flash-attn-3"):
+        raise ProblemError(f"kernel={kernel!r} is modelled without a split-KV kernel: use algorithm='fa2' (flash-attn-2 "
+                           "and cudnn pick their own key splits)", field="algorithm")
     if num_splits is not None and kernel != "flash-attn-2":
         raise ProblemError(f"kernel={kernel!r} picks its own key splits (num_splits is flash-attn-2's, whose split "
                            "kernel it selects)", field="num_splits")

@@ -222,6 +222,12 @@ def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tu
     if ignored:
         raise ProblemError(f"kernel={options.kernel!r} runs the kernels' own launches, which take no "
                            f"{', '.join(ignored)}", field="kernel")
+    conventions = [k if v is True else f"{k}={v!r}" for k, v, own in (("tiles", options.tiles, "exact"), ("count_init", options.count_init,
+                   False), ("residency", options.residency, "kernel")) if v != own]
+    if conventions:       # the paper's conventions (C4, C5, its abstract SRAM) are not what a kernel does
+        raise ProblemError(f"kernel={options.kernel!r} counts what the kernels do (a ragged tile's real rows, no "
+                           f"initialisation in HBM, their own residency): it takes no {', '.join(conventions)}",
+                           field="kernel")
     out = []
     for k in planned:
         tile = k.tile

@@ -12,7 +12,7 @@ import threading
 
 from iosim import Options, Problem, load_profile, simulate
 from iosim.cli.main import main
-from iosim.models.cache import stack, watch
+from iosim.models.cache import lines, stack, watch
 from iosim.models.cache.watch import watching
 from iosim.run import launches
 from iosim.run.setup import prepare
@@ -135,3 +135,23 @@ def test_the_bar_fits_the_terminal_and_draws_a_new_stage_at_once(monkeypatch):
     assert frames[0].startswith("...") and "  42 %  " in frames[0]     # the label gives way, not the count
     assert frames[1].startswith("L2 main, one LRU [") and "   0 %  " in frames[1]
     assert frames[1].rstrip() == frames[1][:len(frames[1].rstrip())] and len(frames[1]) == len(frames[0])
+
+
+def test_lines_of_many_heads_rows_count_as_what_they_cost(monkeypatch, capsys):
+    """(B, N, H, d) inputs whose rows share lines are played as those lines, several requests each: the plan knows
+    how many (within 2 % of the stream once split) and, past the default budget, says so before it plays."""
+    problem = Problem(seq_len=1024, head_dim=72, heads=8, kv_heads=2, causal=True, layout="bnhd")
+    setup = prepare(load_profile("h200"), "fa2", problem, options=Options(kernel="flash-attn-2", cache=True))
+    (plan, _), = launches.cache_plans(setup)[0]
+    seen = []
+    split = lines.apply
+    monkeypatch.setattr(lines, "apply", lambda s, *a: seen.append(len(split(s, *a).size)) or split(s, *a))
+    plan.play()
+    assert plan.in_lines > 1.5 * plan.requests and abs(plan.in_lines / sum(seen) - 1) < 0.02, (plan, seen)
+    monkeypatch.setattr(launches, "AUTO_REQUESTS", plan.in_lines - 1)
+    argv = ["simulate", "--hw", "h200", "--algo", "fa2", "--kernel", "flash-attn-2", "-N", "1024", "-d", "72", "-H",
+            "8", "--kv-heads", "2", "--causal", "--layout", "bnhd", "--cache"]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == (f"{NOTICE}{plan.requests:,} requests of this run as the {plan.in_lines:,} of "
+                                       "the lines that heads' rows share (their layout, (B, N, H, d)); this can take "
+                                       "minutes\n")

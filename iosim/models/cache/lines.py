@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import line_reads
-from .stream import mixed_radix
+from .stream import mixed_radix, stream, stream_size
 
 LINE, SECTOR, UNIT = 128, 32, 64
 
@@ -152,6 +152,25 @@ def apply(s, tensors: dict, spec: Interleaved | None):
     return dataclasses.replace(s, key_parts=parts, size=size, write=s.write[src], repeats=s.repeats[src],
                                cuts=[int(starts[c]) for c in s.cuts], issuer=pick(s.issuer), side=pick(s.side),
                                lines=sp)
+
+
+#: about so many requests (picked by a hash of their keys) are split to estimate what splitting adds
+#: (:func:`split_share`)
+SPLIT_SAMPLE = 50_000
+
+
+def split_share(prog, heads: int, slots: int, kv_of_q, leads_group, sides=None) -> float:
+    """How many requests one request of ``prog``'s stream over ``heads`` heads becomes once split into the lines
+    of the buffers many heads' rows share (1 where none is split), from about :data:`SPLIT_SAMPLE` of them that a
+    hash of their keys picks (all of a smaller stream): the split requests are what playing them costs."""
+    if not touched(prog.tensors, prog.interleaved):
+        return 1.0
+    every = max(1, stream_size(prog, heads, slots, sides) // SPLIT_SAMPLE)
+
+    def keep(head_keys, hi, lo):
+        return (head_keys * 0x9E3779B1 + hi * 0x85EBCA77 + lo * 0xC2B2AE3D) % 2 ** 31 % every == 0
+    s = stream(prog, heads, slots, kv_of_q, leads_group, keep=keep, sides=sides)
+    return len(apply(s, prog.tensors, prog.interleaved).size) / len(s.size) if len(s.size) else 1.0
 
 
 def split(key_parts, size, write, tensors: dict, spec: Interleaved):

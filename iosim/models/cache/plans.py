@@ -17,7 +17,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Callable
 
-from . import sampled, windows
+from . import lines, sampled, windows
 from .playback import CacheReport, PlayLimit, cost, replay_programs
 from .programs import head_programs
 
@@ -37,6 +37,9 @@ class Plan:
     _play: Callable[[int | None], CacheReport]
     _sample: Callable[[int, int | None], "Plan | None"] | None = None
     _window: Callable[[int, int | None], "Plan | None"] | None = None
+    #: the requests once the buffers many heads' rows share are split into their lines (:mod:`.lines`): what
+    #: playing exactly costs, up to some times ``requests`` (None: no more than ``requests``)
+    in_lines: int | None = None
 
     def play(self, limit: int | None = None) -> CacheReport:
         """The report; :class:`PlayLimit` before any stream that would take the requests
@@ -99,6 +102,9 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
               capacity_bytes=capacity_bytes, sides=sides, ways=ways)
     costs = {k: int(uniform[k].lengths.sum()) * heads_total if k in lazy else
              cost(programs[k], concurrency.get(k, 1), outer_levels, **kw) for k in kernels}
+    split = [k for k in kernels if k not in lazy and lines.touched(programs[k].tensors, programs[k].interleaved)]
+    in_lines = sum(costs.values()) + sum(cost(programs[k], concurrency.get(k, 1), outer_levels, in_lines=True, **kw)
+                                         - costs[k] for k in split) if split and sides is not None else None
 
     def every():                                     # the lazy kernels expanded: played exactly
         built = {**programs, **_marked(head_programs([r for r in requests if r.kernel in lazy], chunk_rows),
@@ -111,7 +117,7 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     return Plan(sum(costs.values()), lambda limit: replay_programs(every(), concurrency, outer_levels, method, limit,
                                                                    **kw),
                 lambda budget, w: None if lazy or outer_levels else sample(budget, w, False),
-                None if uniform is None else lambda budget, w: sample(budget, w, True))
+                None if uniform is None else lambda budget, w: sample(budget, w, True), in_lines)
 
 
 def _marked(programs: dict, interleaved) -> dict:

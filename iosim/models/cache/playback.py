@@ -145,15 +145,18 @@ class PlayLimit(Exception):
 
 
 def cost(prog: HeadPrograms, slots: int, outer_levels: tuple, *, heads: int, kv_of_q, leads_group, group: int,
-          capacity_bytes: int, sides=None, ways=None) -> int:
-    """Requests the streams of one kernel will hold, as :func:`replay_programs` plays them."""
+          capacity_bytes: int, sides=None, ways=None, in_lines: bool = False) -> int:
+    """Requests the streams of one kernel will hold, as :func:`replay_programs` plays them; ``in_lines``: once the
+    buffers many heads' rows share are split into their lines (:func:`.lines.split_share`), which is what playing
+    them costs."""
     copied = None if outer_levels else _copies(prog, heads, slots, kv_of_q, leads_group, group)
     if copied is not None:
         return sum(stream_size(prog, h, slots, sides) for h in copied[::2])
     played = heads_played(heads, slots=slots, ctas_per_head=len(prog.cta_class), group=group,
                           footprint_bytes=lambda: prog.footprint,
                           capacity_bytes=capacity_bytes + sum(c for _, c in outer_levels))
-    return stream_size(prog, played, slots, sides)
+    split = lines.split_share(prog, played, slots, kv_of_q, leads_group, sides) if in_lines and not outer_levels else 1
+    return round(stream_size(prog, played, slots, sides) * split)
 
 
 def replay_programs(programs: dict, concurrency: dict, outer_levels: tuple, method: str, limit: int | None, *, heads: int,
