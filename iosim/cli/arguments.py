@@ -35,10 +35,10 @@ def positive_int(text: str) -> int:
     return _int_at_least(text, 1, "a positive integer")
 
 
-def bounded_int(most: int):
-    """argparse type: an integer from 1 to ``most``."""
+def bounded_int(most: int, least: int = 1):
+    """argparse type: an integer from ``least`` (1 or 0) to ``most``."""
     def parse(text: str) -> int:
-        value = positive_int(text)
+        value = positive_int(text) if least else non_negative_int(text)
         if value > most:
             raise argparse.ArgumentTypeError(f"expected at most {most:,}, got {value:,}")
         return value

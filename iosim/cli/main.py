@@ -121,13 +121,20 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     keep_freed_memory()                      # large arrays reuse the heap's pages (the process exits when done)
     try:
-        return args.run(args)
+        code = args.run(args)
+        sys.stdout.flush()                   # here, so that an output that cannot be written is said below
+        return code
     except IosimError as exc:
         subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         print(f"iosim: error: {reword(str(exc), subparsers.choices[args.command])}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `iosim ... | head`
         return 0
+    except OSError as exc:   # a device full or gone (the output's, a file's): no input of the user's is wrong
+        sys.stdout = open(os.devnull, "w")   # what is left unflushed must not fail again at exit
+        what = f"{exc.filename}: " if exc.filename else "cannot write the output: "
+        print(f"iosim: error: {what}{exc.strerror or exc}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -58,8 +58,8 @@ def register(subparsers) -> None:
                    help="kernel implementation: tensor cores (fp16 fa2/standard), CUDA cores, or auto (default)")
     p.add_argument("--ncu", action="store_true",
                    help="also measure global-load, L2 and DRAM bytes with Nsight Compute (--clock-control none)")
-    p.add_argument("--warmup", type=bounded_int(1000), default=5,
-                   help="untimed launches before timing (default 5, at most 1,000)")
+    p.add_argument("--warmup", type=bounded_int(1000, least=0), default=5,
+                   help="untimed launches before timing (default 5; 0 to 1,000)")
     p.add_argument("--repeats", type=bounded_int(10_000), default=20,
                    help="timed launches; the median is reported (default 20, at most 10,000)")
     p.add_argument("--seed", type=non_negative_int, default=0, help="seed of the N(0,1) inputs (default 0)")

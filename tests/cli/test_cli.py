@@ -316,3 +316,28 @@ def test_explore_with_the_flash_preset_on_a_split_kv_launch(capsys):
     code, out, err = run(capsys, "explore", "--hw", "h200", "--algo", "fa2", "-N", "2048", "--head-dim", "64",
                          "--kernel", "flash-attn-2", "--causal")
     assert code == 0 and "real kernel" in out and not err
+
+
+def test_an_output_that_cannot_be_written_is_said_in_one_line(monkeypatch, capsys):
+    """A full or broken output device is no bad input: one line on standard error, exit 1, no traceback."""
+    import errno
+    import io
+
+    class Full(io.StringIO):
+        def write(self, text):
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sys, "stdout", Full())
+    assert main(["simulate", "--hw", "h200", "--algo", "fa2", "-N", "1024", "-d", "64"]) == 1
+    assert capsys.readouterr().err == "iosim: error: cannot write the output: No space left on device\n"
+
+
+def test_validate_takes_no_warm_up_launch_if_asked(capsys):
+    """--warmup 0 is a sensible request (time the first launch too); below 0 or past 1,000 is refused."""
+    from iosim.cli.main import build_parser
+    parser = build_parser("validate")
+    assert parser.parse_args(["validate", "--hw", "h200", "-N", "64", "-d", "16", "--warmup", "0"]).warmup == 0
+    for bad in ("-1", "1001"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["validate", "--hw", "h200", "-N", "64", "-d", "16", "--warmup", bad])
+    assert "--warmup" in capsys.readouterr().err

@@ -299,3 +299,14 @@ def test_the_exact_search_gives_up_at_its_time_budget(capsys):
     budget is 10 s: N = 2, d = 1, S = 4 needs about 50 s)."""
     code, _, err = run(capsys, "pebble", "-N", "2", "-d", "1", "-S", "4", "--schedule", "optimal", "--max-seconds", "1")
     assert code == 2 and "gave up after 1 s" in err and "--max-seconds" in err
+
+
+def test_the_node_count_is_known_before_the_dag_is_built(capsys):
+    """dag_nodes gives len(attention_dag) without building it, so an exact search too large for its limit is
+    refused at once (it used to build N = d = 100's two million nodes first: 47 s)."""
+    from iosim.cli.main import main
+    from iosim.studies.pebbling.dag import dag_nodes
+    for n, d in ((1, 1), (2, 1), (1, 3), (3, 2), (4, 5)):
+        assert dag_nodes(n, d) == len(attention_dag(n, d)), (n, d)
+    assert main(["pebble", "-N", "4000", "-d", "4000", "--red", "10", "--schedule", "optimal"]) == 2
+    assert f"DAG has {dag_nodes(4000, 4000)} nodes; the exact search is limited to" in capsys.readouterr().err

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field, fields
 from ...errors import IosimError, require_choice, require_positive_int
 from ...run import Options, simulate
 from ...workload.problem import Problem
-from .dag import AttentionDag, attention_dag
+from .dag import AttentionDag, attention_dag, dag_nodes
 from .game import Pebbling
 from .strategies import SCHEDULE_NAMES, DoesNotFit, fit
-from .search import MAX_NODES, MAX_STATES, minimum_io, require_red, require_searchable
+from .search import MAX_NODES, MAX_STATES, minimum_io, require_nodes, require_red
 
 ALL = SCHEDULE_NAMES + ("optimal",)
 #: the largest N²·d whose schedules are played move by move (a few seconds)
@@ -91,10 +91,11 @@ def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int 
     if played and seq_len * seq_len * head_dim > MAX_PLAYED:
         raise IosimError(f"N²·d = {seq_len * seq_len * head_dim:,} is too large to play move by move "
                          f"(at most {MAX_PLAYED:,}: the DAG has a node per scalar)")
+    if "optimal" in schedules:               # before building the DAG: a node per scalar
+        require_nodes(seq_len, head_dim, dag_nodes(seq_len, head_dim), max_nodes,
+                      hint="Give --schedule standard, fa1 or fa2 to play the loop orders only")
     dag = attention_dag(seq_len, head_dim)
     need = require_red(dag, red)
-    if "optimal" in schedules:
-        require_searchable(dag, max_nodes, hint="Give --schedule standard, fa1 or fa2 to play the loop orders only")
     rows = [_optimal_row(dag, red, max_nodes, max_states, max_seconds) if name == "optimal"
             else _schedule_row(dag, name, red, block, strict) for name in schedules]
     N, d = seq_len, head_dim

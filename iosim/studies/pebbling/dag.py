@@ -133,6 +133,13 @@ class AttentionDag:
         return perms
 
 
+def dag_nodes(seq_len: int, head_dim: int) -> int:
+    """How many nodes :func:`attention_dag` builds, without building it: Q, K, V's 3·N·d inputs; per (i, j) d dot
+    products, an exp and d PV sums, and past j = 0 a row sum; per i, d outputs."""
+    N, d = seq_len, head_dim
+    return 3 * N * d + N * N * (2 * d + 1) + N * (N - 1) + N * d
+
+
 def attention_dag(seq_len: int, head_dim: int) -> AttentionDag:
     """Build the element-level DAG of one head with N = ``seq_len``, d = ``head_dim``."""
     require_positive_int("seq_len", seq_len)
@@ -193,4 +200,4 @@ def min_red_pebbles(dag: AttentionDag) -> int:
     return max((len(dag.preds(n)) + 1 for n in dag.order if not dag.is_input(n)), default=1)
 
 
-__all__ = ["AttentionDag", "attention_dag", "min_red_pebbles"]
+__all__ = ["AttentionDag", "attention_dag", "dag_nodes", "min_red_pebbles"]

@@ -75,8 +75,13 @@ def require_red(dag: AttentionDag, red) -> int:
 
 def require_searchable(dag: AttentionDag, max_nodes: int, hint: str = "") -> None:
     """Raise :class:`SearchLimit` when ``dag`` has more than ``max_nodes`` nodes (``hint`` ends the message)."""
-    if len(dag) > max_nodes:
-        raise SearchLimit(f"the N={dag.seq_len}, d={dag.head_dim} DAG has {len(dag)} nodes; the exact search is "
+    require_nodes(dag.seq_len, dag.head_dim, len(dag), max_nodes, hint)
+
+
+def require_nodes(seq_len: int, head_dim: int, nodes: int, max_nodes: int, hint: str = "") -> None:
+    """:func:`require_searchable` for a DAG of ``nodes`` nodes, before it is built."""
+    if nodes > max_nodes:
+        raise SearchLimit(f"the N={seq_len}, d={head_dim} DAG has {nodes} nodes; the exact search is "
                           f"limited to {max_nodes} (its states grow exponentially; see docs/pebbling.md)"
                           + (f". {hint}" if hint else ""))
 
@@ -394,5 +399,5 @@ def brute_force_io(dag: AttentionDag, red: int, max_states: int = 2_000_000) -> 
     raise SearchLimit("no pebbling exists")
 
 
-__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "require_red", "require_searchable",
+__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "require_nodes", "require_red", "require_searchable",
            "MAX_NODES", "MAX_STATES"]
