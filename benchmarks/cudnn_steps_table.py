@@ -159,12 +159,15 @@ DTYPES = {"float16": "fp16", "bfloat16": "bf16"}
 def package(entries: list[dict], machine: dict, source: str) -> dict:
     """The table :mod:`iosim.kernels.cudnn_steps` reads: {"kernel,kernel head dim,dtype": its four figures}, with
     the GPU, the profiles it serves (SystemExit for a GPU of no known profile), the date and the versions."""
-    gpu = machine["gpu"].split(",")[0].strip()
+    gpu, driver = (x.strip() for x in machine["gpu"].splitlines()[0].split(",")[:2])    # the first GPU's line
     if gpu not in PROFILES or machine.get("sms") != SMS:
         raise SystemExit(f"{gpu} ({machine.get('sms')} SMs): no profile is known to be this GPU")
     figures = ("step_s", "tile_s", "fill_s", "causal_step_s")
+    negative = [f"{e['kernel']} d = {e['d']} {k}" for e in entries for k in figures[:3] if e[k] < 0]
+    if negative:          # a fit that gives back no physical cost: the launches did not follow the model
+        raise SystemExit(f"negative figures, no table written: {', '.join(negative)}")
     return {"gpu": gpu, "profiles": PROFILES[gpu], "date": machine["when"][:10],
-            "versions": f"driver {machine['gpu'].split(',')[1].strip()}, PyTorch {machine['torch']}, "
+            "versions": f"driver {driver}, PyTorch {machine['torch']}, "
                         f"CUDA {machine['cuda']}, cuDNN {machine['cudnn']}",
             "source": source, "entries": {f"{e['kernel']},{e['d']},{DTYPES[e['dtype']]}": {k: e[k] for k in figures}
                                           for e in entries}}

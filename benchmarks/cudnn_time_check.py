@@ -63,8 +63,7 @@ def summary(rows: list[dict], least: int = 2048) -> dict:
     out = {}
     for kernel in ("fprop", "bprop"):
         errors = [r["model_s"] / r["measured_s"] - 1 for r in rows
-                  if r["kernel"] == kernel and r["model_s"] and r["config"].get("seq_len_q", r["config"].get("seq_len"))
-                  >= least]
+                  if r["kernel"] == kernel and r["model_s"] and problem_of(r["config"]).seq_len_q >= least]
         if errors:
             size = [abs(e) for e in errors]
             out[kernel] = {"launches": len(errors), "median_abs_error": statistics.median(size),

@@ -57,7 +57,7 @@ def check(passes: str, kernel: str | None, problem: Problem, budget: int, hw: st
         c = count_launch(setup.profile, launch, setup.options, setup.sram_bytes, "count", None, record=True)
         slots = setup.profile.sm_count * kernel_timing.blocks_per_sm(setup.profile, launch, c.sram.peak_bytes)
         kv_of_q, leads_group, group = head_order.head_order(launch.problem, launch.kernel is not None
-                                                           and launch.kernel.batch_fastest)
+                                                            and launch.kernel.batch_fastest)
         requests, heads = list(c.requests), launch.problem.heads_total
         sets = launches.partition_play(setup.profile)              # as simulate plays them: sides, sets
         t = time.perf_counter()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.metadata
+import io
 import logging
 import os
 import re
@@ -131,10 +132,23 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `iosim ... | head`
         return 0
     except OSError as exc:   # a device full or gone (the output's, a file's): no input of the user's is wrong
-        sys.stdout = open(os.devnull, "w")   # what is left unflushed must not fail again at exit
-        what = f"{exc.filename}: " if exc.filename else "cannot write the output: "
-        print(f"iosim: error: {what}{exc.strerror or exc}", file=sys.stderr)
+        _drop_unwritten_output()
+        print(f"iosim: error: {exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}", file=sys.stderr)
         return 1
+
+
+def _drop_unwritten_output() -> None:
+    """Where standard output cannot take what is left in its buffer, point its descriptor at the null device, so
+    that the interpreter's flush at exit does not fail again (a stream with no descriptor is left as it is)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -95,7 +95,9 @@ def format_table(report: dict) -> str:
         lines += _launch_lines(r)
     off = report.get("l2_model_off")
     lines += ["", f"time: ncu {t['measured_s'] * 1e3:.4g} ms over {len(report['launches'])} launches; "
-              f"iosim {t['predicted_s'] * 1e3:.4g} ms ({t['bound']})" + (", a lower bound" if t["roofline"] else "")]
+              f"iosim {t['predicted_s'] * 1e3:.4g} ms ({t['bound']})"
+              + {"all": ", a lower bound", "part": ", in part a lower bound (the roofline's passes)"}.get(
+                  t["lower_bound"], "")]
     lines += [f"  {passes}: {model}" for passes, model in t["models"].items()]
     if off:
         lines.append(f"L2 model off ({off}): no DRAM prediction")

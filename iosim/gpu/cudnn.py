@@ -213,7 +213,9 @@ def compare(problem, launches: list[dict], profile, cache: bool = True) -> dict:
                      "measured": measured,
                      "within_target": {"loads": all(c["ok"] for c in checks if c["kind"] == "load"),
                                        "dram_read": within(dram["read"], measured["dram_read"], TARGETS["dram_read"])}})
+    models = {launch["pass"]: launch["time_model"] for launch in result.options["launches"]}
+    bounds = [m.startswith("roofline") for m in models.values()]
     time = {"measured_s": sum(r["measured"]["time_s"] for r in rows), "predicted_s": result.time.predicted_s,
-            "bound": result.time.bound, "roofline": not result.kernel_times,
-            "models": {launch["pass"]: launch["time_model"] for launch in result.options["launches"]}}
+            "bound": result.time.bound, "lower_bound": "all" if all(bounds) else "part" if any(bounds) else None,
+            "models": models}
     return {"launches": rows, "time": time, "l2_model_off": l2_off}

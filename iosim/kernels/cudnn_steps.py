@@ -38,7 +38,7 @@ def _tables() -> tuple:
         if not path.is_file():
             continue
         data = json.loads(path.read_text())
-        source = f"cuDNN's steps measured on the {data['gpu']} ({data['date']}, {data['versions']})"
+        source = f"the {data['gpu']} ({data['date']}, {data['versions']})"
         out.append((frozenset(data["profiles"]), source, data["entries"]))
     return tuple(out)
 

@@ -111,6 +111,9 @@ class KernelLaunch:
                 **self.schedule_options, **note}
 
 
+#: where a preset splits the keys, for the message that refuses algorithm='fa2-splitkv' elsewhere
+SPLIT_WHERE = {"cudnn": " but for one query row (its decode kernel picks its own splits)"}
+
 def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
          num_splits: int | None = None, config=None) -> list[KernelLaunch]:
     """The launches ``kernel`` makes for ``passes`` of ``algorithm`` on ``problem``;
@@ -119,9 +122,10 @@ def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
     if algorithm not in ("fa2", "fa2-splitkv"):
         raise ProblemError(f"kernel={kernel!r} runs FlashAttention-2's loop order: use algorithm='fa2' "
                            f"(got {algorithm!r})", field="algorithm")
-    if algorithm == "fa2-splitkv" and kernel in ("triton-fa2", "flash-attn-3"):
-        raise ProblemError(f"kernel={kernel!r} is modelled without a split-KV kernel: use algorithm='fa2' (flash-attn-2 "
-                           "and cudnn pick their own key splits)", field="algorithm")
+    if algorithm == "fa2-splitkv" and (kernel in ("triton-fa2", "flash-attn-3") or
+                                       kernel == "cudnn" and problem.seq_len_q > 1):
+        raise ProblemError(f"kernel={kernel!r} is modelled without a split-KV kernel{SPLIT_WHERE.get(kernel, '')}: "
+                           "use algorithm='fa2' (flash-attn-2 picks its own key splits)", field="algorithm")
     if num_splits is not None and kernel != "flash-attn-2":
         raise ProblemError(f"kernel={kernel!r} picks its own key splits (num_splits is flash-attn-2's, whose split "
                            "kernel it selects)", field="num_splits")

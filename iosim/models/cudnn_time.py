@@ -6,8 +6,8 @@
   one unit, or, where the bprop gives a tile to two thread blocks (above d = 128), two, each walking all of it. A
   unit costs ``tile_s + steps · step_s`` (causal: ``causal_step_s``); its steps are its key blocks (fprop: one
   S = QKᵀ product a step) or its query blocks (bprop: two products of B_r × B_c a step, S and dPᵀ's). The launch
-  costs ``fill_s`` plus its busiest SM's units, or its memory times (:func:`~iosim.models.launch_time.memory_seconds`)
-  where they are longer: the floor and ``fill_s − floor`` as the fill, the steps overlapping the memory.
+  costs ``fill_s`` (its floor: what the measured launches cost besides their units) plus its busiest SM's units,
+  or plus its memory times (:func:`~iosim.models.launch_time.memory_seconds`) where they are longer.
 * **The element-wise kernels** (``compute_dot_do_o``, ``convert_dq_to_16bits``, ``fmha_reduce_head``): no products;
   their floor and memory times, their loads and stores at the measured copy kernel's rate.
 
@@ -18,7 +18,7 @@ Nothing here is fitted to the launches it predicts: the steps come from launches
 from __future__ import annotations
 
 from .kernel_time import KernelRates
-from .launch_time import FILL, combine, memory_seconds
+from .launch_time import combine, memory_seconds
 from .measured_time import steps_of
 from .sm_schedule import busiest_sm
 
@@ -62,14 +62,15 @@ def predict(profile, dtype: str, steps: dict, requested: dict, dram: dict, work:
             units = units_of(kernel, works, halves and kernel == "dq_dk_dv")
             compute = busiest(step, units, heads, rates.sm_count, causal)
             per[STEPS] = compute
-            per[FILL] = max(step.fill_s - per["launch"], 0.0)
+            per["launch"] = step.fill_s           # measured with the launch: its floor, fill and drain
         out[kernel] = combine(per, compute, [STEPS] if step is not None else [])
     return out
 
 
-def model_name(sources: set) -> str:
-    """The launch's JSON's name of this model."""
-    return "cuDNN's measured steps (" + "; ".join(sorted(sources)) + "); element-wise kernels: copy rate"
+def model_name(sources: set, elementwise: bool) -> str:
+    """The launch's JSON's name of this model (``elementwise``: the launch has element-wise kernels)."""
+    return "cuDNN's steps measured on " + "; ".join(sorted(sources)) + ("; element-wise kernels: the copy rate"
+                                                                         if elementwise else "")
 
 
 __all__ = ["PERSISTENT", "STEPS", "busiest", "model_name", "predict", "units_of"]

@@ -83,13 +83,13 @@ def cache_plans(setup: Setup, room: float = 1.0, counted: list | None = None) ->
     requests = sum(p.requests for p in plans)
     limit = AUTO_REQUESTS if auto else MAX_REQUESTS
     if requests <= limit:
-        in_lines = sum(p.in_lines or p.requests for p in plans)
         if requests > AUTO_REQUESTS:
             LOG.info("iosim: the L2 model plays all %s requests of this run, as asked (past the default budget "
                      "of %s, which plays a sample); this can take minutes", f"{requests:,}", f"{AUTO_REQUESTS:,}")
-        elif in_lines > AUTO_REQUESTS:
-            LOG.info("iosim: the L2 model plays all %s requests of this run as the %s of the lines that heads' rows "
-                     "share (their layout, (B, N, H, d)); this can take minutes", f"{requests:,}", f"{in_lines:,}")
+        elif (in_lines := sum(p.in_lines() for p in plans)) > AUTO_REQUESTS:
+            LOG.info("iosim: the L2 model plays all %s requests of this run as about %s requests for the 128-byte "
+                     "lines that several heads' rows share ((B, N, H, d) inputs); this can take minutes",
+                     f"{requests:,}", f"{in_lines:,}")
         return list(zip(plans, counted)), None
     samples = [_sampled(p, limit) for p in plans]
     if None not in samples:

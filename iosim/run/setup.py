@@ -212,6 +212,10 @@ def prepare(hw: str | os.PathLike | HardwareProfile, algorithm: str | Callable, 
                  builtin=isinstance(algorithm, str))
 
 
+#: the counting conventions a real kernel's preset counts by (Options' defaults): it takes no other
+KERNEL_CONVENTIONS = (("tiles", "exact"), ("count_init", False), ("residency", "kernel"))
+
+
 def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tuple[Launch, ...]:
     """The launches a real-kernel preset makes, each with the kernel's own tile."""
     if blocks is not None or options.block_mask is not None:
@@ -222,8 +226,8 @@ def _kernel_launches(profile, algorithm, problem, passes, options, blocks) -> tu
     if ignored:
         raise ProblemError(f"kernel={options.kernel!r} runs the kernels' own launches, which take no "
                            f"{', '.join(ignored)}", field="kernel")
-    conventions = [k if v is True else f"{k}={v!r}" for k, v, own in (("tiles", options.tiles, "exact"), ("count_init", options.count_init,
-                   False), ("residency", options.residency, "kernel")) if v != own]
+    conventions = [k if getattr(options, k) is True else f"{k}={getattr(options, k)!r}"
+                   for k, own in KERNEL_CONVENTIONS if getattr(options, k) != own]
     if conventions:       # the paper's conventions (C4, C5, its abstract SRAM) are not what a kernel does
         raise ProblemError(f"kernel={options.kernel!r} counts what the kernels do (a ragged tile's real rows, no "
                            f"initialisation in HBM, their own residency): it takes no {', '.join(conventions)}",

@@ -54,6 +54,7 @@ ACCEPTED = {
     ("grade", "--seed", "zero"): "a seed",
     ("grade", "--seed", "huge"): "a seed (any non-negative integer)",
     ("validate", "--seed", "zero"): "a seed",
+    ("validate", "--warmup", "zero"): "no untimed launch: the first launch is timed too",
     ("validate", "--seed", "huge"): "a seed (any non-negative integer)",
     **{("grade", "--csv", kind): "a file name (written in this test's own folder)"
        for kind in ("zero", "negative", "huge", "word", "inf", "nan")},
@@ -164,6 +165,8 @@ COMBINATIONS = {
                        ("--kernel triton-fa2", "split-KV", "--algo fa2")),
     "splitkv-fa3": (["simulate", *H100[:3], "fa2-splitkv", *H100[4:], "--kernel", "flash-attn-3"],
                     ("--kernel flash-attn-3", "split-KV")),
+    "splitkv-cudnn": (["simulate", *H100[:3], "fa2-splitkv", *H100[4:], "--kernel", "cudnn"],
+                      ("--kernel cudnn", "split-KV kernel but for one query row")),
     "seq-len-with-both": (["simulate", *TOY, "--seq-len-q", "128", "--seq-len-kv", "512"],
                           ("--seq-len", "--seq-len-q", "--seq-len-kv")),
     "explore-seq-len-with-both": (["explore", *TOY, "--seq-len-q", "128", "--seq-len-kv", "512"],

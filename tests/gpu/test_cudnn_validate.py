@@ -215,9 +215,21 @@ def test_with_measured_steps_each_persistent_launch_has_its_time(committed, monk
     times = {r["kernel"]: r["predicted"]["time_s"] for r in rep["launches"]}
     assert all(t and t > 0 for t in times.values()), times
     assert times["bprop"] > times["fprop"] > times["dot_do_o"]
-    assert not rep["time"]["roofline"] and set(rep["time"]["models"]) == {"forward", "backward"}
-    assert all("cuDNN's measured steps (known figures)" in m for m in rep["time"]["models"].values())
+    assert rep["time"]["lower_bound"] is None and set(rep["time"]["models"]) == {"forward", "backward"}
+    assert all(m.startswith("cuDNN's steps measured on known figures") for m in rep["time"]["models"].values())
     text = format_table(rep)
     fprop = rep["launches"][0]
     ratio = f"{fprop['measured']['time_s'] / fprop['predicted']['time_s']:.3f}"
     assert ratio in text and "a lower bound" not in text
+
+
+def test_a_run_timed_in_part_by_the_roofline_says_so(committed, monkeypatch):
+    """Steps for the fprop only: the backward keeps the roofline, and the run's time is in part a lower bound."""
+    from iosim.kernels import cudnn_steps
+    fit = {"step_s": 1.2e-6, "tile_s": 2e-6, "fill_s": 4e-6, "causal_step_s": 1.5e-6}
+    monkeypatch.setattr(cudnn_steps, "_tables", lambda: ((frozenset({"h200"}), "known figures",
+                                                          {"fprop,64,fp16": fit}),))
+    rep = _report(committed, LONG_CAUSAL)
+    assert rep["time"]["lower_bound"] == "part" and rep["time"]["models"]["backward"].startswith("roofline")
+    assert "in part a lower bound" in format_table(rep)
+    assert _report(committed, SMALL)["time"]["lower_bound"] == "part"

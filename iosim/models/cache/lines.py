@@ -167,8 +167,11 @@ def split_share(prog, heads: int, slots: int, kv_of_q, leads_group, sides=None) 
         return 1.0
     every = max(1, stream_size(prog, heads, slots, sides) // SPLIT_SAMPLE)
 
-    def keep(head_keys, hi, lo):
-        return (head_keys * 0x9E3779B1 + hi * 0x85EBCA77 + lo * 0xC2B2AE3D) % 2 ** 31 % every == 0
+    def keep(head_keys, hi, lo):      # a mixing hash (splitmix64's finaliser) of the three keys
+        x = (head_keys.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15) ^ hi.astype(np.uint64)) \
+            * np.uint64(0xBF58476D1CE4E5B9) ^ lo.astype(np.uint64)
+        x = (x ^ (x >> np.uint64(31))) * np.uint64(0x94D049BB133111EB)
+        return (x ^ (x >> np.uint64(29))) % np.uint64(every) == 0
     s = stream(prog, heads, slots, kv_of_q, leads_group, keep=keep, sides=sides)
     return len(apply(s, prog.tensors, prog.interleaved).size) / len(s.size) if len(s.size) else 1.0
 

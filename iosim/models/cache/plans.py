@@ -37,9 +37,13 @@ class Plan:
     _play: Callable[[int | None], CacheReport]
     _sample: Callable[[int, int | None], "Plan | None"] | None = None
     _window: Callable[[int, int | None], "Plan | None"] | None = None
-    #: the requests once the buffers many heads' rows share are split into their lines (:mod:`.lines`): what
-    #: playing exactly costs, up to some times ``requests`` (None: no more than ``requests``)
-    in_lines: int | None = None
+    _in_lines: Callable[[], int] | None = None
+
+    def in_lines(self) -> int:
+        """About how many requests the streams hold once the buffers many heads' rows share are split into their
+        lines (:mod:`.lines`): what playing them exactly costs, up to several times ``requests`` (estimated when
+        asked: about half a second for a stream of millions)."""
+        return self.requests if self._in_lines is None else self._in_lines()
 
     def play(self, limit: int | None = None) -> CacheReport:
         """The report; :class:`PlayLimit` before any stream that would take the requests
@@ -103,8 +107,10 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     costs = {k: int(uniform[k].lengths.sum()) * heads_total if k in lazy else
              cost(programs[k], concurrency.get(k, 1), outer_levels, **kw) for k in kernels}
     split = [k for k in kernels if k not in lazy and lines.touched(programs[k].tensors, programs[k].interleaved)]
-    in_lines = sum(costs.values()) + sum(cost(programs[k], concurrency.get(k, 1), outer_levels, in_lines=True, **kw)
-                                         - costs[k] for k in split) if split and sides is not None else None
+
+    def in_lines() -> int:
+        return sum(costs.values()) + sum(cost(programs[k], concurrency.get(k, 1), outer_levels, in_lines=True, **kw)
+                                         - costs[k] for k in split)
 
     def every():                                     # the lazy kernels expanded: played exactly
         built = {**programs, **_marked(head_programs([r for r in requests if r.kernel in lazy], chunk_rows),
@@ -117,7 +123,8 @@ def plan(requests: list, *, heads_total: int, kv_of_q, capacity_bytes: int, conc
     return Plan(sum(costs.values()), lambda limit: replay_programs(every(), concurrency, outer_levels, method, limit,
                                                                    **kw),
                 lambda budget, w: None if lazy or outer_levels else sample(budget, w, False),
-                None if uniform is None else lambda budget, w: sample(budget, w, True), in_lines)
+                None if uniform is None else lambda budget, w: sample(budget, w, True),
+                in_lines if split and sides is not None else None)
 
 
 def _marked(programs: dict, interleaved) -> dict:

@@ -73,13 +73,9 @@ def require_red(dag: AttentionDag, red) -> int:
     return need
 
 
-def require_searchable(dag: AttentionDag, max_nodes: int, hint: str = "") -> None:
-    """Raise :class:`SearchLimit` when ``dag`` has more than ``max_nodes`` nodes (``hint`` ends the message)."""
-    require_nodes(dag.seq_len, dag.head_dim, len(dag), max_nodes, hint)
-
-
 def require_nodes(seq_len: int, head_dim: int, nodes: int, max_nodes: int, hint: str = "") -> None:
-    """:func:`require_searchable` for a DAG of ``nodes`` nodes, before it is built."""
+    """Raise :class:`SearchLimit` when the DAG of ``nodes`` nodes (built or not) has more than ``max_nodes``
+    (``hint`` ends the message)."""
     if nodes > max_nodes:
         raise SearchLimit(f"the N={seq_len}, d={head_dim} DAG has {nodes} nodes; the exact search is "
                           f"limited to {max_nodes} (its states grow exponentially; see docs/pebbling.md)"
@@ -269,7 +265,7 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
     """
     check_max_states(max_states)
     require_red(dag, red)
-    require_searchable(dag, max_nodes)
+    require_nodes(dag.seq_len, dag.head_dim, len(dag), max_nodes)
     start_time = time.perf_counter()
     inst = _Instance(dag, red)
     start = inst.canonical(0, 0)[:2]
@@ -399,5 +395,5 @@ def brute_force_io(dag: AttentionDag, red: int, max_states: int = 2_000_000) -> 
     raise SearchLimit("no pebbling exists")
 
 
-__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "require_nodes", "require_red", "require_searchable",
-           "MAX_NODES", "MAX_STATES"]
+__all__ = ["minimum_io", "brute_force_io", "Optimum", "SearchLimit", "require_nodes", "require_red", "MAX_NODES",
+           "MAX_STATES"]
