@@ -37,6 +37,8 @@ def with_kernel_times(result: Result, setup: Setup, launch: Launch) -> Result:
     if getattr(tile, "time_model_note", None):
         return result  # a tile that says why it has no kernel time model (cuDNN's, where its steps were not measured)
     if isinstance(tile, CudnnTile):
+        if tile.steps is None:
+            return result  # (the preset gives each tile its steps or its note: a tile made otherwise has neither)
         kernel = "main" if launch.passes == "forward" else "dq_dk_dv"
         times = cudnn_time.predict(setup.profile, p.dtype, {kernel: tile.steps}, *kernel_traffic(result),
                                    causal=p.causal, halves=tile.blocks_per_tile > 1)
