@@ -33,6 +33,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from iosim.kernels.cudnn_steps import CudnnStep  # noqa: E402
+from iosim.models import cudnn_time  # noqa: E402
 from iosim.models.sm_schedule import busiest_sm  # noqa: E402
 
 #: the committed H200 runs of cuDNN's Hopper kernels (docs/validation)
@@ -58,16 +60,21 @@ def units(kernel: str, d: int) -> int:
     return 2 if kernel == "bprop" and d > 128 else 1
 
 
-def busiest(kernel: str, d: int, n: int, bh: int, causal: bool, unit_s=lambda steps: steps) -> float:
-    """The busiest SM's ``unit_s(steps)`` summed over its units, the units of each of ``bh`` heads handed in launch
-    order to the least-loaded SM (default: its steps)."""
-    return busiest_sm([(unit_s(s), units(kernel, d)) for s in tile_steps(kernel, n, causal)], SMS, bh)
+def launch_units(kernel: str, d: int, n: int, causal: bool) -> list[tuple[int, int]]:
+    """(steps, units) of each tile of one head, in launch order."""
+    return [(s, units(kernel, d)) for s in tile_steps(kernel, n, causal)]
+
+
+def busiest(kernel: str, d: int, n: int, bh: int, causal: bool) -> float:
+    """The busiest SM's steps, the units of each of ``bh`` heads handed in launch order to the least-loaded SM."""
+    return busiest_sm(launch_units(kernel, d, n, causal), SMS, bh)
 
 
 def launch_s(fit: dict, kernel: str, d: int, n: int, bh: int, causal: bool) -> float:
-    """The model's seconds of one launch: fill plus the busiest SM's units."""
-    step = fit["causal_step_s"] if causal else fit["step_s"]
-    return fit["fill_s"] + busiest(kernel, d, n, bh, causal, lambda steps: fit["tile_s"] + steps * step)
+    """The model's seconds of one launch: fill plus the busiest SM's units, each as iosim's model times it
+    (:func:`iosim.models.cudnn_time.busiest`)."""
+    step = CudnnStep(fit["step_s"], fit["tile_s"], fit["fill_s"], fit.get("causal_step_s"), source="")
+    return fit["fill_s"] + cudnn_time.busiest(step, launch_units(kernel, d, n, causal), bh, SMS, causal)
 
 
 def kernel_of(name: str) -> str | None:

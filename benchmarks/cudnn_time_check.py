@@ -37,24 +37,34 @@ def launches(least: int = 0) -> list[dict]:
             p = problem_of(c)
             if p.seq_len_q < least or p.seq_len_q == 1:
                 continue
-            key = (p, "forward+backward")
-            if key not in cache:
-                try:
-                    cache[key] = simulate("h200", "fa2", p, passes="forward+backward",
-                                          options=Options(kernel="cudnn", cache="auto"))
-                except IosimError as exc:
-                    cache[key] = str(exc)
-            result = cache[key]
+            if p not in cache:
+                cache[p] = _simulated(p)
+            result = cache[p]
             for row in rec["rows"]:
                 kernel = kernel_of(row["kernel"])
-                if not kernel:
-                    continue
-                timed = result.kernel_times.get(KERNEL_OF[kernel]) if not isinstance(result, str) else None
-                out.append({"run": run, "config": c, "kernel": kernel, "measured_s": row["time_us"] * 1e-6,
-                            "model_s": timed.predicted_s if timed else None, "bound": timed.bound if timed else None,
-                            "why_none": result if isinstance(result, str) else None if timed else
-                            result.options["launches"][0 if kernel == "fprop" else -1]["time_model"]})
+                if kernel:
+                    out.append({"run": run, "config": c, "kernel": kernel, "measured_s": row["time_us"] * 1e-6,
+                                **_model(result, kernel)})
     return out
+
+
+def _simulated(p):
+    """The preset's run of ``p``, or why it refuses it."""
+    try:
+        return simulate("h200", "fa2", p, passes="forward+backward", options=Options(kernel="cudnn", cache="auto"))
+    except IosimError as exc:
+        return str(exc)
+
+
+def _model(result, kernel: str) -> dict:
+    """model_s, bound and why_none of ``kernel``'s launch in ``result`` (a run, or why the preset refused it)."""
+    if isinstance(result, str):
+        return {"model_s": None, "bound": None, "why_none": result}
+    timed = result.kernel_times.get(KERNEL_OF[kernel])
+    if timed is None:
+        return {"model_s": None, "bound": None,
+                "why_none": result.options["launches"][0 if kernel == "fprop" else -1]["time_model"]}
+    return {"model_s": timed.predicted_s, "bound": timed.bound, "why_none": None}
 
 
 def summary(rows: list[dict], least: int = 2048) -> dict:

@@ -114,6 +114,7 @@ class KernelLaunch:
 #: where a preset splits the keys, for the message that refuses algorithm='fa2-splitkv' elsewhere
 SPLIT_WHERE = {"cudnn": " but for one query row (its decode kernel picks its own splits)"}
 
+
 def plan(kernel: str, algorithm: str, problem: Problem, profile, passes: str,
          num_splits: int | None = None, config=None) -> list[KernelLaunch]:
     """The launches ``kernel`` makes for ``passes`` of ``algorithm`` on ``problem``;

@@ -49,8 +49,8 @@ def busiest(step, units: list, heads: int, sms: int, causal: bool) -> float:
 def predict(profile, dtype: str, steps: dict, requested: dict, dram: dict, work: dict, causal: bool,
             halves: bool = False) -> dict:
     """kernel -> :class:`~iosim.models.roofline.TimePrediction`: ``steps`` the persistent kernels'
-    :class:`~iosim.kernels.cudnn_steps.CudnnStep` by kernel, ``halves`` whether the bprop gives a tile to two
-    thread blocks; the rest as :func:`iosim.models.kernel_time.predict`."""
+    :class:`~iosim.kernels.cudnn_steps.CudnnStep` by kernel (a launch's one), ``halves`` whether its tile is two
+    thread blocks' (the bprop above d = 128); the rest as :func:`iosim.models.kernel_time.predict`."""
     rates = KernelRates.from_profile(profile, dtype)
     out = {}
     for kernel, (reads, writes) in requested.items():
@@ -59,7 +59,7 @@ def predict(profile, dtype: str, steps: dict, requested: dict, dram: dict, work:
         per = memory_seconds(rates, reads, writes, dram.get(kernel, (reads, writes)), copying=step is None)
         compute = 0.0
         if step is not None:
-            units = units_of(kernel, works, halves and kernel == "dq_dk_dv")
+            units = units_of(kernel, works, halves)
             compute = busiest(step, units, heads, rates.sm_count, causal)
             per[STEPS] = compute
             per["launch"] = step.fill_s           # measured with the launch: its floor, fill and drain
@@ -67,10 +67,10 @@ def predict(profile, dtype: str, steps: dict, requested: dict, dram: dict, work:
     return out
 
 
-def model_name(sources: set, elementwise: bool) -> str:
-    """The launch's JSON's name of this model (``elementwise``: the launch has element-wise kernels)."""
-    return "cuDNN's steps measured on " + "; ".join(sorted(sources)) + ("; element-wise kernels: the copy rate"
-                                                                         if elementwise else "")
+def model_name(source: str, elementwise: bool) -> str:
+    """The launch's JSON's name of this model (``source``: its steps'; ``elementwise``: the launch has element-wise
+    kernels)."""
+    return f"cuDNN's steps measured on {source}" + ("; element-wise kernels: the copy rate" if elementwise else "")
 
 
 __all__ = ["PERSISTENT", "STEPS", "busiest", "model_name", "predict", "units_of"]

@@ -22,7 +22,7 @@ from .unrequested import tile_mask
 def time_model(result: Result, tile=None) -> str:
     """What timed a real kernel's launch: its kernel time model, else the roofline, a lower bound (said)."""
     if result.kernel_times and isinstance(tile, CudnnTile):
-        return cudnn_time.model_name({tile.steps.source}, len(result.kernel_times) > 1)
+        return cudnn_time.model_name(tile.steps.source, len(result.kernel_times) > 1)
     if result.kernel_times:
         return triton_time.model_name(tile) if isinstance(tile, TritonTile) else "kernel time model"
     if getattr(tile, "time_model_note", None):

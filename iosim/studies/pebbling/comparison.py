@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from ...errors import IosimError, require_choice, require_positive_int
 from ...run import Options, simulate
 from ...workload.problem import Problem
-from .dag import AttentionDag, attention_dag, dag_nodes
+from .dag import AttentionDag, attention_dag
 from .game import Pebbling
 from .strategies import SCHEDULE_NAMES, DoesNotFit, fit
 from .search import MAX_NODES, MAX_STATES, minimum_io, require_nodes, require_red
@@ -92,8 +92,8 @@ def compare(seq_len: int, head_dim: int, red: int, schedules=ALL, *, block: int 
         raise IosimError(f"N²·d = {seq_len * seq_len * head_dim:,} is too large to play move by move "
                          f"(at most {MAX_PLAYED:,}: the DAG has a node per scalar)")
     if "optimal" in schedules:               # before building the DAG: a node per scalar
-        require_nodes(seq_len, head_dim, dag_nodes(seq_len, head_dim), max_nodes,
-                      hint="Give --schedule standard, fa1 or fa2 to play the loop orders only")
+        require_nodes(seq_len, head_dim, max_nodes, hint="Give --schedule standard, fa1 or fa2 to play the loop "
+                                                          "orders only")
     dag = attention_dag(seq_len, head_dim)
     need = require_red(dag, red)
     rows = [_optimal_row(dag, red, max_nodes, max_states, max_seconds) if name == "optimal"

@@ -45,7 +45,7 @@ from itertools import combinations
 from dataclasses import dataclass, field
 
 from ...errors import IosimError, ProblemError
-from .dag import AttentionDag, min_red_pebbles
+from .dag import AttentionDag, dag_nodes, min_red_pebbles
 from .game import IllegalPebbling, Move, Pebbling, play
 
 #: default refusal threshold: DAGs larger than this are not searched at all
@@ -73,9 +73,10 @@ def require_red(dag: AttentionDag, red) -> int:
     return need
 
 
-def require_nodes(seq_len: int, head_dim: int, nodes: int, max_nodes: int, hint: str = "") -> None:
-    """Raise :class:`SearchLimit` when the DAG of ``nodes`` nodes (built or not) has more than ``max_nodes``
-    (``hint`` ends the message)."""
+def require_nodes(seq_len: int, head_dim: int, max_nodes: int, hint: str = "") -> None:
+    """Raise :class:`SearchLimit` when the N = ``seq_len``, d = ``head_dim`` DAG (built or not: :func:`dag_nodes`)
+    has more than ``max_nodes`` nodes (``hint`` ends the message)."""
+    nodes = dag_nodes(seq_len, head_dim)
     if nodes > max_nodes:
         raise SearchLimit(f"the N={seq_len}, d={head_dim} DAG has {nodes} nodes; the exact search is "
                           f"limited to {max_nodes} (its states grow exponentially; see docs/pebbling.md)"
@@ -265,7 +266,7 @@ def minimum_io(dag: AttentionDag, red: int, *, max_nodes: int = MAX_NODES,
     """
     check_max_states(max_states)
     require_red(dag, red)
-    require_nodes(dag.seq_len, dag.head_dim, len(dag), max_nodes)
+    require_nodes(dag.seq_len, dag.head_dim, max_nodes)
     start_time = time.perf_counter()
     inst = _Instance(dag, red)
     start = inst.canonical(0, 0)[:2]
